@@ -1,0 +1,325 @@
+package abi
+
+import (
+	"encoding/binary"
+	"strconv"
+	"unsafe"
+)
+
+// Every record starts with an 8-byte header:
+//
+//	0  u32 size   total bytes of the record, header and variable area included
+//	4  u16 tag    which record this is (Tag)
+//	6  u16 fixed  bytes of header + fixed part; the variable area follows
+//
+// A reference inside a record is two u32s, offset and length (strings, nested
+// records) or offset and count (lists of fixed-size elements). Offsets are
+// relative to the start of the record, so a record can be copied anywhere.
+const headerSize = 8
+
+// refSize is the size of an (offset, length|count) reference.
+const refSize = 8
+
+// Tag identifies a record type.
+type Tag uint16
+
+const (
+	TagPod Tag = iota + 1
+	TagNode
+	TagPodGroup
+	TagEvent
+	TagHintBatch
+	TagVictimBatch
+	TagGate
+	TagRegistrations
+	numTags
+)
+
+var tagNames = [numTags]string{"", "pod", "node", "podgroup", "event", "hint batch", "victim batch", "gate", "registrations"}
+
+func (t Tag) String() string {
+	if t > 0 && t < numTags {
+		return tagNames[t]
+	}
+	return "tag " + strconv.Itoa(int(t))
+}
+
+// Error is returned by every decoder: what was being read and what was wrong.
+type Error struct {
+	Record  Tag
+	Field   string
+	Problem string
+}
+
+func (e *Error) Error() string {
+	s := "abi: " + e.Record.String()
+	if e.Field != "" {
+		s += " field " + e.Field
+	}
+	return s + ": " + e.Problem
+}
+
+// RecordTag reports the tag of the record at the start of b, or an error if b
+// does not start with a well-formed header.
+func RecordTag(b []byte) (Tag, error) {
+	r, err := readRecord(b, 0)
+	return Tag(r.tag), err
+}
+
+// rec is a validated record header over exactly the record's bytes.
+type rec struct {
+	b     []byte
+	fixed uint32
+	tag   Tag
+}
+
+// readRecord checks the header of the record at the start of b; want 0 accepts any tag.
+func readRecord(b []byte, want Tag) (rec, error) {
+	if len(b) < headerSize {
+		return rec{}, &Error{Record: want, Problem: "shorter than the 8-byte header (" + strconv.Itoa(len(b)) + " bytes)"}
+	}
+	size := binary.LittleEndian.Uint32(b)
+	tag := Tag(binary.LittleEndian.Uint16(b[4:]))
+	fixed := uint32(binary.LittleEndian.Uint16(b[6:]))
+	if want != 0 && tag != want {
+		return rec{}, &Error{Record: want, Problem: "tag is " + tag.String()}
+	}
+	if uint64(size) > uint64(len(b)) {
+		return rec{}, &Error{Record: tag, Problem: "size " + strconv.FormatUint(uint64(size), 10) + " exceeds the " + strconv.Itoa(len(b)) + " bytes available"}
+	}
+	if fixed < headerSize || fixed > size {
+		return rec{}, &Error{Record: tag, Problem: "fixed part length " + strconv.FormatUint(uint64(fixed), 10) + " outside [8, size]"}
+	}
+	return rec{b: b[:size], fixed: fixed, tag: tag}, nil
+}
+
+func (r rec) has(off, n uint32) bool { return uint64(off)+uint64(n) <= uint64(r.fixed) }
+
+func (r rec) u32(off uint32) uint32 {
+	if !r.has(off, 4) {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(r.b[off:])
+}
+
+func (r rec) i32(off uint32) int32 { return int32(r.u32(off)) }
+
+func (r rec) i64(off uint32) int64 {
+	if !r.has(off, 8) {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(r.b[off:]))
+}
+
+// ref reads the reference at fixed-part offset off and checks that it spans
+// n*elem bytes inside the record.
+func (r rec) ref(off uint32, elem uint32) (pos, n uint32, ok bool) {
+	if !r.has(off, refSize) {
+		return 0, 0, true // absent in an older minor: empty
+	}
+	return r.refAt(off, elem)
+}
+
+// refAt reads a reference at any absolute position (list elements hold refs too).
+func (r rec) refAt(at uint32, elem uint32) (pos, n uint32, ok bool) {
+	if uint64(at)+refSize > uint64(len(r.b)) {
+		return 0, 0, false
+	}
+	pos = binary.LittleEndian.Uint32(r.b[at:])
+	n = binary.LittleEndian.Uint32(r.b[at+4:])
+	if n == 0 {
+		return 0, 0, true
+	}
+	if uint64(pos)+uint64(n)*uint64(elem) > uint64(len(r.b)) {
+		return 0, 0, false
+	}
+	return pos, n, true
+}
+
+// strAt returns the string referenced at absolute position at, aliasing the
+// record's bytes (no copy).
+func (r rec) strAt(at uint32) (string, bool) {
+	pos, n, ok := r.refAt(at, 1)
+	if !ok || n == 0 {
+		return "", ok
+	}
+	return unsafe.String(&r.b[pos], int(n)), true
+}
+
+func (r rec) str(off uint32) string {
+	if !r.has(off, refSize) {
+		return ""
+	}
+	s, _ := r.strAt(off)
+	return s
+}
+
+// bytesAt returns the nested bytes referenced at absolute position at.
+func (r rec) bytesAt(at uint32) ([]byte, bool) {
+	pos, n, ok := r.refAt(at, 1)
+	if !ok || n == 0 {
+		return nil, ok
+	}
+	return r.b[pos : pos+n : pos+n], true
+}
+
+// list returns a list view of the references at fixed-part offset off.
+func (r rec) list(off, elem uint32) list {
+	pos, n, ok := r.ref(off, elem)
+	if !ok {
+		return list{}
+	}
+	return list{r: r, pos: pos, n: n, elem: elem}
+}
+
+// list is a view of n fixed-size elements starting at pos.
+type list struct {
+	r    rec
+	pos  uint32
+	n    uint32
+	elem uint32
+}
+
+func (l list) len() int { return int(l.n) }
+
+// at returns the absolute position of element i, or false if out of range.
+func (l list) at(i int) (uint32, bool) {
+	if i < 0 || uint32(i) >= l.n {
+		return 0, false
+	}
+	return l.pos + uint32(i)*l.elem, true
+}
+
+func (l list) u32(i int, field uint32) uint32 {
+	p, ok := l.at(i)
+	if !ok || field+4 > l.elem {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(l.r.b[p+field:])
+}
+
+func (l list) i64(i int, field uint32) int64 {
+	p, ok := l.at(i)
+	if !ok || field+8 > l.elem {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint64(l.r.b[p+field:]))
+}
+
+func (l list) str(i int, field uint32) string {
+	p, ok := l.at(i)
+	if !ok || field+refSize > l.elem {
+		return ""
+	}
+	s, _ := l.r.strAt(p + field)
+	return s
+}
+
+// sub returns the list referenced by field of element i (nested lists).
+func (l list) sub(i int, field, elem uint32) list {
+	p, ok := l.at(i)
+	if !ok || field+refSize > l.elem {
+		return list{}
+	}
+	pos, n, ok := l.r.refAt(p+field, elem)
+	if !ok {
+		return list{}
+	}
+	return list{r: l.r, pos: pos, n: n, elem: elem}
+}
+
+// checkStrings reports whether every string reference at the given element
+// fields of every element is in bounds.
+func (l list) checkStrings(fields ...uint32) bool {
+	for i := 0; i < l.len(); i++ {
+		p, _ := l.at(i)
+		for _, f := range fields {
+			if _, ok := l.r.strAt(p + f); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// builder appends one record to a byte slice. Positions are absolute indices
+// into buf so that growth of buf never invalidates them.
+type builder struct {
+	buf   []byte
+	start int
+}
+
+func beginRecord(dst []byte, tag Tag, fixed int) builder {
+	b := builder{buf: dst, start: len(dst)}
+	b.buf = append(b.buf, make([]byte, fixed)...)
+	h := b.buf[b.start:]
+	binary.LittleEndian.PutUint16(h[4:], uint16(tag))
+	binary.LittleEndian.PutUint16(h[6:], uint16(fixed))
+	return b
+}
+
+func (b *builder) putU32(off int, v uint32) {
+	binary.LittleEndian.PutUint32(b.buf[b.start+off:], v)
+}
+
+func (b *builder) putI64(off int, v int64) {
+	binary.LittleEndian.PutUint64(b.buf[b.start+off:], uint64(v))
+}
+
+// putRef writes a reference at absolute position at.
+func (b *builder) putRef(at, pos, n int) {
+	binary.LittleEndian.PutUint32(b.buf[at:], uint32(pos-b.start))
+	binary.LittleEndian.PutUint32(b.buf[at+4:], uint32(n))
+}
+
+// strAt appends s to the variable area and references it from absolute position at.
+func (b *builder) strAt(at int, s string) {
+	if len(s) == 0 {
+		return // zero ref
+	}
+	pos := len(b.buf)
+	b.buf = append(b.buf, s...)
+	b.putRef(at, pos, len(s))
+}
+
+func (b *builder) str(off int, s string) { b.strAt(b.start+off, s) }
+
+// bytesAt appends a nested record and references it from absolute position at.
+func (b *builder) bytesAt(at int, p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	pos := len(b.buf)
+	b.buf = append(b.buf, p...)
+	b.putRef(at, pos, len(p))
+}
+
+// listAt reserves n zeroed elements, references them from absolute position
+// at, and returns the absolute position of the first element.
+func (b *builder) listAt(at, n, elem int) int {
+	if n == 0 {
+		return len(b.buf)
+	}
+	pos := len(b.buf)
+	b.buf = append(b.buf, make([]byte, n*elem)...)
+	b.putRef(at, pos, n)
+	return pos
+}
+
+func (b *builder) list(off, n, elem int) int { return b.listAt(b.start+off, n, elem) }
+
+func (b *builder) elemU32(at int, v uint32) { binary.LittleEndian.PutUint32(b.buf[at:], v) }
+func (b *builder) elemI64(at int, v int64)  { binary.LittleEndian.PutUint64(b.buf[at:], uint64(v)) }
+
+// finish writes the record size and returns the buffer.
+func (b *builder) finish() []byte {
+	binary.LittleEndian.PutUint32(b.buf[b.start:], uint32(len(b.buf)-b.start))
+	return b.buf
+}
+
+func boolBit(v bool, bit uint32) uint32 {
+	if v {
+		return bit
+	}
+	return 0
+}
