@@ -1,0 +1,96 @@
+// Package metrics owns every Prometheus collector of wasmsched. Subsystems see
+// small recorder interfaces (such as policy.Recorder); only this package
+// registers collectors, on a Registerer it is given.
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/policy"
+)
+
+var _ policy.Recorder = (*Policy)(nil)
+
+// Policy records the Wasm policy slots' calls, failures and fallbacks.
+type Policy struct {
+	// Per-slot children are bound once: Called sits on per-pod paths.
+	calls     [len(abi.Slots)]prometheus.Counter
+	fallbacks [len(abi.Slots)]prometheus.Counter
+	durations [len(abi.Slots)]prometheus.Observer
+	errors    *prometheus.CounterVec
+
+	mu          sync.Mutex // guards errorsByKey
+	errorsByKey map[errorKey]prometheus.Counter
+}
+
+type errorKey struct {
+	slot   abi.Slot
+	reason string
+}
+
+// NewPolicy creates and registers the policy collectors.
+func NewPolicy(reg prometheus.Registerer) (*Policy, error) {
+	calls := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wasmsched_policy_calls_total",
+		Help: "Calls into policy modules, by slot.",
+	}, []string{"slot"})
+	fallbacks := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wasmsched_policy_fallbacks_total",
+		Help: "Decisions answered by a slot's native default because its module failed, by slot.",
+	}, []string{"slot"})
+	durations := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "wasmsched_policy_call_duration_seconds",
+		Help:    "Duration of batched policy calls (QueueingHint, victim order), by slot.",
+		Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12), // 1 us .. ~4 s
+	}, []string{"slot"})
+	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wasmsched_policy_errors_total",
+		Help: "Failed policy calls, by slot and reason (trap, deadline, guest, bad-output, exit, instantiate).",
+	}, []string{"slot", "reason"})
+	for _, c := range []prometheus.Collector{calls, fallbacks, durations, errs} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	p := &Policy{errors: errs, errorsByKey: map[errorKey]prometheus.Counter{}}
+	for _, s := range abi.Slots {
+		p.calls[s] = calls.WithLabelValues(s.String())
+		p.fallbacks[s] = fallbacks.WithLabelValues(s.String())
+		p.durations[s] = durations.WithLabelValues(s.String())
+	}
+	return p, nil
+}
+
+func (p *Policy) Called(s abi.Slot) {
+	if int(s) < len(p.calls) {
+		p.calls[s].Inc()
+	}
+}
+
+func (p *Policy) FellBack(s abi.Slot, n int) {
+	if int(s) < len(p.fallbacks) {
+		p.fallbacks[s].Add(float64(n))
+	}
+}
+
+func (p *Policy) Observe(s abi.Slot, d time.Duration) {
+	if int(s) < len(p.durations) {
+		p.durations[s].Observe(d.Seconds())
+	}
+}
+
+func (p *Policy) Failed(s abi.Slot, reason string) {
+	k := errorKey{s, reason}
+	p.mu.Lock()
+	c, ok := p.errorsByKey[k]
+	if !ok {
+		c = p.errors.WithLabelValues(s.String(), reason)
+		p.errorsByKey[k] = c
+	}
+	p.mu.Unlock()
+	c.Inc()
+}

@@ -1,0 +1,59 @@
+package metrics
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/wasmsched/wasmsched/abi"
+)
+
+func TestPolicyRecorder(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	p, err := NewPolicy(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Called(abi.SlotQueueSort)
+	p.Called(abi.SlotQueueSort)
+	p.Called(abi.SlotQueueingHint)
+	p.Failed(abi.SlotQueueingHint, "deadline")
+	p.Failed(abi.SlotQueueingHint, "deadline")
+	p.Failed(abi.SlotVictimOrder, "trap")
+	p.FellBack(abi.SlotQueueingHint, 7)
+	p.Observe(abi.SlotQueueingHint, 3*time.Millisecond)
+
+	want := `
+# HELP wasmsched_policy_calls_total Calls into policy modules, by slot.
+# TYPE wasmsched_policy_calls_total counter
+wasmsched_policy_calls_total{slot="backoffSort"} 0
+wasmsched_policy_calls_total{slot="preEnqueue"} 0
+wasmsched_policy_calls_total{slot="queueSort"} 2
+wasmsched_policy_calls_total{slot="queueingHint"} 1
+wasmsched_policy_calls_total{slot="victimOrder"} 0
+# HELP wasmsched_policy_errors_total Failed policy calls, by slot and reason (trap, deadline, guest, bad-output, exit, instantiate).
+# TYPE wasmsched_policy_errors_total counter
+wasmsched_policy_errors_total{reason="deadline",slot="queueingHint"} 2
+wasmsched_policy_errors_total{reason="trap",slot="victimOrder"} 1
+# HELP wasmsched_policy_fallbacks_total Decisions answered by a slot's native default because its module failed, by slot.
+# TYPE wasmsched_policy_fallbacks_total counter
+wasmsched_policy_fallbacks_total{slot="backoffSort"} 0
+wasmsched_policy_fallbacks_total{slot="preEnqueue"} 0
+wasmsched_policy_fallbacks_total{slot="queueSort"} 0
+wasmsched_policy_fallbacks_total{slot="queueingHint"} 7
+wasmsched_policy_fallbacks_total{slot="victimOrder"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"wasmsched_policy_calls_total", "wasmsched_policy_errors_total", "wasmsched_policy_fallbacks_total"); err != nil {
+		t.Error(err)
+	}
+	if n := testutil.CollectAndCount(reg, "wasmsched_policy_call_duration_seconds"); n != 5 {
+		t.Errorf("duration histograms: got %d series, want one per slot (5)", n)
+	}
+	if _, err := NewPolicy(reg); err == nil {
+		t.Error("registering the collectors twice on one registry: want an error")
+	}
+}
