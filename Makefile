@@ -1,0 +1,90 @@
+# wasmsched build entry points. `make help` lists the targets.
+#
+# Heavy things are cached outside the clone: TinyGo in
+# $XDG_CACHE_HOME/wasmsched (default ~/.cache/wasmsched, see hack/tinygo.sh),
+# Go builds and modules in GOCACHE and GOMODCACHE.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+MAKEFLAGS += --no-builtin-rules --no-print-directory
+
+GO ?= go
+
+# Pinned Go tools, run with `go run pkg@version` (the proxy and sumdb verify them;
+# the built binaries are cached in GOCACHE). staticcheck v0.8.2 is 2026.2.2,
+# which supports Go 1.26; benchstat is golang.org/x/perf of 2026-09-08.
+STATICCHECK_VERSION := v0.8.2
+BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+BENCHSTAT := $(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
+
+# Packages tested with -race (the concurrent ones); everything else runs without.
+RACE_PKGS ?= ./host/...
+# Extra flags for both go test runs of `make test`, e.g. GOTEST_FLAGS=-v.
+GOTEST_FLAGS ?=
+
+# make bench BENCH=Less BENCH_PKGS=./host/... BENCH_COUNT=10 BENCH_OLD=old.out
+BENCH ?= .
+BENCH_PKGS ?= ./...
+BENCH_COUNT ?= 6
+BENCH_OLD ?=
+
+.PHONY: help
+help: ## List the targets.
+	@echo "Usage: make <target>"
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: demo
+demo: ## Build bin/wasmsched (the end-to-end demo arrives with the scheduler).
+	$(GO) build -o bin/wasmsched ./cmd/wasmsched
+	@echo "demo: bin/wasmsched builds; the end-to-end demo (wasmsched scheduling pods on a real cluster with Wasm policies) arrives with the scheduler, a later issue."
+
+.PHONY: test
+test: tools policies fixtures ## Rebuild policies and fixtures, check them against git, go vet, go test (-race on ./host/...).
+	hack/verify-wasm.sh
+	$(GO) vet ./...
+	GO="$(GO)" RACE_PKGS="$(RACE_PKGS)" hack/gotest.sh $(GOTEST_FLAGS)
+
+.PHONY: tools
+tools: ## Install the pinned tools: TinyGo v0.42.0 (built once into the cache), wabt, binaryen, staticcheck, benchstat.
+	@hack/tinygo.sh >/dev/null
+	@$(STATICCHECK) -version >/dev/null
+	@$(BENCHSTAT) /dev/null >/dev/null
+
+.PHONY: policies
+policies: ## Build every guest (main.go marked //wasmsched:guest) with TinyGo into <dir>/<dir>.wasm.
+	hack/policies.sh
+
+.PHONY: fixtures
+fixtures: ## Compile every *.wat under host/ and abi/ with wat2wasm into a .wasm next to it.
+	hack/fixtures.sh
+
+.PHONY: bench
+bench: policies fixtures ## Run the benchmarks into bench.out and summarise them with benchstat.
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(BENCH_COUNT) -timeout 60m $(BENCH_PKGS) | tee bench.out
+	@echo "bench: raw results in bench.out"
+	@if ! $(BENCHSTAT) $(BENCH_OLD) bench.out; then \
+	  if [ "$${CI:-}" = true ]; then echo "bench: benchstat failed" >&2; exit 1; fi; \
+	  echo "bench: benchstat unavailable (needs the Go module proxy); raw results are in bench.out" >&2; \
+	fi
+
+.PHONY: check
+check: lint ## gofmt, go vet, staticcheck, go mod tidy -diff, then make test.
+	$(MAKE) test
+
+.PHONY: lint
+lint: ## gofmt, go vet, staticcheck and go mod tidy -diff only.
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then \
+	  echo "lint: these files are not gofmt-ed (run 'gofmt -w' on them):" >&2; \
+	  sed 's/^/  /' <<<"$$unformatted" >&2; exit 1; fi
+	$(GO) vet ./...
+	GO="$(GO)" STATICCHECK="$(STATICCHECK)" hack/staticcheck.sh
+	@if ! $(GO) mod tidy -diff; then \
+	  echo "lint: go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2; exit 1; fi
+
+.PHONY: clean
+clean: ## Remove build outputs inside the clone (bin/, build/, bench.out, profiles); keeps the caches and committed .wasm.
+	rm -rf bin build bench.out
+	find . -type f -not -path './.git/*' \( -name '*.test' -o -name 'cover*.out' -o -name '*.coverprofile' -o -name '*.pprof' -o -name '*.prof' \) -print -delete

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Usage: hack/gotest.sh [go test flags...]
+#
+# Runs `go test -count=1` over every package of the module: the packages under
+# $RACE_PKGS (default ./host/..., the concurrent ones) with -race, the others
+# without it. Extra arguments are passed to both runs. Patterns that match no
+# package are fine.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+GO=${GO:-go}
+race_pattern=${RACE_PKGS:-./host/...}
+
+all=$("$GO" list -e ./...)
+# shellcheck disable=SC2086 # RACE_PKGS may hold several patterns
+race=$("$GO" list -e $race_pattern 2>/dev/null || true)
+# Keep only real packages of ./... (-e lists a pattern that matched nothing).
+race=$(LC_ALL=C comm -12 <(LC_ALL=C sort <<<"$all") <(LC_ALL=C sort <<<"$race") | sed '/^$/d')
+plain=$(LC_ALL=C comm -23 <(LC_ALL=C sort <<<"$all") <(LC_ALL=C sort <<<"$race") | sed '/^$/d')
+
+if [ -n "$plain" ]; then
+  echo "gotest: go test -count=1 ($(wc -l <<<"$plain") packages)" >&2
+  # shellcheck disable=SC2086 # one package per word
+  "$GO" test -count=1 "$@" $plain
+fi
+if [ -n "$race" ]; then
+  echo "gotest: go test -count=1 -race $race_pattern ($(wc -l <<<"$race") packages)" >&2
+  # shellcheck disable=SC2086
+  CGO_ENABLED=1 "$GO" test -count=1 -race "$@" $race
+fi
+if [ -z "$plain$race" ]; then
+  echo "gotest: no packages to test" >&2
+fi
