@@ -13,10 +13,12 @@
 // Export* constants. The host never allocates in guest memory itself: it asks
 // the guest for its input buffer with [ExportBuffer], writes the input records
 // there, and calls a slot function with the input length. Slot functions that
-// produce bytes return an i64 [Result]: a non-negative value packs the pointer
-// (high 32 bits) and length (low 32 bits) of the output in guest memory, which
-// stays valid until the next call into the same instance; a negative value is
-// -[ErrCode], with a message available from [ExportLastError]. Functions whose
+// produce bytes return an i64 [Result]: a value from -1 down to -(2^31-1) is
+// -[ErrCode], with a message available from [ExportLastError]; any other value
+// packs the pointer (high 32 bits) and length (low 32 bits) of the output in
+// guest memory, which stays valid until the next call into the same instance.
+// (An output at or above 2 GiB packs to a negative value too, but always below
+// -(2^32-1), so it is never mistaken for an error.) Functions whose
 // answer is a boolean return it directly as an i32 (1 true, 0 false, negative
 // -[ErrCode]).
 //
@@ -195,10 +197,16 @@ func PackResult(ptr, n uint32) Result { return Result(int64(ptr)<<32 | int64(n))
 // ErrResult builds the Result for a failure.
 func ErrResult(c ErrCode) Result { return Result(-int64(c)) }
 
+// maxErrCode is the largest code an error [Result] can carry.
+const maxErrCode = 1<<31 - 1
+
 // Unpack returns the output location, or the error code when the result is
-// negative (ok is then false).
+// an error (ok is then false). Errors are -1 down to -maxErrCode. A pointer at
+// or above 2 GiB also packs to a negative value, but the output must fit below
+// 4 GiB, so ptr+n <= 2^32 keeps that value at or below -(2^32-1): every output
+// of a 4 GiB memory unpacks as one.
 func (r Result) Unpack() (ptr, n uint32, code ErrCode, ok bool) {
-	if r < 0 {
+	if r < 0 && r >= -maxErrCode {
 		return 0, 0, ErrCode(-r), false
 	}
 	return uint32(uint64(r) >> 32), uint32(r), 0, true

@@ -97,6 +97,7 @@ func groupOf(b []byte) (PodGroupView, bool) {
 // Decode checks the record and its nested objects, and fills dst with copies.
 func (e EventView) Decode(dst *Event) error {
 	dst.Resource, dst.Action = e.Resource(), e.Action()
+	bud := newBudget(e.r)
 	for _, f := range [...]struct {
 		name string
 		off  uint32
@@ -112,6 +113,9 @@ func (e EventView) Decode(dst *Event) error {
 		}
 		if b == nil {
 			continue
+		}
+		if !bud.take(uint64(len(b))) {
+			return overlapError(TagEvent, f.name)
 		}
 		if err := validateObject(b, e.Resource()); err != nil {
 			return &Error{Record: TagEvent, Field: f.name, Problem: err.Error()}

@@ -43,7 +43,8 @@ func DecodeGate(b []byte, dst *Gate) error {
 	if err != nil {
 		return err
 	}
-	if err := checkRefs(r, TagGate, strRefs{{"plugin", gatePlugin}, {"reason", gateReason}}); err != nil {
+	bud := newBudget(r)
+	if err := checkRefs(r, TagGate, &bud, strRefs{{"plugin", gatePlugin}, {"reason", gateReason}}); err != nil {
 		return err
 	}
 	g := Gate{Code: GateCode(r.u32(gateCode)), Plugin: r.str(gatePlugin), Reason: r.str(gateReason)}
@@ -115,7 +116,8 @@ func DecodeRegistrations(b []byte) ([]Registration, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := checkedList(r, regsList, regSize, "registrations", 0)
+	bud := newBudget(r)
+	l, err := checkedList(r, &bud, regsList, regSize, "registrations", 0)
 	if err != nil {
 		return nil, err
 	}

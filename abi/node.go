@@ -82,16 +82,17 @@ func (n NodeView) Requested() QuantityList {
 // Decode copies the record into dst, reusing its slices.
 func (n NodeView) Decode(dst *Node) error {
 	r := n.r
-	if err := checkRefs(r, TagNode, strRefs{{"name", nodeName}}); err != nil {
+	bud := newBudget(r)
+	if err := checkRefs(r, TagNode, &bud, strRefs{{"name", nodeName}}); err != nil {
 		return err
 	}
 	dst.Name = clone(n.Name())
 	dst.Unschedulable = n.Unschedulable()
 	var err error
-	if dst.Labels, err = decodeKVs(r, nodeLabels, "labels", dst.Labels); err != nil {
+	if dst.Labels, err = decodeKVs(r, &bud, nodeLabels, "labels", dst.Labels); err != nil {
 		return err
 	}
-	tl, err := checkedList(r, nodeTaints, taintSize, "taints", 0, 8)
+	tl, err := checkedList(r, &bud, nodeTaints, taintSize, "taints", 0, 8)
 	if err != nil {
 		return err
 	}
@@ -99,10 +100,10 @@ func (n NodeView) Decode(dst *Node) error {
 	for i := 0; i < tl.len(); i++ {
 		dst.Taints = append(dst.Taints, Taint{Key: clone(tl.str(i, 0)), Value: clone(tl.str(i, 8)), Effect: TaintEffect(tl.u32(i, 16))})
 	}
-	if dst.Allocatable, err = decodeQuantities(r, nodeAllocatable, "allocatable", dst.Allocatable); err != nil {
+	if dst.Allocatable, err = decodeQuantities(r, &bud, nodeAllocatable, "allocatable", dst.Allocatable); err != nil {
 		return err
 	}
-	dst.Requested, err = decodeQuantities(r, nodeRequested, "requested", dst.Requested)
+	dst.Requested, err = decodeQuantities(r, &bud, nodeRequested, "requested", dst.Requested)
 	return err
 }
 
@@ -180,7 +181,8 @@ func (g PodGroupView) DisruptionMode() DisruptionMode {
 
 // Decode copies the record into dst.
 func (g PodGroupView) Decode(dst *PodGroup) error {
-	if err := checkRefs(g.r, TagPodGroup, strRefs{{"namespace", groupNamespace}, {"name", groupName}}); err != nil {
+	bud := newBudget(g.r)
+	if err := checkRefs(g.r, TagPodGroup, &bud, strRefs{{"namespace", groupNamespace}, {"name", groupName}}); err != nil {
 		return err
 	}
 	*dst = PodGroup{

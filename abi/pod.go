@@ -286,7 +286,8 @@ func (p PodView) RequiredAffinity() TermList { return TermList{p.r.list(podAffin
 // the first malformed field. Strings are copied, so dst outlives the bytes.
 func (p PodView) Decode(dst *Pod) error {
 	r := p.r
-	if err := checkRefs(r, TagPod, strRefs{
+	bud := newBudget(r)
+	if err := checkRefs(r, TagPod, &bud, strRefs{
 		{"uid", podUID}, {"namespace", podNamespace}, {"name", podName},
 		{"nodeName", podNodeName}, {"group name", podGroupName},
 	}); err != nil {
@@ -309,25 +310,25 @@ func (p PodView) Decode(dst *Pod) error {
 		DisruptionMode: p.GroupDisruption(), Members: p.GroupMembers(),
 	}
 	var err error
-	if dst.Labels, err = decodeKVs(r, podLabels, "labels", dst.Labels); err != nil {
+	if dst.Labels, err = decodeKVs(r, &bud, podLabels, "labels", dst.Labels); err != nil {
 		return err
 	}
-	if dst.Requests, err = decodeQuantities(r, podRequests, "requests", dst.Requests); err != nil {
+	if dst.Requests, err = decodeQuantities(r, &bud, podRequests, "requests", dst.Requests); err != nil {
 		return err
 	}
-	if dst.UnschedulablePlugins, err = decodeStrs(r, podUnschedPlugins, "unschedulable plugins", dst.UnschedulablePlugins); err != nil {
+	if dst.UnschedulablePlugins, err = decodeStrs(r, &bud, podUnschedPlugins, "unschedulable plugins", dst.UnschedulablePlugins); err != nil {
 		return err
 	}
-	if dst.PendingPlugins, err = decodeStrs(r, podPendingPlugins, "pending plugins", dst.PendingPlugins); err != nil {
+	if dst.PendingPlugins, err = decodeStrs(r, &bud, podPendingPlugins, "pending plugins", dst.PendingPlugins); err != nil {
 		return err
 	}
-	if dst.SchedulingGates, err = decodeStrs(r, podGates, "scheduling gates", dst.SchedulingGates); err != nil {
+	if dst.SchedulingGates, err = decodeStrs(r, &bud, podGates, "scheduling gates", dst.SchedulingGates); err != nil {
 		return err
 	}
-	if dst.NodeSelector, err = decodeKVs(r, podNodeSelector, "node selector", dst.NodeSelector); err != nil {
+	if dst.NodeSelector, err = decodeKVs(r, &bud, podNodeSelector, "node selector", dst.NodeSelector); err != nil {
 		return err
 	}
-	tl, err := checkedList(r, podTolerations, tolerationSize, "tolerations", 0, 8)
+	tl, err := checkedList(r, &bud, podTolerations, tolerationSize, "tolerations", 0, 8)
 	if err != nil {
 		return err
 	}
@@ -338,7 +339,7 @@ func (p PodView) Decode(dst *Pod) error {
 			Operator: TolerationOperator(tl.u32(i, 16)), Effect: TaintEffect(tl.u32(i, 20)),
 		})
 	}
-	hl, err := checkedList(r, podHostPorts, hostPortSize, "host ports", 0)
+	hl, err := checkedList(r, &bud, podHostPorts, hostPortSize, "host ports", 0)
 	if err != nil {
 		return err
 	}
@@ -348,17 +349,17 @@ func (p PodView) Decode(dst *Pod) error {
 			HostIP: clone(hl.str(i, 0)), Port: int32(hl.u32(i, 8)), Protocol: Protocol(hl.u32(i, 12)),
 		})
 	}
-	al, err := checkedList(r, podAffinity, termSize, "required affinity", 0)
+	al, err := checkedList(r, &bud, podAffinity, termSize, "required affinity")
 	if err != nil {
 		return err
 	}
 	dst.RequiredAffinity = dst.RequiredAffinity[:0]
 	for i := 0; i < al.len(); i++ {
 		var t NodeSelectorTerm
-		if t.MatchExpressions, err = decodeRequirements(al, i, 0); err != nil {
+		if t.MatchExpressions, err = decodeRequirements(al, i, 0, &bud); err != nil {
 			return err
 		}
-		if t.MatchFields, err = decodeRequirements(al, i, 8); err != nil {
+		if t.MatchFields, err = decodeRequirements(al, i, 8, &bud); err != nil {
 			return err
 		}
 		dst.RequiredAffinity = append(dst.RequiredAffinity, t)
@@ -456,35 +457,70 @@ type strRefs []struct {
 	off  uint32
 }
 
-func checkRefs(r rec, tag Tag, refs strRefs) error {
+// budget bounds the bytes one decoder copies or walks in a record: every
+// string, list element and nested record it reads is charged its size on the
+// wire, and together they may not exceed the record's size. The Append
+// functions never let two references share bytes, so their records always
+// fit. A crafted record whose references overlap (every affinity term naming
+// one requirement list, every requirement one value list, every value one long
+// string) would otherwise make a 4 KiB record decode into hundreds of MiB.
+type budget uint64
+
+func newBudget(r rec) budget { return budget(len(r.b)) }
+
+// take charges n bytes and reports whether they were left.
+func (b *budget) take(n uint64) bool {
+	if n > uint64(*b) {
+		return false
+	}
+	*b -= budget(n)
+	return true
+}
+
+func overlapError(tag Tag, field string) error {
+	return &Error{Record: tag, Field: field, Problem: "references overlap: together they span more bytes than the record holds"}
+}
+
+func checkRefs(r rec, tag Tag, bud *budget, refs strRefs) error {
 	for _, f := range refs {
 		if !r.has(f.off, refSize) {
 			continue
 		}
-		if _, ok := r.strAt(f.off); !ok {
+		s, ok := r.strAt(f.off)
+		if !ok {
 			return &Error{Record: tag, Field: f.name, Problem: "string out of bounds"}
+		}
+		if !bud.take(uint64(len(s))) {
+			return overlapError(tag, f.name)
 		}
 	}
 	return nil
 }
 
 // checkedList returns the list at off after checking its bounds and the
-// string refs at the given element fields.
-func checkedList(r rec, off, elem uint32, name string, strFields ...uint32) (list, error) {
+// string refs at the given element fields, and charges their bytes to bud.
+func checkedList(r rec, bud *budget, off, elem uint32, name string, strFields ...uint32) (list, error) {
 	if r.has(off, refSize) {
 		if _, _, ok := r.refAt(off, elem); !ok {
 			return list{}, &Error{Record: r.tag, Field: name, Problem: "list out of bounds"}
 		}
 	}
 	l := r.list(off, elem)
-	if !l.checkStrings(strFields...) {
+	if !bud.take(uint64(l.n) * uint64(elem)) {
+		return list{}, overlapError(r.tag, name)
+	}
+	n, ok := l.stringBytes(strFields...)
+	if !ok {
 		return list{}, &Error{Record: r.tag, Field: name, Problem: "string out of bounds"}
+	}
+	if !bud.take(n) {
+		return list{}, overlapError(r.tag, name)
 	}
 	return l, nil
 }
 
-func decodeKVs(r rec, off uint32, name string, dst []KV) ([]KV, error) {
-	l, err := checkedList(r, off, kvSize, name, 0, 8)
+func decodeKVs(r rec, bud *budget, off uint32, name string, dst []KV) ([]KV, error) {
+	l, err := checkedList(r, bud, off, kvSize, name, 0, 8)
 	if err != nil {
 		return dst, err
 	}
@@ -495,8 +531,8 @@ func decodeKVs(r rec, off uint32, name string, dst []KV) ([]KV, error) {
 	return dst, nil
 }
 
-func decodeQuantities(r rec, off uint32, name string, dst []Quantity) ([]Quantity, error) {
-	l, err := checkedList(r, off, quantitySize, name, 0)
+func decodeQuantities(r rec, bud *budget, off uint32, name string, dst []Quantity) ([]Quantity, error) {
+	l, err := checkedList(r, bud, off, quantitySize, name, 0)
 	if err != nil {
 		return dst, err
 	}
@@ -507,8 +543,8 @@ func decodeQuantities(r rec, off uint32, name string, dst []Quantity) ([]Quantit
 	return dst, nil
 }
 
-func decodeStrs(r rec, off uint32, name string, dst []string) ([]string, error) {
-	l, err := checkedList(r, off, strSize, name, 0)
+func decodeStrs(r rec, bud *budget, off uint32, name string, dst []string) ([]string, error) {
+	l, err := checkedList(r, bud, off, strSize, name, 0)
 	if err != nil {
 		return dst, err
 	}
@@ -519,25 +555,42 @@ func decodeStrs(r rec, off uint32, name string, dst []string) ([]string, error) 
 	return dst, nil
 }
 
-// decodeRequirements decodes the requirement list referenced by field of term i.
-func decodeRequirements(terms list, i int, field uint32) ([]Requirement, error) {
+// decodeRequirements decodes the requirement list referenced by field of
+// term i, charging what it reads to bud.
+func decodeRequirements(terms list, i int, field uint32, bud *budget) ([]Requirement, error) {
+	const name = "required affinity"
+	tag := terms.r.tag
 	p, _ := terms.at(i)
 	if _, _, ok := terms.r.refAt(p+field, requirementSize); !ok {
-		return nil, &Error{Record: terms.r.tag, Field: "required affinity", Problem: "requirement list out of bounds"}
+		return nil, &Error{Record: tag, Field: name, Problem: "requirement list out of bounds"}
 	}
 	l := terms.sub(i, field, requirementSize)
-	if !l.checkStrings(0) {
-		return nil, &Error{Record: terms.r.tag, Field: "required affinity", Problem: "requirement key out of bounds"}
+	if !bud.take(uint64(l.n) * requirementSize) {
+		return nil, overlapError(tag, name)
+	}
+	n, ok := l.stringBytes(0)
+	if !ok {
+		return nil, &Error{Record: tag, Field: name, Problem: "requirement key out of bounds"}
+	}
+	if !bud.take(n) {
+		return nil, overlapError(tag, name)
 	}
 	var out []Requirement
 	for j := 0; j < l.len(); j++ {
 		q, _ := l.at(j)
 		if _, _, ok := l.r.refAt(q+16, strSize); !ok {
-			return nil, &Error{Record: terms.r.tag, Field: "required affinity", Problem: "requirement values out of bounds"}
+			return nil, &Error{Record: tag, Field: name, Problem: "requirement values out of bounds"}
 		}
 		vl := l.sub(j, 16, strSize)
-		if !vl.checkStrings(0) {
-			return nil, &Error{Record: terms.r.tag, Field: "required affinity", Problem: "requirement value out of bounds"}
+		if !bud.take(uint64(vl.n) * strSize) {
+			return nil, overlapError(tag, name)
+		}
+		n, ok := vl.stringBytes(0)
+		if !ok {
+			return nil, &Error{Record: tag, Field: name, Problem: "requirement value out of bounds"}
+		}
+		if !bud.take(n) {
+			return nil, overlapError(tag, name)
 		}
 		req := Requirement{Key: clone(l.str(j, 0)), Operator: SelectorOperator(l.u32(j, 8))}
 		for k := 0; k < vl.len(); k++ {

@@ -15,6 +15,9 @@ import (
 // A reference inside a record is two u32s, offset and length (strings, nested
 // records) or offset and count (lists of fixed-size elements). Offsets are
 // relative to the start of the record, so a record can be copied anywhere.
+// References never share bytes: the decoders refuse a record whose strings,
+// list elements and nested records together span more bytes than the record
+// holds (see budget in pod.go), which bounds their work by the record's size.
 const headerSize = 8
 
 // refSize is the size of an (offset, length|count) reference.
@@ -52,11 +55,17 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := "abi: " + e.Record.String()
-	if e.Field != "" {
-		s += " field " + e.Field
+	where := e.Field
+	if e.Record != 0 { // 0: not inside a record (a sort key, hints, a victim order)
+		where = e.Record.String()
+		if e.Field != "" {
+			where += " field " + e.Field
+		}
 	}
-	return s + ": " + e.Problem
+	if where == "" {
+		return "abi: " + e.Problem
+	}
+	return "abi: " + where + ": " + e.Problem
 }
 
 // RecordTag reports the tag of the record at the start of b, or an error if b
@@ -228,18 +237,20 @@ func (l list) sub(i int, field, elem uint32) list {
 	return list{r: l.r, pos: pos, n: n, elem: elem}
 }
 
-// checkStrings reports whether every string reference at the given element
-// fields of every element is in bounds.
-func (l list) checkStrings(fields ...uint32) bool {
+// stringBytes reports whether every string reference at the given element
+// fields of every element is in bounds, and the sum of their lengths.
+func (l list) stringBytes(fields ...uint32) (total uint64, ok bool) {
 	for i := 0; i < l.len(); i++ {
 		p, _ := l.at(i)
 		for _, f := range fields {
-			if _, ok := l.r.strAt(p + f); !ok {
-				return false
+			s, ok := l.r.strAt(p + f)
+			if !ok {
+				return 0, false
 			}
+			total += uint64(len(s))
 		}
 	}
-	return true
+	return total, true
 }
 
 // builder appends one record to a byte slice. Positions are absolute indices

@@ -69,7 +69,8 @@ func ReadVictimBatch(b []byte) (VictimBatchView, error) {
 	if err != nil {
 		return VictimBatchView{}, err
 	}
-	l, err := checkedList(r, vbVictims, victimSize, "victims", 24, 32, 40)
+	bud := newBudget(r)
+	l, err := checkedList(r, &bud, vbVictims, victimSize, "victims", 24, 32, 40)
 	if err != nil {
 		return VictimBatchView{}, err
 	}

@@ -1,0 +1,282 @@
+// Package abitest holds the table of representative values that pins the
+// wire format of package abi: every record type, the sort key and the victim
+// order, each as a named case. The table is encoded by the host tests (Go) and
+// by the golden guest (TinyGo) and compared with the committed golden vectors
+// in abi/testdata/golden, so both compilers are held to the same bytes.
+//
+// Like abi, it imports only the standard library and builds under TinyGo. The
+// cases are deterministic: no map iteration, no clock.
+package abitest
+
+import (
+	"math"
+
+	"github.com/wasmsched/wasmsched/abi"
+)
+
+// Case is one golden vector: Encode appends the case's wire form to dst.
+// Name is a stable file name (lowercase, dashes), without extension.
+type Case struct {
+	Name   string
+	Encode func(dst []byte) []byte
+}
+
+// Cases returns the table in a fixed order. Each call builds fresh values.
+func Cases() []Case {
+	return []Case{
+		{"pod-empty", podCase(abi.Pod{})},
+		{"pod-minimal", podCase(MinimalPod())},
+		{"pod-full", podCase(FullPod())},
+		{"pod-gang-member", podCase(GangPod())},
+
+		{"node-minimal", nodeCase(MinimalNode())},
+		{"node-full", nodeCase(FullNode())},
+
+		{"podgroup-minimal", groupCase(abi.PodGroup{Namespace: "default", Name: "g"})},
+		{"podgroup-full", groupCase(FullPodGroup())},
+
+		{"event-pod-add", eventCase(PodAddEvent)},
+		{"event-node-update", eventCase(NodeUpdateEvent)},
+		{"event-podgroup-add", eventCase(PodGroupAddEvent)},
+		{"event-pod-delete", eventCase(PodDeleteEvent)},
+
+		{"hintbatch-no-pods", func(dst []byte) []byte {
+			return abi.AppendHintBatch(dst, abi.AppendEvent(nil, NodeUpdateEvent()), nil)
+		}},
+		{"hintbatch-3-pods", func(dst []byte) []byte {
+			pods := [][]byte{appendPod(MinimalPod()), appendPod(FullPod()), appendPod(GangPod())}
+			return abi.AppendHintBatch(dst, abi.AppendEvent(nil, NodeUpdateEvent()), pods)
+		}},
+
+		{"victimbatch-no-preemptor", func(dst []byte) []byte {
+			return abi.AppendVictimBatch(dst, nil, Victims()[:2])
+		}},
+		{"victimbatch-preemptor", func(dst []byte) []byte {
+			return abi.AppendVictimBatch(dst, appendPod(GangPod()), Victims())
+		}},
+
+		{"gate-admit", gateCase(abi.Gate{Code: abi.GateAdmit})},
+		{"gate-wait", gateCase(WaitGate())},
+
+		{"registrations-empty", func(dst []byte) []byte { return abi.AppendRegistrations(dst, nil) }},
+		{"registrations", func(dst []byte) []byte { return abi.AppendRegistrations(dst, Registrations()) }},
+
+		{"sortkey-zero", sortKeyCase(abi.SortKey{})},
+		{"sortkey-priority-time", sortKeyCase(abi.SortKey{abi.Desc(100), abi.Asc(1_700_000_000_000_000_000), 0, 0})},
+		{"sortkey-negative", sortKeyCase(abi.SortKey{
+			abi.Desc(-5), abi.Asc(-1_000), abi.Asc(math.MinInt64), abi.Desc(math.MaxInt64),
+		})},
+		{"sortkey-max", sortKeyCase(abi.SortKey{math.MaxUint64, math.MaxUint64, math.MaxUint64, math.MaxUint64})},
+
+		// No order has 8 indices: its 32 bytes would read as a sort key (see RoundTrip).
+		{"order-one", orderCase([]uint32{0})},
+		{"order-five", orderCase([]uint32{4, 0, 3, 1, 2})},
+	}
+}
+
+// MinimalPod is a pod with only its identity, priority and creation time.
+func MinimalPod() abi.Pod {
+	return abi.Pod{
+		UID: "0b5e4b0e-0000-4000-8000-000000000001", Namespace: "default", Name: "web-0",
+		Priority: 0, CreationTime: 1_700_000_000_000_000_000,
+	}
+}
+
+// FullPod sets every field of abi.Pod, with extreme numbers (negative
+// priority, max and min int64 times and quantities) and non-ASCII strings.
+func FullPod() abi.Pod {
+	return abi.Pod{
+		UID:       "6f1c3c2e-8a1b-4d5e-9f00-1234567890ab",
+		Namespace: "équipe-données",
+		Name:      "trainer-ß-🚀-0",
+		NodeName:  "node-α",
+
+		Priority:     math.MinInt32,
+		PreemptNever: true,
+
+		CreationTime:       math.MaxInt64,
+		QueuedTime:         math.MaxInt64 - 1,
+		InitialAttemptTime: 1_700_000_000_123_456_789,
+		BackoffExpiry:      math.MinInt64,
+
+		Attempts:             math.MaxInt32,
+		LastFailureError:     true,
+		UnschedulablePlugins: []string{"NodeAffinity", "TaintToleration"},
+		PendingPlugins:       []string{"NodeResourcesFit"},
+
+		Group: abi.PodGroupRef{Name: "gang-日本", MinCount: 4, Priority: -5, DisruptionMode: abi.DisruptionAll, Members: 3},
+
+		Labels: []abi.KV{
+			{Key: "app", Value: "trainer"}, {Key: "team", Value: "ml"},
+			{Key: "emoji", Value: "🚀"}, {Key: "empty-value", Value: ""},
+		},
+		Requests: []abi.Quantity{
+			{Name: "cpu", Value: 1500}, {Name: "memory", Value: 8 << 30}, {Name: "nvidia.com/gpu", Value: 2},
+			{Name: "ephemeral-storage", Value: math.MaxInt64}, {Name: "example.com/negative", Value: -1},
+		},
+		SchedulingGates: []string{"example.com/quota", "ünïcödé/gate"},
+		NodeSelector: []abi.KV{
+			{Key: "kubernetes.io/os", Value: "linux"}, {Key: "topology.kubernetes.io/zone", Value: "eu-west-1a"},
+		},
+		Tolerations: []abi.Toleration{
+			{Key: "dedicated", Value: "gpu", Operator: abi.TolerationEqual, Effect: abi.EffectNoSchedule},
+			{Key: "node.kubernetes.io/not-ready", Operator: abi.TolerationExists, Effect: abi.EffectNoExecute},
+			{Operator: abi.TolerationExists}, // tolerates everything
+		},
+		HostPorts: []abi.HostPort{
+			{HostIP: "0.0.0.0", Port: 8080, Protocol: abi.ProtocolTCP},
+			{HostIP: "::1", Port: 53, Protocol: abi.ProtocolUDP},
+			{Port: 65535, Protocol: abi.ProtocolSCTP},
+		},
+		RequiredAffinity: []abi.NodeSelectorTerm{
+			{
+				MatchExpressions: []abi.Requirement{
+					{Key: "topology.kubernetes.io/zone", Operator: abi.SelectorIn, Values: []string{"eu-west-1a", "eu-west-1b", "ζώνη-γ"}},
+					{Key: "nvidia.com/gpu.present", Operator: abi.SelectorExists},
+				},
+				MatchFields: []abi.Requirement{
+					{Key: "metadata.name", Operator: abi.SelectorNotIn, Values: []string{"node-1"}},
+				},
+			},
+			{MatchExpressions: []abi.Requirement{{Key: "cpu-generation", Operator: abi.SelectorGt, Values: []string{"5"}}}},
+			{MatchFields: []abi.Requirement{{Key: "metadata.name", Operator: abi.SelectorIn, Values: []string{"node-α"}}}},
+		},
+	}
+}
+
+// GangPod is a queued member of the pod group FullPodGroup.
+func GangPod() abi.Pod {
+	return abi.Pod{
+		UID: "0b5e4b0e-0000-4000-8000-0000000000aa", Namespace: "training", Name: "llm-worker-3",
+		Priority: 1000, CreationTime: 1_700_000_000_000_000_000, QueuedTime: 1_700_000_100_000_000_000,
+		InitialAttemptTime: 1_700_000_100_500_000_000, BackoffExpiry: 1_700_000_102_000_000_000, Attempts: 2,
+		UnschedulablePlugins: []string{"GangScheduling"},
+		Group: abi.PodGroupRef{
+			Name: "llm", MinCount: 8, Priority: 1000, DisruptionMode: abi.DisruptionAll, Members: 5,
+		},
+		Labels:   []abi.KV{{Key: "job", Value: "llm"}},
+		Requests: []abi.Quantity{{Name: "cpu", Value: 4000}, {Name: "nvidia.com/gpu", Value: 1}},
+	}
+}
+
+// MinimalNode is a schedulable node with a name only.
+func MinimalNode() abi.Node { return abi.Node{Name: "node-1"} }
+
+// FullNode sets every field of abi.Node.
+func FullNode() abi.Node {
+	return abi.Node{
+		Name:          "node-α",
+		Unschedulable: true,
+		Labels: []abi.KV{
+			{Key: "kubernetes.io/hostname", Value: "node-α"}, {Key: "topology.kubernetes.io/zone", Value: "eu-west-1a"},
+			{Key: "nvidia.com/gpu.present", Value: "true"},
+		},
+		Taints: []abi.Taint{
+			{Key: "dedicated", Value: "gpu", Effect: abi.EffectNoSchedule},
+			{Key: "node.kubernetes.io/unreachable", Effect: abi.EffectNoExecute},
+			{Key: "spot", Value: "true", Effect: abi.EffectPreferNoSchedule},
+		},
+		Allocatable: []abi.Quantity{
+			{Name: "cpu", Value: 64000}, {Name: "memory", Value: 256 << 30}, {Name: "pods", Value: 110},
+			{Name: "nvidia.com/gpu", Value: 8},
+		},
+		Requested: []abi.Quantity{{Name: "cpu", Value: 63500}, {Name: "memory", Value: 200 << 30}, {Name: "pods", Value: 109}},
+	}
+}
+
+// FullPodGroup sets every field of abi.PodGroup.
+func FullPodGroup() abi.PodGroup {
+	return abi.PodGroup{
+		Namespace: "training", Name: "llm", MinCount: 8, Priority: -3, PreemptNever: true,
+		DisruptionMode: abi.DisruptionAll, Members: 5,
+	}
+}
+
+// PodAddEvent: an unscheduled pod was added (new object only).
+func PodAddEvent() *abi.Event {
+	return &abi.Event{Resource: abi.ResourceUnscheduledPod, Action: abi.ActionAdd, New: appendPod(MinimalPod())}
+}
+
+// NodeUpdateEvent: a node's taints and allocatable changed (old and new).
+func NodeUpdateEvent() *abi.Event {
+	o, n := MinimalNode(), FullNode()
+	return &abi.Event{
+		Resource: abi.ResourceNode, Action: abi.ActionUpdateNodeTaint | abi.ActionUpdateNodeAllocatable,
+		Old: abi.AppendNode(nil, &o), New: abi.AppendNode(nil, &n),
+	}
+}
+
+// PodGroupAddEvent: a pod group was created.
+func PodGroupAddEvent() *abi.Event {
+	g := FullPodGroup()
+	return &abi.Event{Resource: abi.ResourcePodGroup, Action: abi.ActionAdd, New: abi.AppendPodGroup(nil, &g)}
+}
+
+// PodDeleteEvent: a bound pod was deleted (old object only).
+func PodDeleteEvent() *abi.Event {
+	return &abi.Event{Resource: abi.ResourcePod, Action: abi.ActionDelete, Old: appendPod(FullPod())}
+}
+
+// Victims are preemption candidates: pods and a pod group, one violating a PDB.
+func Victims() []abi.Victim {
+	return []abi.Victim{
+		{Kind: abi.VictimPod, Priority: -10, StartTime: 1_700_000_000_000_000_000, Members: 1,
+			UID: "0b5e4b0e-0000-4000-8000-0000000000b1", Namespace: "batch", Name: "etl-7"},
+		{Kind: abi.VictimPod, Priority: 0, StartTime: math.MaxInt64, Members: 1, PDBViolating: true,
+			UID: "0b5e4b0e-0000-4000-8000-0000000000b2", Namespace: "web", Name: "frontend-ø"},
+		{Kind: abi.VictimGroup, Priority: 50, StartTime: 1_699_999_999_000_000_000, Members: 4,
+			Namespace: "training", Name: "small-gang"},
+		{Kind: abi.VictimGroup, Priority: math.MinInt32, StartTime: 0, Members: 2, PDBViolating: true,
+			Namespace: "research", Name: "実験"},
+	}
+}
+
+// WaitGate gates a pod with a plugin and a non-ASCII reason.
+func WaitGate() abi.Gate {
+	return abi.Gate{Code: abi.GateWait, Plugin: "GangQuota", Reason: "waiting for 3 more members — 等待"}
+}
+
+// Registrations cover every resource, a wildcard and multi-bit actions.
+func Registrations() []abi.Registration {
+	return []abi.Registration{
+		{Plugin: "GangQuota", Resource: abi.ResourcePodGroup, Actions: abi.ActionAdd | abi.ActionUpdateOther},
+		{Plugin: "GangQuota", Resource: abi.ResourcePod, Actions: abi.ActionDelete},
+		{Plugin: "GangQuota", Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionAdd | abi.ActionUpdatePodLabel},
+		{Plugin: "NodeFit", Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateNodeAllocatable | abi.ActionUpdateNodeTaint},
+		{Plugin: "Everything", Resource: abi.ResourceWildcard, Actions: abi.ActionAll},
+	}
+}
+
+func appendPod(p abi.Pod) []byte { return abi.AppendPod(nil, &p) }
+
+func podCase(p abi.Pod) func([]byte) []byte {
+	return func(dst []byte) []byte { return abi.AppendPod(dst, &p) }
+}
+
+func nodeCase(n abi.Node) func([]byte) []byte {
+	return func(dst []byte) []byte { return abi.AppendNode(dst, &n) }
+}
+
+func groupCase(g abi.PodGroup) func([]byte) []byte {
+	return func(dst []byte) []byte { return abi.AppendPodGroup(dst, &g) }
+}
+
+func eventCase(e func() *abi.Event) func([]byte) []byte {
+	return func(dst []byte) []byte { return abi.AppendEvent(dst, e()) }
+}
+
+func gateCase(g abi.Gate) func([]byte) []byte {
+	return func(dst []byte) []byte { return abi.AppendGate(dst, &g) }
+}
+
+func sortKeyCase(k abi.SortKey) func([]byte) []byte {
+	return func(dst []byte) []byte {
+		var w [abi.SortKeySize]byte
+		abi.PutSortKey(w[:], k)
+		return append(dst, w[:]...)
+	}
+}
+
+func orderCase(order []uint32) func([]byte) []byte {
+	return func(dst []byte) []byte { return abi.AppendOrder(dst, order) }
+}

@@ -1,0 +1,131 @@
+package abitest
+
+import (
+	"encoding/binary"
+	"strconv"
+
+	"github.com/wasmsched/wasmsched/abi"
+)
+
+// RoundTrip decodes b, one golden vector, with the matching view and Decode
+// function, re-encodes the result and appends it to dst. A vector of a known
+// record whose header size covers all of b is decoded as that record; any
+// other vector is raw: a [abi.SortKeySize]-byte one is a sort key, the rest a
+// victim order of len(b)/4 indices. The host tests and the golden guest both
+// call it, so the Go and the TinyGo builds of the codecs face the same bytes.
+func RoundTrip(dst, b []byte) ([]byte, error) {
+	tag, err := abi.RecordTag(b)
+	if err != nil || tag == 0 || tag > abi.TagRegistrations {
+		return roundTripRaw(dst, b)
+	}
+	// The record must be all of b: trailing bytes would be silently dropped.
+	if size := binary.LittleEndian.Uint32(b); uint64(size) != uint64(len(b)) {
+		return dst, &abi.Error{Record: tag, Problem: "record size " + strconv.FormatUint(uint64(size), 10) +
+			" is not the vector's " + strconv.Itoa(len(b)) + " bytes"}
+	}
+	switch tag {
+	case abi.TagPod:
+		v, _ := abi.ReadPod(b)
+		var p abi.Pod
+		if err := v.Decode(&p); err != nil {
+			return dst, err
+		}
+		return abi.AppendPod(dst, &p), nil
+	case abi.TagNode:
+		v, _ := abi.ReadNode(b)
+		var n abi.Node
+		if err := v.Decode(&n); err != nil {
+			return dst, err
+		}
+		return abi.AppendNode(dst, &n), nil
+	case abi.TagPodGroup:
+		v, _ := abi.ReadPodGroup(b)
+		var g abi.PodGroup
+		if err := v.Decode(&g); err != nil {
+			return dst, err
+		}
+		return abi.AppendPodGroup(dst, &g), nil
+	case abi.TagEvent:
+		v, _ := abi.ReadEvent(b)
+		var e abi.Event
+		if err := v.Decode(&e); err != nil {
+			return dst, err
+		}
+		return abi.AppendEvent(dst, &e), nil
+	case abi.TagHintBatch:
+		return roundTripHintBatch(dst, b)
+	case abi.TagVictimBatch:
+		v, err := abi.ReadVictimBatch(b)
+		if err != nil {
+			return dst, err
+		}
+		var preemptor []byte
+		if pv, ok := v.Preemptor(); ok {
+			var p abi.Pod
+			if err := pv.Decode(&p); err != nil {
+				return dst, err
+			}
+			preemptor = abi.AppendPod(nil, &p)
+		}
+		return abi.AppendVictimBatch(dst, preemptor, v.Decode(nil)), nil
+	case abi.TagGate:
+		var g abi.Gate
+		if err := abi.DecodeGate(b, &g); err != nil {
+			return dst, err
+		}
+		return abi.AppendGate(dst, &g), nil
+	case abi.TagRegistrations:
+		regs, err := abi.DecodeRegistrations(b)
+		if err != nil {
+			return dst, err
+		}
+		return abi.AppendRegistrations(dst, regs), nil
+	}
+	panic("unreachable")
+}
+
+func roundTripHintBatch(dst, b []byte) ([]byte, error) {
+	v, err := abi.ReadHintBatch(b)
+	if err != nil {
+		return dst, err
+	}
+	ev, err := v.Event()
+	if err != nil {
+		return dst, err
+	}
+	var e abi.Event
+	if err := ev.Decode(&e); err != nil {
+		return dst, err
+	}
+	pods := make([][]byte, v.Len())
+	for i := range pods {
+		pv, err := v.Pod(i)
+		if err != nil {
+			return dst, err
+		}
+		var p abi.Pod
+		if err := pv.Decode(&p); err != nil {
+			return dst, err
+		}
+		pods[i] = abi.AppendPod(nil, &p)
+	}
+	return abi.AppendHintBatch(dst, abi.AppendEvent(nil, &e), pods), nil
+}
+
+func roundTripRaw(dst, b []byte) ([]byte, error) {
+	if len(b) == abi.SortKeySize {
+		k, err := abi.DecodeSortKey(b)
+		if err != nil {
+			return dst, err
+		}
+		var w [abi.SortKeySize]byte
+		abi.PutSortKey(w[:], k)
+		return append(dst, w[:]...), nil
+	}
+	n := len(b) / 4
+	order := make([]uint32, n)
+	if err := abi.DecodeOrder(b, n, order, make([]bool, n)); err != nil {
+		return dst, err
+	}
+	return abi.AppendOrder(dst, order), nil
+}

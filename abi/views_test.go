@@ -1,0 +1,202 @@
+package abi_test
+
+import (
+	"github.com/wasmsched/wasmsched/abi"
+)
+
+// The *FromView helpers build a struct from a view's accessors alone, calling
+// every accessor, each list's At on every index and just outside the range,
+// and its lookups. The golden tests compare the result with the encoded value;
+// the fuzz tests call them on arbitrary bytes, where they must not panic.
+// Lookups (Get, Index, Has) are cross-checked against At for the first
+// lookupChecks elements of each list: each lookup is a linear scan, and on
+// crafted records with overlapping nested lists checking every element would
+// make one fuzz input cost billions of string compares.
+//
+// The strings of the result alias the view's bytes.
+
+const lookupChecks = 4
+
+func podFromView(v abi.PodView) abi.Pod {
+	_ = v.Bytes()
+	p := abi.Pod{
+		UID: v.UID(), Namespace: v.Namespace(), Name: v.Name(), NodeName: v.NodeName(),
+		Priority: v.Priority(), PreemptNever: v.PreemptNever(),
+		CreationTime: v.CreationTime(), QueuedTime: v.QueuedTime(),
+		InitialAttemptTime: v.InitialAttemptTime(), BackoffExpiry: v.BackoffExpiry(),
+		Attempts: v.Attempts(), LastFailureError: v.LastFailureError(),
+		UnschedulablePlugins: strsFromView(v.UnschedulablePlugins()),
+		PendingPlugins:       strsFromView(v.PendingPlugins()),
+		Group: abi.PodGroupRef{
+			Name: v.GroupName(), MinCount: v.GroupMinCount(), Priority: v.GroupPriority(),
+			DisruptionMode: v.GroupDisruption(), Members: v.GroupMembers(),
+		},
+		Labels:          kvsFromView(v.Labels()),
+		Requests:        quantitiesFromView(v.Requests()),
+		SchedulingGates: strsFromView(v.SchedulingGates()),
+		NodeSelector:    kvsFromView(v.NodeSelector()),
+	}
+	tl := v.Tolerations()
+	for i := -1; i <= tl.Len(); i++ {
+		t := tl.At(i)
+		if i < 0 || i == tl.Len() {
+			must(t == abi.Toleration{}, "Tolerations().At out of range")
+			continue
+		}
+		p.Tolerations = append(p.Tolerations, t)
+	}
+	hl := v.HostPorts()
+	for i := -1; i <= hl.Len(); i++ {
+		h := hl.At(i)
+		if i < 0 || i == hl.Len() {
+			must(h == abi.HostPort{}, "HostPorts().At out of range")
+			continue
+		}
+		p.HostPorts = append(p.HostPorts, h)
+	}
+	terms := v.RequiredAffinity()
+	for i := -1; i <= terms.Len(); i++ {
+		exprs, fields := requirementsFromView(terms.MatchExpressions(i)), requirementsFromView(terms.MatchFields(i))
+		if i < 0 || i == terms.Len() {
+			must(exprs == nil && fields == nil, "RequiredAffinity() term out of range")
+			continue
+		}
+		p.RequiredAffinity = append(p.RequiredAffinity, abi.NodeSelectorTerm{MatchExpressions: exprs, MatchFields: fields})
+	}
+	return p
+}
+
+func nodeFromView(v abi.NodeView) abi.Node {
+	_ = v.Bytes()
+	n := abi.Node{
+		Name: v.Name(), Unschedulable: v.Unschedulable(), Labels: kvsFromView(v.Labels()),
+		Allocatable: quantitiesFromView(v.Allocatable()), Requested: quantitiesFromView(v.Requested()),
+	}
+	tl := v.Taints()
+	for i := -1; i <= tl.Len(); i++ {
+		t := tl.At(i)
+		if i < 0 || i == tl.Len() {
+			must(t == abi.Taint{}, "Taints().At out of range")
+			continue
+		}
+		n.Taints = append(n.Taints, t)
+	}
+	return n
+}
+
+func podGroupFromView(v abi.PodGroupView) abi.PodGroup {
+	_ = v.Bytes()
+	return abi.PodGroup{
+		Namespace: v.Namespace(), Name: v.Name(), MinCount: v.MinCount(), Priority: v.Priority(),
+		PreemptNever: v.PreemptNever(), DisruptionMode: v.DisruptionMode(), Members: v.Members(),
+	}
+}
+
+// eventObjects reads every nested object accessor of an event and walks what
+// it finds.
+func eventObjects(v abi.EventView) {
+	_, _, _ = v.Bytes(), v.Resource(), v.Action()
+	_, _ = v.OldBytes(), v.NewBytes()
+	for _, f := range []func() (abi.PodView, bool){v.OldPod, v.NewPod} {
+		if p, ok := f(); ok {
+			podFromView(p)
+		}
+	}
+	for _, f := range []func() (abi.NodeView, bool){v.OldNode, v.NewNode} {
+		if n, ok := f(); ok {
+			nodeFromView(n)
+		}
+	}
+	for _, f := range []func() (abi.PodGroupView, bool){v.OldPodGroup, v.NewPodGroup} {
+		if g, ok := f(); ok {
+			podGroupFromView(g)
+		}
+	}
+}
+
+func strsFromView(l abi.StrList) []string {
+	var out []string
+	for i := -1; i <= l.Len(); i++ {
+		s := l.At(i)
+		if i < 0 || i == l.Len() {
+			must(s == "", "StrList.At out of range")
+			continue
+		}
+		out = append(out, s)
+		if i < lookupChecks {
+			idx := l.Index(s)
+			must(idx >= 0 && idx <= i && l.At(idx) == s && l.Has(s), "StrList.Index disagrees with At")
+		}
+	}
+	return out
+}
+
+func kvsFromView(l abi.KVList) []abi.KV {
+	var out []abi.KV
+	for i := -1; i <= l.Len(); i++ {
+		k, v := l.At(i)
+		if i < 0 || i == l.Len() {
+			must(k == "" && v == "", "KVList.At out of range")
+			continue
+		}
+		out = append(out, abi.KV{Key: k, Value: v})
+		if i < lookupChecks { // Get returns the first entry with the key
+			got, ok := l.Get(k)
+			must(ok && got == firstKV(out, k), "KVList.Get disagrees with At")
+		}
+	}
+	return out
+}
+
+func firstKV(kvs []abi.KV, key string) string {
+	for _, kv := range kvs {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return ""
+}
+
+func quantitiesFromView(l abi.QuantityList) []abi.Quantity {
+	var out []abi.Quantity
+	for i := -1; i <= l.Len(); i++ {
+		name, v := l.At(i)
+		if i < 0 || i == l.Len() {
+			must(name == "" && v == 0, "QuantityList.At out of range")
+			continue
+		}
+		out = append(out, abi.Quantity{Name: name, Value: v})
+		if i < lookupChecks { // Get returns the first entry with the name
+			want := int64(0)
+			for _, q := range out {
+				if q.Name == name {
+					want = q.Value
+					break
+				}
+			}
+			must(l.Get(name) == want, "QuantityList.Get disagrees with At")
+		}
+	}
+	return out
+}
+
+func requirementsFromView(l abi.RequirementList) []abi.Requirement {
+	var out []abi.Requirement
+	for i := -1; i <= l.Len(); i++ {
+		r := abi.Requirement{Key: l.Key(i), Operator: l.Operator(i), Values: strsFromView(l.Values(i))}
+		if i < 0 || i == l.Len() {
+			must(r.Key == "" && r.Operator == 0 && r.Values == nil, "RequirementList out of range")
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// must panics when a view contradicts itself: the fuzzer reports the
+// panic with its input, and so do the golden tests.
+func must(ok bool, what string) {
+	if !ok {
+		panic("abi view: " + what)
+	}
+}
