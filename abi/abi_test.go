@@ -122,12 +122,14 @@ func TestActionTypeString(t *testing.T) {
 		{abi.ActionAll, "All"},
 		{abi.ActionUpdate, "UpdateNodeAllocatable|UpdateNodeLabel|UpdateNodeTaint|UpdateNodeCondition|" +
 			"UpdateNodeAnnotation|UpdatePodLabel|UpdatePodScaleDown|UpdatePodToleration|" +
-			"UpdatePodSchedulingGatesEliminated|UpdatePodGeneratedResourceClaim|UpdateOther"},
+			"UpdatePodSchedulingGatesEliminated|UpdatePodGeneratedResourceClaim|UpdateOther|UpdatePodScaleUp|" +
+			"UpdateNodePreemptionPolicy|UpdateNodeDeclaredFeature"},
 		{1 << 20, "0x100000"},
 		{abi.ActionAdd | 1<<20 | 1<<31, "Add|0x80100000"},
-		{abi.ActionAll | 1<<13, "Add|Delete|UpdateNodeAllocatable|UpdateNodeLabel|UpdateNodeTaint|UpdateNodeCondition|" +
+		{abi.ActionAll | 1<<16, "Add|Delete|UpdateNodeAllocatable|UpdateNodeLabel|UpdateNodeTaint|UpdateNodeCondition|" +
 			"UpdateNodeAnnotation|UpdatePodLabel|UpdatePodScaleDown|UpdatePodToleration|" +
-			"UpdatePodSchedulingGatesEliminated|UpdatePodGeneratedResourceClaim|UpdateOther|0x2000"},
+			"UpdatePodSchedulingGatesEliminated|UpdatePodGeneratedResourceClaim|UpdateOther|UpdatePodScaleUp|" +
+			"UpdateNodePreemptionPolicy|UpdateNodeDeclaredFeature|0x10000"},
 	} {
 		if got := tc.a.String(); got != tc.want {
 			t.Errorf("ActionType(%#x).String() = %q, want %q", uint32(tc.a), got, tc.want)

@@ -127,17 +127,25 @@ const (
 	ActionUpdatePodGeneratedResourceClaim
 	// ActionUpdateOther: an update none of the specific bits describes.
 	ActionUpdateOther
+	// ActionUpdatePodScaleUp: a pod's requests grew (in-place resize).
+	ActionUpdatePodScaleUp
+	// ActionUpdateNodePreemptionPolicy: a node's spec.podPreemptionPolicy changed.
+	ActionUpdateNodePreemptionPolicy
+	// ActionUpdateNodeDeclaredFeature: a node's status.declaredFeatures changed.
+	ActionUpdateNodeDeclaredFeature
 
 	ActionUpdate = ActionUpdateNodeAllocatable | ActionUpdateNodeLabel | ActionUpdateNodeTaint |
 		ActionUpdateNodeCondition | ActionUpdateNodeAnnotation | ActionUpdatePodLabel |
 		ActionUpdatePodScaleDown | ActionUpdatePodToleration | ActionUpdatePodSchedulingGatesEliminated |
-		ActionUpdatePodGeneratedResourceClaim | ActionUpdateOther
+		ActionUpdatePodGeneratedResourceClaim | ActionUpdateOther | ActionUpdatePodScaleUp |
+		ActionUpdateNodePreemptionPolicy | ActionUpdateNodeDeclaredFeature
 	ActionAll = ActionAdd | ActionDelete | ActionUpdate
 )
 
 var actionNames = [...]string{"Add", "Delete", "UpdateNodeAllocatable", "UpdateNodeLabel", "UpdateNodeTaint",
 	"UpdateNodeCondition", "UpdateNodeAnnotation", "UpdatePodLabel", "UpdatePodScaleDown", "UpdatePodToleration",
-	"UpdatePodSchedulingGatesEliminated", "UpdatePodGeneratedResourceClaim", "UpdateOther"}
+	"UpdatePodSchedulingGatesEliminated", "UpdatePodGeneratedResourceClaim", "UpdateOther", "UpdatePodScaleUp",
+	"UpdateNodePreemptionPolicy", "UpdateNodeDeclaredFeature"}
 
 func (a ActionType) String() string {
 	if a == ActionAll {
@@ -169,7 +177,10 @@ func (r EventResource) Matches(er EventResource) bool {
 	return r == ResourceWildcard || r == er
 }
 
-// TaintEffect of a taint or toleration; 0 in a toleration means all effects.
+// Enumerations carry a named Unknown value for what the host could not map
+// (a value newer than this ABI): a policy must treat it as matching nothing.
+
+// TaintEffect of a taint or toleration; EffectNone in a toleration means all effects.
 type TaintEffect uint32
 
 const (
@@ -177,6 +188,7 @@ const (
 	EffectNoSchedule
 	EffectPreferNoSchedule
 	EffectNoExecute
+	EffectUnknown TaintEffect = 0xFFFFFFFF
 )
 
 // TolerationOperator of a toleration.
@@ -185,13 +197,19 @@ type TolerationOperator uint32
 const (
 	TolerationEqual TolerationOperator = iota
 	TolerationExists
+	// TolerationLt and TolerationGt compare the taint's value as an integer
+	// (Kubernetes 1.37).
+	TolerationLt
+	TolerationGt
+	TolerationUnknown TolerationOperator = 0xFFFFFFFF
 )
 
 // SelectorOperator of a node selector requirement.
 type SelectorOperator uint32
 
 const (
-	SelectorIn SelectorOperator = iota + 1
+	SelectorUnknown SelectorOperator = iota
+	SelectorIn
 	SelectorNotIn
 	SelectorExists
 	SelectorDoesNotExist
@@ -206,6 +224,7 @@ const (
 	ProtocolTCP Protocol = iota
 	ProtocolUDP
 	ProtocolSCTP
+	ProtocolUnknown Protocol = 0xFFFFFFFF
 )
 
 // DisruptionMode of a pod group (KEP-5710): whether preemption may take its

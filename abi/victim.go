@@ -26,8 +26,11 @@ const (
 // Victim is one preemption candidate: a pod, or a pod group with
 // DisruptionMode all, which is preempted or reprieved as one.
 type Victim struct {
-	Kind         VictimKind
-	Priority     int32
+	Kind     VictimKind
+	Priority int32
+	// StartTime is when the pod started (a group: its earliest-started
+	// member), Unix nanoseconds; 0 means not started, which ranks as the
+	// least important at equal priority.
 	StartTime    int64
 	Members      int32
 	PDBViolating bool

@@ -1,0 +1,339 @@
+package podview
+
+import (
+	"slices"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/wasmsched/wasmsched/abi"
+)
+
+// Encodings of enum values the ABI has no name for (see the package notes).
+const (
+	unknownSelectorOperator   = abi.SelectorUnknown
+	unknownTolerationOperator = abi.TolerationUnknown
+	unknownEffect             = abi.EffectUnknown
+	unknownProtocol           = abi.ProtocolUnknown
+)
+
+// resourcePods is the pseudo-resource counting pods, always present in a
+// pod's requests (as 1) and a node's requested list.
+const resourcePods = string(v1.ResourcePods)
+
+// GroupInfo is what a pod's record carries about its PodGroup besides the
+// name, which comes from the pod. Build it with [Group].
+type GroupInfo struct {
+	MinCount       int32
+	Priority       int32
+	DisruptionMode abi.DisruptionMode
+	// Members is the number of the group's pods the scheduler knows about.
+	Members int32
+}
+
+// Plugins are the plugins that rejected a pod in its last attempt, as the
+// queue tracks them. Order and duplicates do not matter; [Pod] sorts and
+// deduplicates copies.
+type Plugins struct {
+	Unschedulable []string
+	Pending       []string
+}
+
+// Pod returns the record of pod for a policy. group describes the PodGroup
+// named by pod.spec.schedulingGroup.podGroupName; it is nil when the
+// scheduler has not seen that PodGroup yet (the record then carries the name
+// with zero counts) and is ignored when the pod names no group. q is the
+// pod's queue state; the queue later patches it in the encoded record with
+// abi.SetPodQueueState instead of calling Pod again.
+//
+// The result's slices are its own: it shares no mutable memory with pod or
+// plugins.
+func Pod(pod *v1.Pod, group *GroupInfo, q abi.PodQueueState, plugins Plugins) abi.Pod {
+	p := abi.Pod{
+		UID:                string(pod.UID),
+		Namespace:          pod.Namespace,
+		Name:               pod.Name,
+		NodeName:           pod.Spec.NodeName,
+		Priority:           podPriority(pod),
+		PreemptNever:       pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever,
+		CreationTime:       nanos(&pod.CreationTimestamp),
+		QueuedTime:         q.QueuedTime,
+		InitialAttemptTime: q.InitialAttemptTime,
+		BackoffExpiry:      q.BackoffExpiry,
+		Attempts:           q.Attempts,
+		LastFailureError:   q.LastFailureError,
+
+		UnschedulablePlugins: sortedSet(plugins.Unschedulable),
+		PendingPlugins:       sortedSet(plugins.Pending),
+		Labels:               sortedKVs(pod.Labels),
+		Requests:             Requests(pod),
+		NodeSelector:         sortedKVs(pod.Spec.NodeSelector),
+		Tolerations:          tolerations(pod.Spec.Tolerations),
+		HostPorts:            hostPorts(pod),
+		RequiredAffinity:     requiredAffinity(pod.Spec.Affinity),
+	}
+	if name := GroupName(pod); name != "" {
+		p.Group.Name = name
+		if group != nil {
+			p.Group.MinCount = group.MinCount
+			p.Group.Priority = group.Priority
+			p.Group.DisruptionMode = group.DisruptionMode
+			p.Group.Members = group.Members
+		}
+	}
+	if n := len(pod.Spec.SchedulingGates); n > 0 {
+		p.SchedulingGates = make([]string, n)
+		for i, g := range pod.Spec.SchedulingGates {
+			p.SchedulingGates[i] = g.Name
+		}
+	}
+	return p
+}
+
+// GroupName is the PodGroup a pod belongs to
+// (spec.schedulingGroup.podGroupName), or "".
+func GroupName(pod *v1.Pod) string {
+	if g := pod.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil {
+		return *g.PodGroupName
+	}
+	return ""
+}
+
+// Requests returns the pod's effective resource requests in record form:
+// cpu in millicores, everything else in base units, sorted by name, zero
+// amounts left out, and "pods": 1.
+//
+// The sum is upstream's (k8s.io/component-helpers/resource.PodRequests): the
+// larger of the containers' sum and each init container's peak (with the
+// sidecars started before it), sidecars added to the containers, pod-level
+// requests replacing the containers' sum for the resources they name, then
+// the pod overhead. For a pod bound to a node it also counts the resources
+// the kubelet has allocated or actuated for an in-place resize, as upstream's
+// NodeInfo does; for a pod waiting to be scheduled only the spec counts, as
+// upstream's NodeResourcesFit does.
+func Requests(pod *v1.Pod) []abi.Quantity {
+	return quantities(resourcehelper.PodRequests(pod, requestOptions(pod.Spec.NodeName != "")), true, 1)
+}
+
+// requestOptions are upstream's PodRequests options with the v1.37 default
+// feature gates: InPlacePodVerticalScaling (GA) and
+// InPlacePodLevelResourcesVerticalScaling (beta, on) for bound pods,
+// PodLevelResources (beta, on), DRANodeAllocatableResources (alpha, off).
+func requestOptions(bound bool) resourcehelper.PodResourcesOptions {
+	return resourcehelper.PodResourcesOptions{
+		UseStatusResources: bound,
+		InPlacePodLevelResourcesVerticalScalingEnabled: bound,
+	}
+}
+
+// amount is q in record units: millicores for cpu, base units otherwise
+// (rounded up, as resource.Quantity.Value does).
+func amount(name v1.ResourceName, q resource.Quantity) int64 {
+	if name == v1.ResourceCPU {
+		return q.MilliValue()
+	}
+	return q.Value()
+}
+
+// quantities converts list to record form sorted by name. With omitZero,
+// zero amounts are left out. pods >= 0 sets the "pods" entry (overriding any
+// in list); pods < 0 leaves list's own entry, if any.
+func quantities(list v1.ResourceList, omitZero bool, pods int64) []abi.Quantity {
+	n := len(list)
+	if pods >= 0 {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]abi.Quantity, 0, n)
+	for name, q := range list {
+		if pods >= 0 && name == v1.ResourcePods {
+			continue
+		}
+		v := amount(name, q)
+		if omitZero && v == 0 {
+			continue
+		}
+		out = append(out, abi.Quantity{Name: string(name), Value: v})
+	}
+	if pods >= 0 {
+		out = append(out, abi.Quantity{Name: resourcePods, Value: pods})
+	}
+	slices.SortFunc(out, func(a, b abi.Quantity) int { return strings.Compare(a.Name, b.Name) })
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func podPriority(pod *v1.Pod) int32 {
+	if pod.Spec.Priority != nil {
+		return *pod.Spec.Priority
+	}
+	// As upstream (corev1helpers.PodPriority): a pod created when no default
+	// priority class existed has no priority and counts as 0.
+	return 0
+}
+
+// nanos is t in Unix nanoseconds, 0 for a nil or zero time.
+func nanos(t *metav1.Time) int64 {
+	if t == nil || t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func sortedKVs(m map[string]string) []abi.KV {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]abi.KV, 0, len(m))
+	for k, v := range m {
+		out = append(out, abi.KV{Key: k, Value: v})
+	}
+	slices.SortFunc(out, func(a, b abi.KV) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// sortedSet returns a sorted copy of ss without duplicates.
+func sortedSet(ss []string) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := slices.Clone(ss)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func tolerations(ts []v1.Toleration) []abi.Toleration {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]abi.Toleration, len(ts))
+	for i := range ts {
+		t := &ts[i]
+		out[i] = abi.Toleration{Key: t.Key, Value: t.Value, Operator: tolerationOperator(t.Operator), Effect: effect(t.Effect)}
+	}
+	return out
+}
+
+func tolerationOperator(op v1.TolerationOperator) abi.TolerationOperator {
+	switch op {
+	case v1.TolerationOpEqual, "": // the API defaults an empty operator to Equal
+		return abi.TolerationEqual
+	case v1.TolerationOpExists:
+		return abi.TolerationExists
+	}
+	return unknownTolerationOperator
+}
+
+// effect maps a taint or toleration effect; "" (a toleration for every
+// effect) is abi.EffectNone.
+func effect(e v1.TaintEffect) abi.TaintEffect {
+	switch e {
+	case "":
+		return abi.EffectNone
+	case v1.TaintEffectNoSchedule:
+		return abi.EffectNoSchedule
+	case v1.TaintEffectPreferNoSchedule:
+		return abi.EffectPreferNoSchedule
+	case v1.TaintEffectNoExecute:
+		return abi.EffectNoExecute
+	}
+	return unknownEffect
+}
+
+func protocol(p v1.Protocol) abi.Protocol {
+	switch p {
+	case v1.ProtocolTCP, "": // the API defaults an empty protocol to TCP
+		return abi.ProtocolTCP
+	case v1.ProtocolUDP:
+		return abi.ProtocolUDP
+	case v1.ProtocolSCTP:
+		return abi.ProtocolSCTP
+	}
+	return unknownProtocol
+}
+
+// hostPorts lists the ports with a hostPort of the containers that run for
+// the pod's whole life, as upstream's util.GetHostPorts does: restartable
+// init containers (sidecars) first, then the regular containers. Ordinary
+// init containers are left out, as upstream leaves them out.
+func hostPorts(pod *v1.Pod) []abi.HostPort {
+	var out []abi.HostPort
+	add := func(cs []v1.Container, sidecarsOnly bool) {
+		for i := range cs {
+			c := &cs[i]
+			if sidecarsOnly && (c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyAlways) {
+				continue
+			}
+			for _, p := range c.Ports {
+				if p.HostPort > 0 {
+					out = append(out, abi.HostPort{HostIP: p.HostIP, Port: p.HostPort, Protocol: protocol(p.Protocol)})
+				}
+			}
+		}
+	}
+	add(pod.Spec.InitContainers, true)
+	add(pod.Spec.Containers, false)
+	return out
+}
+
+func requiredAffinity(a *v1.Affinity) []abi.NodeSelectorTerm {
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return nil
+	}
+	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) == 0 {
+		return nil
+	}
+	out := make([]abi.NodeSelectorTerm, len(terms))
+	for i := range terms {
+		out[i] = abi.NodeSelectorTerm{
+			MatchExpressions: requirements(terms[i].MatchExpressions),
+			MatchFields:      requirements(terms[i].MatchFields),
+		}
+	}
+	return out
+}
+
+func requirements(rs []v1.NodeSelectorRequirement) []abi.Requirement {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]abi.Requirement, len(rs))
+	for i := range rs {
+		out[i] = abi.Requirement{Key: rs[i].Key, Operator: selectorOperator(rs[i].Operator), Values: cloneStrings(rs[i].Values)}
+	}
+	return out
+}
+
+func selectorOperator(op v1.NodeSelectorOperator) abi.SelectorOperator {
+	switch op {
+	case v1.NodeSelectorOpIn:
+		return abi.SelectorIn
+	case v1.NodeSelectorOpNotIn:
+		return abi.SelectorNotIn
+	case v1.NodeSelectorOpExists:
+		return abi.SelectorExists
+	case v1.NodeSelectorOpDoesNotExist:
+		return abi.SelectorDoesNotExist
+	case v1.NodeSelectorOpGt:
+		return abi.SelectorGt
+	case v1.NodeSelectorOpLt:
+		return abi.SelectorLt
+	}
+	return unknownSelectorOperator
+}
+
+// cloneStrings copies ss; an empty list is nil, as the record decoders return it.
+func cloneStrings(ss []string) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	return slices.Clone(ss)
+}
