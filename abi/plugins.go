@@ -1,0 +1,21 @@
+package abi
+
+// Names of the host's native plugins, as they appear in a pod's unschedulable
+// and pending plugins and in QueueingHint registrations. They are upstream's
+// names, so a policy written against upstream's plugin set reads naturally.
+const (
+	PluginNodeResourcesFit  = "NodeResourcesFit"
+	PluginNodeAffinity      = "NodeAffinity"
+	PluginTaintToleration   = "TaintToleration"
+	PluginNodeUnschedulable = "NodeUnschedulable"
+	PluginNodePorts         = "NodePorts"
+	PluginNodeName          = "NodeName"
+	// PluginSchedulingGates holds pods with spec.schedulingGates (the host
+	// applies it natively, before the PreEnqueue slot).
+	PluginSchedulingGates = "SchedulingGates"
+	// PluginGangScheduling is the conventional name for a PreEnqueue policy
+	// that holds a pod group's members until the group can be scheduled.
+	PluginGangScheduling = "GangScheduling"
+	// PluginDefaultPreemption rejects a pod that cannot preempt (KEP-902).
+	PluginDefaultPreemption = "DefaultPreemption"
+)
