@@ -1,0 +1,5 @@
+//go:build !race
+
+package instrument_test
+
+const raceEnabled = false

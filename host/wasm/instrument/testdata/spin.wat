@@ -1,0 +1,24 @@
+;; Regenerate: wat2wasm spin.wat -o spin.wasm
+;; Runaway guests for the interruption tests. "started" lets the test know the
+;; call is running before it raises the interrupt global.
+(module
+  (import "env" "started" (func $started))
+
+  ;; Spins forever: only the loop-header check can stop it.
+  (func (export "spin")
+    (call $started)
+    (loop $l (br $l)))
+
+  ;; Tree recursion of depth 62: bounded stack, practically unbounded time,
+  ;; no loop instructions, so only the function-entry check can stop it.
+  (func $rec (param $d i32)
+    (if (local.get $d)
+      (then
+        (call $rec (i32.sub (local.get $d) (i32.const 1)))
+        (call $rec (i32.sub (local.get $d) (i32.const 1))))))
+  (func (export "recurse")
+    (call $started)
+    (call $rec (i32.const 62)))
+
+  (func (export "add") (param i32 i32) (result i32)
+    (i32.add (local.get 0) (local.get 1))))

@@ -1,0 +1,246 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// Option configures a Runtime.
+type Option func(*options)
+
+type options struct {
+	logger   *slog.Logger
+	tick     time.Duration
+	cacheDir string
+}
+
+// WithLogger sets the logger that receives load warnings and the guests'
+// stdout and stderr lines. The default is slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) {
+		if l != nil {
+			o.logger = l
+		}
+	}
+}
+
+// WithWatchdogTick sets the resolution of the deadline watchdog (default
+// 1 ms). A call is interrupted within its deadline plus two ticks; a shorter
+// tick tightens that bound and wakes the watchdog more often.
+func WithWatchdogTick(d time.Duration) Option {
+	return func(o *options) { o.tick = d }
+}
+
+// WithCompilationCacheDir keeps compiled modules in dir as well as in memory,
+// so that a restart skips compilation. By default the cache is in memory only.
+func WithCompilationCacheDir(dir string) Option {
+	return func(o *options) { o.cacheDir = dir }
+}
+
+// DefaultWatchdogTick is the watchdog resolution unless WithWatchdogTick says
+// otherwise.
+const DefaultWatchdogTick = time.Millisecond
+
+// Runtime loads policy modules and runs their calls under the sandbox limits.
+// It owns one deadline watchdog and one wazero runtime per distinct memory
+// limit, all sharing one compilation cache. Its methods are safe for
+// concurrent use.
+type Runtime struct {
+	logger *slog.Logger
+	tick   time.Duration
+	cache  wazero.CompilationCache
+	// now is the wall clock of the guest-output rate limiter; tests replace
+	// it before loading modules.
+	now func() time.Time
+
+	// start is when the watchdog's clock reads 0.
+	start time.Time
+
+	// mu guards engines, modules and closed.
+	// Lock order: Runtime.mu, then Module.mu, then Runtime.watchMu.
+	mu      sync.Mutex
+	engines map[uint32]wazero.Runtime // by memory limit in pages
+	modules map[*Module]struct{}
+	closed  bool
+
+	// watchMu guards watched, the live instances the watchdog scans. It is
+	// the innermost lock.
+	watchMu sync.Mutex
+	watched []*Instance
+
+	stop chan struct{} // closed by Close to stop the watchdog
+	done chan struct{} // closed by the watchdog when it has stopped
+}
+
+// NewRuntime returns a running Runtime; Close releases it.
+func NewRuntime(ctx context.Context, opts ...Option) (*Runtime, error) {
+	o := options{logger: slog.Default(), tick: DefaultWatchdogTick}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.tick <= 0 {
+		return nil, fmt.Errorf("new wasm runtime: watchdog tick %v: set a positive duration", o.tick)
+	}
+	var cache wazero.CompilationCache
+	if o.cacheDir != "" {
+		var err error
+		if cache, err = wazero.NewCompilationCacheWithDir(o.cacheDir); err != nil {
+			return nil, fmt.Errorf("new wasm runtime: compilation cache in %q: %w: fix the directory or leave the option unset", o.cacheDir, err)
+		}
+	} else {
+		cache = wazero.NewCompilationCache()
+	}
+	rt := &Runtime{
+		logger:  o.logger,
+		tick:    o.tick,
+		cache:   cache,
+		now:     time.Now,
+		engines: make(map[uint32]wazero.Runtime),
+		modules: make(map[*Module]struct{}),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	rt.start = time.Now()
+	go rt.watchdog()
+	return rt, nil
+}
+
+// Close interrupts calls in flight, stops the watchdog and closes every
+// module and instance. The Runtime cannot be used afterwards.
+func (rt *Runtime) Close(ctx context.Context) error {
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return nil
+	}
+	rt.closed = true
+	modules := make([]*Module, 0, len(rt.modules))
+	for m := range rt.modules {
+		modules = append(modules, m)
+	}
+	engines := rt.engines
+	rt.engines = nil
+	rt.mu.Unlock()
+
+	// Nothing will interrupt a spinning guest once the watchdog is gone.
+	rt.watchMu.Lock()
+	for _, inst := range rt.watched {
+		if s := inst.state.Load(); s > 0 && inst.state.CompareAndSwap(s, stateClosed) {
+			inst.interrupt.Set(1)
+		}
+	}
+	rt.watchMu.Unlock()
+	close(rt.stop)
+	<-rt.done
+
+	var errs []error
+	for _, m := range modules {
+		errs = append(errs, m.Close(ctx))
+	}
+	for _, e := range engines {
+		errs = append(errs, e.Close(ctx))
+	}
+	errs = append(errs, rt.cache.Close(ctx))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close wasm runtime: %w", err)
+	}
+	return nil
+}
+
+// watchdog wakes every tick and interrupts the calls that have run past
+// their deadline.
+//
+// The call path only marks an instance busy, by storing a fresh sequence
+// number in its state; it reads no clock. The watchdog notes, per instance,
+// the first tick at which it saw the current call (the call began before
+// that), and interrupts the call once more than its deadline in ticks has
+// passed since then. So a call is never interrupted before its deadline, and
+// with regular ticks it is interrupted within its deadline plus two ticks. The
+// tick count comes from the monotonic clock rather than from counting
+// wake-ups, so a watchdog that was starved of CPU catches up on its first
+// run. It claims an overdue call by swapping that call's sequence number for
+// stateInterrupted, so it can never interrupt a later call by mistake.
+func (rt *Runtime) watchdog() {
+	defer close(rt.done)
+	t := time.NewTicker(rt.tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-rt.stop:
+			return
+		case <-t.C:
+		}
+		now := int64(time.Since(rt.start) / rt.tick)
+		rt.watchMu.Lock()
+		for _, inst := range rt.watched {
+			s := inst.state.Load()
+			if s <= 0 {
+				continue
+			}
+			if s != inst.wdSeq {
+				inst.wdSeq, inst.wdSince = s, now
+				continue
+			}
+			if now-inst.wdSince > inst.deadlineTicks.Load() && inst.state.CompareAndSwap(s, stateInterrupted) {
+				inst.interrupt.Set(1)
+			}
+		}
+		rt.watchMu.Unlock()
+	}
+}
+
+// deadlineTicks converts a deadline into whole watchdog ticks, rounding up so
+// that a call is never interrupted before its deadline.
+func (rt *Runtime) deadlineTicks(d time.Duration) int64 {
+	n := int64((d + rt.tick - 1) / rt.tick)
+	return max(n, 1)
+}
+
+func (rt *Runtime) watch(inst *Instance) {
+	rt.watchMu.Lock()
+	inst.watchIdx = len(rt.watched)
+	rt.watched = append(rt.watched, inst)
+	rt.watchMu.Unlock()
+}
+
+func (rt *Runtime) unwatch(inst *Instance) {
+	rt.watchMu.Lock()
+	defer rt.watchMu.Unlock()
+	i := inst.watchIdx
+	if i < 0 || i >= len(rt.watched) || rt.watched[i] != inst {
+		return
+	}
+	last := len(rt.watched) - 1
+	rt.watched[i] = rt.watched[last]
+	rt.watched[i].watchIdx = i
+	rt.watched[last] = nil
+	rt.watched = rt.watched[:last]
+	inst.watchIdx = -1
+}
+
+// engine returns the wazero runtime for a memory limit, creating it (with the
+// sandbox's host module) on first use. The caller holds rt.mu.
+func (rt *Runtime) engine(ctx context.Context, pages uint32) (wazero.Runtime, error) {
+	if e, ok := rt.engines[pages]; ok {
+		return e, nil
+	}
+	cfg := wazero.NewRuntimeConfigCompiler().
+		WithCoreFeatures(api.CoreFeaturesV2).
+		WithMemoryLimitPages(pages).
+		WithCompilationCache(rt.cache).
+		WithDebugInfoEnabled(false)
+	e := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if err := instantiateHostModule(ctx, e); err != nil {
+		_ = e.Close(ctx)
+		return nil, err
+	}
+	rt.engines[pages] = e
+	return e, nil
+}

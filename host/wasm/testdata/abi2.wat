@@ -1,0 +1,8 @@
+;; Speaks ABI 2.0.
+(module
+  (memory (export "memory") 1)
+  (func (export "wasmsched_abi_version") (result i32) (i32.const 0x00020000))
+  (func (export "wasmsched_buffer") (param $n i32) (result i32) (i32.const 1024))
+  (func (export "wasmsched_last_error") (result i64) (i64.const 0))
+
+)

@@ -1,0 +1,8 @@
+;; Imports an allow-listed WASI function with the wrong signature.
+(module
+  (import "wasi_snapshot_preview1" "fd_write" (func (param i32) (result i32)))
+  (memory (export "memory") 1)
+  (func (export "wasmsched_abi_version") (result i32) (i32.const 0x00010000))
+  (func (export "wasmsched_buffer") (param $n i32) (result i32) (i32.const 1024))
+  (func (export "wasmsched_last_error") (result i64) (i64.const 0))
+)

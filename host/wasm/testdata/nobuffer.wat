@@ -1,0 +1,6 @@
+;; Lacks the required wasmsched_buffer export.
+(module
+  (memory (export "memory") 1)
+  (func (export "wasmsched_abi_version") (result i32) (i32.const 0x00010000))
+  (func (export "wasmsched_last_error") (result i64) (i64.const 0))
+)

@@ -1,0 +1,7 @@
+;; Defines its memory but does not export it.
+(module
+  (memory 1)
+  (func (export "wasmsched_abi_version") (result i32) (i32.const 0x00010000))
+  (func (export "wasmsched_buffer") (param $n i32) (result i32) (i32.const 1024))
+  (func (export "wasmsched_last_error") (result i64) (i64.const 0))
+)
