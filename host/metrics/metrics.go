@@ -49,7 +49,7 @@ func NewPolicy(reg prometheus.Registerer) (*Policy, error) {
 	}, []string{"slot"})
 	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "wasmsched_policy_errors_total",
-		Help: "Failed policy calls, by slot and reason (trap, deadline, guest, bad-output, exit, instantiate).",
+		Help: "Failed policy calls, by slot and reason (trap, deadline, guest_error, bad_output, exit, instantiate).",
 	}, []string{"slot", "reason"})
 	for _, c := range []prometheus.Collector{calls, fallbacks, durations, errs} {
 		if err := reg.Register(c); err != nil {
@@ -83,7 +83,8 @@ func (p *Policy) Observe(s abi.Slot, d time.Duration) {
 	}
 }
 
-func (p *Policy) Failed(s abi.Slot, reason string) {
+// Failed counts the failure; logging err is the caller's business.
+func (p *Policy) Failed(s abi.Slot, reason string, _ error) {
 	k := errorKey{s, reason}
 	p.mu.Lock()
 	c, ok := p.errorsByKey[k]

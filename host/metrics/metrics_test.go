@@ -20,9 +20,9 @@ func TestPolicyRecorder(t *testing.T) {
 	p.Called(abi.SlotQueueSort)
 	p.Called(abi.SlotQueueSort)
 	p.Called(abi.SlotQueueingHint)
-	p.Failed(abi.SlotQueueingHint, "deadline")
-	p.Failed(abi.SlotQueueingHint, "deadline")
-	p.Failed(abi.SlotVictimOrder, "trap")
+	p.Failed(abi.SlotQueueingHint, "deadline", nil)
+	p.Failed(abi.SlotQueueingHint, "deadline", nil)
+	p.Failed(abi.SlotVictimOrder, "trap", nil)
 	p.FellBack(abi.SlotQueueingHint, 7)
 	p.Observe(abi.SlotQueueingHint, 3*time.Millisecond)
 
@@ -34,7 +34,7 @@ wasmsched_policy_calls_total{slot="preEnqueue"} 0
 wasmsched_policy_calls_total{slot="queueSort"} 2
 wasmsched_policy_calls_total{slot="queueingHint"} 1
 wasmsched_policy_calls_total{slot="victimOrder"} 0
-# HELP wasmsched_policy_errors_total Failed policy calls, by slot and reason (trap, deadline, guest, bad-output, exit, instantiate).
+# HELP wasmsched_policy_errors_total Failed policy calls, by slot and reason (trap, deadline, guest_error, bad_output, exit, instantiate).
 # TYPE wasmsched_policy_errors_total counter
 wasmsched_policy_errors_total{reason="deadline",slot="queueingHint"} 2
 wasmsched_policy_errors_total{reason="trap",slot="victimOrder"} 1

@@ -38,7 +38,10 @@ func (PrioritySort) Key(p abi.PodView) abi.SortKey {
 
 // BackoffExpiry orders backoffQ by backoff expiry, as upstream does without
 // KEP-5142's ordering window, and lets a pod pop early only if it backed off
-// after an unschedulable attempt, never after an error (KEP-5142).
+// after an unschedulable attempt, never after an error (KEP-5142). As
+// upstream's backoffQueue.add, an attempt counts as unschedulable when some
+// plugin rejected the pod (unschedulable or pending plugins recorded); one
+// that failed without a rejecting plugin backs off in the error heap.
 type BackoffExpiry struct{}
 
 func (BackoffExpiry) Less(a, b abi.PodView) bool { return a.BackoffExpiry() < b.BackoffExpiry() }
@@ -49,7 +52,9 @@ func (BackoffExpiry) Key(p abi.PodView) abi.SortKey {
 	return abi.SortKey{abi.Asc(p.BackoffExpiry())}
 }
 
-func (BackoffExpiry) MayPop(p abi.PodView) bool { return !p.LastFailureError() }
+func (BackoffExpiry) MayPop(p abi.PodView) bool {
+	return !p.LastFailureError() && (p.UnschedulablePlugins().Len() > 0 || p.PendingPlugins().Len() > 0)
+}
 
 // Admit lets every pod in. (Scheduling gates are API semantics, not policy:
 // the queue honours spec.schedulingGates before it asks the slot.)

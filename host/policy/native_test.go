@@ -80,8 +80,14 @@ func TestBackoffExpiry(t *testing.T) {
 	if !(BackoffExpiry{}).MayPop(view(t, abi.Pod{UnschedulablePlugins: []string{"NodeResourcesFit"}})) {
 		t.Error("a pod that backed off after an unschedulable attempt may pop early (KEP-5142)")
 	}
-	if (BackoffExpiry{}).MayPop(view(t, abi.Pod{LastFailureError: true})) {
+	if !(BackoffExpiry{}).MayPop(view(t, abi.Pod{PendingPlugins: []string{"DynamicResources"}})) {
+		t.Error("a pod rejected only by a Pending plugin may pop early (it is in upstream's unschedulable heap)")
+	}
+	if (BackoffExpiry{}).MayPop(view(t, abi.Pod{LastFailureError: true, UnschedulablePlugins: []string{"NodeResourcesFit"}})) {
 		t.Error("a pod that backed off after an error must not pop early (KEP-5142)")
+	}
+	if (BackoffExpiry{}).MayPop(view(t, abi.Pod{})) {
+		t.Error("a pod that failed with no rejecting plugin is in upstream's error heap and must not pop early")
 	}
 }
 

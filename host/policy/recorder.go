@@ -11,9 +11,10 @@ import (
 type Recorder interface {
 	// Called counts a call into a module.
 	Called(slot abi.Slot)
-	// Failed counts a failed call; reason is a short label value such as
-	// "trap", "deadline", "guest", "bad-output" or "instantiate".
-	Failed(slot abi.Slot, reason string)
+	// Failed reports a failed call: reason is a short label value ("trap",
+	// "deadline", "guest_error", "bad_output", "exit" or "instantiate") and
+	// err says what happened, with the module's name and the guest's message.
+	Failed(slot abi.Slot, reason string, err error)
 	// FellBack counts decisions answered by the native default.
 	FellBack(slot abi.Slot, n int)
 	// Observe records the duration of a batched call (hints, victims); per-pod
@@ -25,6 +26,6 @@ type Recorder interface {
 type Discard struct{}
 
 func (Discard) Called(abi.Slot)                 {}
-func (Discard) Failed(abi.Slot, string)         {}
+func (Discard) Failed(abi.Slot, string, error)  {}
 func (Discard) FellBack(abi.Slot, int)          {}
 func (Discard) Observe(abi.Slot, time.Duration) {}

@@ -1,0 +1,299 @@
+package policy_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wasmsched/wasmsched/abi"
+	fithint "github.com/wasmsched/wasmsched/guest-sdk/examples/fithint/logic"
+	holdlabel "github.com/wasmsched/wasmsched/guest-sdk/examples/holdlabel/logic"
+	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
+	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/wasm"
+)
+
+// counting is a Recorder that remembers what it was told.
+type counting struct {
+	mu        sync.Mutex
+	calls     map[abi.Slot]int
+	failures  map[string]int // "slot/reason"
+	fallbacks map[abi.Slot]int
+}
+
+func newCounting() *counting {
+	return &counting{calls: map[abi.Slot]int{}, failures: map[string]int{}, fallbacks: map[abi.Slot]int{}}
+}
+
+func (c *counting) Called(s abi.Slot) { c.mu.Lock(); c.calls[s]++; c.mu.Unlock() }
+func (c *counting) Failed(s abi.Slot, why string, _ error) {
+	c.mu.Lock()
+	c.failures[s.String()+"/"+why]++
+	c.mu.Unlock()
+}
+func (c *counting) FellBack(s abi.Slot, n int)      { c.mu.Lock(); c.fallbacks[s] += n; c.mu.Unlock() }
+func (c *counting) Observe(abi.Slot, time.Duration) {}
+
+func loadFaulty(t *testing.T) *wasm.Module {
+	t.Helper()
+	bin, err := os.ReadFile("testdata/faulty.wasm")
+	if err != nil {
+		t.Fatalf("%v (run make fixtures)", err)
+	}
+	ctx := context.Background()
+	rt, err := wasm.NewRuntime(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(ctx) })
+	limits := wasm.DefaultLimits()
+	limits.Deadline = 50 * time.Millisecond
+	m, err := rt.Load(ctx, "faulty", bin, limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestWasmFallbacks: every kind of failure in every slot is answered by the
+// native default and counted, and nothing panics.
+func TestWasmFallbacks(t *testing.T) {
+	m := loadFaulty(t)
+	rec := newCounting()
+	hi := policytest.MakePod().Name("hi").Priority(10).Queued(time.Unix(2, 0)).BackoffExpiry(time.Unix(9, 0)).UnschedulablePlugins(abi.PluginNodeResourcesFit).View()
+	lo := policytest.MakePod().Name("lo").Priority(1).Queued(time.Unix(1, 0)).BackoffExpiry(time.Unix(5, 0)).LastFailureError().View()
+
+	qs, err := policy.NewWasmSort(m, abi.SlotQueueSort, policy.PrioritySort{}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !qs.Keyed() {
+		t.Fatal("faulty computes keys for the probe pod: the adapter must be keyed")
+	}
+	if !qs.Less(hi, lo) || qs.Less(lo, hi) {
+		t.Error("queue sort less: want PrioritySort's answer after the trap")
+	}
+	// The key spins; the runtime's watchdog stops it (its abort bound is
+	// tested in host/wasm) and the adapter answers with the native key.
+	if got, want := qs.Key(hi), (policy.PrioritySort{}).Key(hi); got != want {
+		t.Errorf("queue sort key = %v, want the native key %v", got, want)
+	}
+
+	bs, err := policy.NewWasmBackoffSort(m, policy.BackoffExpiry{}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bs.Less(lo, hi) {
+		t.Error("backoff less: want expiry order after the trap")
+	}
+	if bs.MayPop(lo) || !bs.MayPop(hi) {
+		t.Error("backoff may-pop: want the native answer (errors never pop) after a bad output")
+	}
+
+	pe, err := policy.NewWasmPreEnqueue(m, policy.Admit{}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := pe.PreEnqueue(hi); g.Code != abi.GateAdmit {
+		t.Errorf("PreEnqueue = %+v, want the native admit after a garbage gate", g)
+	}
+
+	qh, err := policy.NewWasmQueueingHint(m, policy.AlwaysQueue{}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]abi.Registration{{Plugin: "X", Resource: abi.ResourceNode, Actions: abi.ActionAdd}}, qh.Registrations()); diff != "" {
+		t.Errorf("registrations (-want, +got):\n%s", diff)
+	}
+	out := []abi.Hint{abi.HintSkip, abi.HintSkip}
+	qh.Hints(hintEvent(), []abi.PodView{hi, lo}, out)
+	if diff := cmp.Diff([]abi.Hint{abi.HintQueue, abi.HintQueue}, out); diff != "" {
+		t.Errorf("hints after a guest error (-want, +got):\n%s", diff)
+	}
+
+	vo, err := policy.NewWasmVictimOrder(m, policy.Importance{}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := []abi.Victim{{UID: "a", Priority: 1}, {UID: "b", Priority: 9}, {UID: "c", Priority: 5}}
+	order := make([]uint32, 3)
+	vo.Order(abi.PodView{}, vs, order)
+	if diff := cmp.Diff([]uint32{1, 2, 0}, order); diff != "" {
+		t.Errorf("victim order after a short permutation (-want, +got):\n%s", diff)
+	}
+
+	wantFailures := map[string]int{
+		"queueSort/trap":           2, // Less(hi, lo) and Less(lo, hi)
+		"queueSort/deadline":       1,
+		"backoffSort/trap":         1,
+		"backoffSort/bad_output":   2,
+		"preEnqueue/bad_output":    1,
+		"queueingHint/guest_error": 1,
+		"victimOrder/bad_output":   1,
+	}
+	if diff := cmp.Diff(wantFailures, rec.failures); diff != "" {
+		t.Errorf("failures counted (-want, +got):\n%s", diff)
+	}
+	wantFallbacks := map[abi.Slot]int{abi.SlotQueueSort: 3, abi.SlotBackoffSort: 3, abi.SlotPreEnqueue: 1, abi.SlotQueueingHint: 2, abi.SlotVictimOrder: 1}
+	if diff := cmp.Diff(wantFallbacks, rec.fallbacks); diff != "" {
+		t.Errorf("fallbacks counted (-want, +got):\n%s", diff)
+	}
+	if st := m.Stats(); st.Discarded < 4 {
+		t.Errorf("instances discarded after traps, deadlines and bad outputs: %d, want at least 4", st.Discarded)
+	}
+}
+
+func TestNewWasmRefusesModuleWithoutSlot(t *testing.T) {
+	m := loadExample(t, "prioritysort")
+	_, err := policy.NewWasmPreEnqueue(m, policy.Admit{}, nil)
+	if err == nil || !strings.Contains(err.Error(), abi.ExportPreEnqueue) || !strings.Contains(err.Error(), `"prioritysort"`) {
+		t.Errorf("NewWasmPreEnqueue on a sort module: got %v, want an error naming the module and %s", err, abi.ExportPreEnqueue)
+	}
+	_, err = policy.NewWasmSort(m, abi.SlotVictimOrder, policy.PrioritySort{}, nil)
+	if err == nil {
+		t.Error("NewWasmSort for a non-sort slot: want an error")
+	}
+	if _, err := policy.NewWasmSort(m, abi.SlotQueueSort, lessOnly{}, nil); err == nil || !strings.Contains(err.Error(), "keys") {
+		t.Errorf("keyed module with an unkeyed fallback: got %v, want an error about keys", err)
+	}
+}
+
+type lessOnly struct{}
+
+func (lessOnly) Less(a, b abi.PodView) bool { return false }
+
+func randomPods(r *rand.Rand, n int) []abi.PodView {
+	pods := make([]abi.PodView, n)
+	for i := range pods {
+		w := policytest.MakePod().UID("u"+strconv.Itoa(i)).Namespace("ns").Name("p"+strconv.Itoa(i)).
+			Priority(int32(r.IntN(5)-2)).Queued(time.Unix(0, int64(r.IntN(4)))).
+			BackoffExpiry(time.Unix(0, int64(r.IntN(3e9)))).
+			Request("cpu", int64(r.IntN(3000))).Request("memory", int64(r.IntN(4))<<30).
+			UnschedulablePlugins(fithint.Name)
+		if r.IntN(3) == 0 {
+			w = w.LastFailureError()
+		}
+		if r.IntN(4) == 0 {
+			w = w.Label("example.wasmsched.io/hold", strconv.Itoa(i))
+		}
+		pods[i] = w.View()
+	}
+	return pods
+}
+
+// TestWasmAgreesWithNative runs the example modules through the adapters and
+// their logic natively on the same random inputs, and finds no difference.
+func TestWasmAgreesWithNative(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 2))
+	pods := randomPods(r, 200)
+
+	qs, err := policy.NewWasmSort(loadExample(t, "prioritysort"), abi.SlotQueueSort, policy.PrioritySort{}, strict{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := policy.NewWasmBackoffSort(loadExample(t, "expirybackoff"), policy.BackoffExpiry{}, strict{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range pods {
+		if got, want := qs.Key(a), (policy.PrioritySort{}).Key(a); got != want {
+			t.Fatalf("pod %d: queue sort key %v, native %v", i, got, want)
+		}
+		if got, want := bs.MayPop(a), (policy.BackoffExpiry{}).MayPop(a); got != want {
+			t.Fatalf("pod %d: may pop %v, native %v", i, got, want)
+		}
+		for j, b := range pods[:40] {
+			if got, want := qs.Less(a, b), (policy.PrioritySort{}).Less(a, b); got != want {
+				t.Fatalf("pods %d, %d: queue sort less %v, native %v", i, j, got, want)
+			}
+			if got, want := bs.Less(a, b), (policy.BackoffExpiry{}).Less(a, b); got != want {
+				t.Fatalf("pods %d, %d: backoff less %v, native %v", i, j, got, want)
+			}
+		}
+	}
+
+	pe, err := policy.NewWasmPreEnqueue(loadExample(t, "holdlabel"), policy.Admit{}, strict{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	native := policytest.NativePreEnqueue(holdlabel.PreEnqueue)
+	for i, p := range pods {
+		if diff := cmp.Diff(native.PreEnqueue(p), pe.PreEnqueue(p)); diff != "" {
+			t.Fatalf("pod %d: gate (-native, +wasm):\n%s", i, diff)
+		}
+	}
+
+	qh, err := policy.NewWasmQueueingHint(loadExample(t, "fithint"), policy.AlwaysQueue{}, strict{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nh := policytest.NativeQueueingHint(fithint.Plugin)
+	if diff := cmp.Diff(nh.Registrations(), qh.Registrations()); diff != "" {
+		t.Errorf("registrations (-native, +wasm):\n%s", diff)
+	}
+	for k := 0; k < 20; k++ {
+		ev := policytest.NodeAdd(policytest.MakeNode().Name("n").Allocatable("cpu", int64(r.IntN(4000))).
+			Allocatable("memory", int64(r.IntN(4))<<30).Requested("cpu", int64(r.IntN(1000))).Obj())
+		if k%2 == 1 {
+			ev = policytest.PodDelete(policytest.MakePod().Name("gone").Node("n").Request("memory", int64(r.IntN(2))).Obj())
+		}
+		want, got := make([]abi.Hint, len(pods)), make([]abi.Hint, len(pods))
+		nh.Hints(ev, pods, want)
+		qh.Hints(ev, pods, got)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("event %d: hints (-native, +wasm):\n%s", k, diff)
+		}
+	}
+
+	vo, err := policy.NewWasmVictimOrder(loadExample(t, "importance"), policy.Importance{}, strict{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := victims()
+	want, got := make([]uint32, len(vs)), make([]uint32, len(vs))
+	(policy.Importance{}).Order(abi.PodView{}, vs, want)
+	vo.Order(abi.PodView{}, vs, got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("victim order (-native default, +wasm):\n%s", diff)
+	}
+}
+
+// TestWasmSortHammer calls one adapter from many goroutines (run with -race):
+// instances are pooled per goroutine and every answer stays right.
+func TestWasmSortHammer(t *testing.T) {
+	qs, err := policy.NewWasmSort(loadExample(t, "prioritysort"), abi.SlotQueueSort, policy.PrioritySort{}, strict{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := randomPods(rand.New(rand.NewPCG(9, 9)), 64)
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ {
+				a, b := pods[(g+i)%len(pods)], pods[(g*7+i*3)%len(pods)]
+				if qs.Less(a, b) != (policy.PrioritySort{}).Less(a, b) || qs.Key(a) != (policy.PrioritySort{}).Key(a) {
+					errs <- "goroutine " + strconv.Itoa(g) + ": wrong answer"
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if st := qs.Module().Stats(); st.Live != st.Free {
+		t.Errorf("after all calls returned: %d live instances but %d free (leaked instances)", st.Live, st.Free)
+	}
+}
