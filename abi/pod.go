@@ -83,6 +83,8 @@ type Pod struct {
 	Attempts int32
 	// LastFailureError: the last attempt failed with an error rather than
 	// being rejected by a plugin (it backs off in the error heap, KEP-5142).
+	// The host also puts a pod whose attempt failed with no rejecting plugin
+	// recorded in the error heap, as upstream does.
 	LastFailureError     bool
 	UnschedulablePlugins []string
 	PendingPlugins       []string

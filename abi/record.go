@@ -84,22 +84,37 @@ type rec struct {
 
 // readRecord checks the header of the record at the start of b; want 0 accepts any tag.
 func readRecord(b []byte, want Tag) (rec, error) {
+	// The check is kept apart from building the error: under TinyGo a
+	// function that may concatenate strings costs ~10x more on every call,
+	// even when it never does, and this runs once per pod of a batch.
+	if len(b) >= headerSize {
+		size := binary.LittleEndian.Uint32(b)
+		tag := Tag(binary.LittleEndian.Uint16(b[4:]))
+		fixed := uint32(binary.LittleEndian.Uint16(b[6:]))
+		if (want == 0 || tag == want) && uint64(size) <= uint64(len(b)) && fixed >= headerSize && fixed <= size {
+			return rec{b: b[:size], fixed: fixed, tag: tag}, nil
+		}
+	}
+	return rec{}, headerError(b, want)
+}
+
+// headerError says why b does not start with a well-formed header.
+//
+//go:noinline
+func headerError(b []byte, want Tag) error {
 	if len(b) < headerSize {
-		return rec{}, &Error{Record: want, Problem: "shorter than the 8-byte header (" + strconv.Itoa(len(b)) + " bytes)"}
+		return &Error{Record: want, Problem: "shorter than the 8-byte header (" + strconv.Itoa(len(b)) + " bytes)"}
 	}
 	size := binary.LittleEndian.Uint32(b)
 	tag := Tag(binary.LittleEndian.Uint16(b[4:]))
 	fixed := uint32(binary.LittleEndian.Uint16(b[6:]))
-	if want != 0 && tag != want {
-		return rec{}, &Error{Record: want, Problem: "tag is " + tag.String()}
+	switch {
+	case want != 0 && tag != want:
+		return &Error{Record: want, Problem: "tag is " + tag.String()}
+	case uint64(size) > uint64(len(b)):
+		return &Error{Record: tag, Problem: "size " + strconv.FormatUint(uint64(size), 10) + " exceeds the " + strconv.Itoa(len(b)) + " bytes available"}
 	}
-	if uint64(size) > uint64(len(b)) {
-		return rec{}, &Error{Record: tag, Problem: "size " + strconv.FormatUint(uint64(size), 10) + " exceeds the " + strconv.Itoa(len(b)) + " bytes available"}
-	}
-	if fixed < headerSize || fixed > size {
-		return rec{}, &Error{Record: tag, Problem: "fixed part length " + strconv.FormatUint(uint64(fixed), 10) + " outside [8, size]"}
-	}
-	return rec{b: b[:size], fixed: fixed, tag: tag}, nil
+	return &Error{Record: tag, Problem: "fixed part length " + strconv.FormatUint(uint64(fixed), 10) + " outside [8, size]"}
 }
 
 func (r rec) has(off, n uint32) bool { return uint64(off)+uint64(n) <= uint64(r.fixed) }

@@ -37,7 +37,7 @@ for d in "${guests[@]}"; do
   out="$d/$name.wasm"
   log "tinygo build ./$d -> $out"
   TINYGOROOT="$root" "$tinygo" build -target="$target" -buildmode=c-shared \
-    -no-debug -scheduler=none -gc=conservative -o "$tmp/$name.wasm" "./$d"
+    -no-debug -scheduler=none -gc=leaking -opt=2 -o "$tmp/$name.wasm" "./$d"
   if cmp -s "$tmp/$name.wasm" "$out"; then
     log "  unchanged ($(stat -c %s "$out") bytes)"
   else
