@@ -1,0 +1,295 @@
+package policytest
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/wasmsched/wasmsched/abi"
+)
+
+// Builders of test objects, after kube-scheduler's st.MakePod():
+//
+//	pod := policytest.MakePod().Name("p").Priority(5).Queued(t0).Request("cpu", 500).Obj()
+//
+// Methods set a field and return the builder; Obj returns a copy of the
+// object, View its encoded record as the slots read it. Times are
+// time.Time, stored as Unix nanoseconds (the zero time as 0, "unset").
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// sortedKVs returns m's entries sorted by key, so that encodings are
+// deterministic.
+func sortedKVs(m map[string]string) []abi.KV {
+	var out []abi.KV
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, abi.KV{Key: k, Value: m[k]})
+	}
+	return out
+}
+
+func setKV(kvs []abi.KV, k, v string) []abi.KV {
+	for i := range kvs {
+		if kvs[i].Key == k {
+			kvs[i].Value = v
+			return kvs
+		}
+	}
+	return append(kvs, abi.KV{Key: k, Value: v})
+}
+
+func setQuantity(qs []abi.Quantity, name string, v int64) []abi.Quantity {
+	for i := range qs {
+		if qs[i].Name == name {
+			qs[i].Value = v
+			return qs
+		}
+	}
+	return append(qs, abi.Quantity{Name: name, Value: v})
+}
+
+// PodWrapper builds an [abi.Pod].
+type PodWrapper struct{ p abi.Pod }
+
+// MakePod starts a pod with every field zero.
+func MakePod() *PodWrapper { return &PodWrapper{} }
+
+func (w *PodWrapper) Name(s string) *PodWrapper      { w.p.Name = s; return w }
+func (w *PodWrapper) Namespace(s string) *PodWrapper { w.p.Namespace = s; return w }
+func (w *PodWrapper) UID(s string) *PodWrapper       { w.p.UID = s; return w }
+
+// Node sets the node the pod is bound to (assigned pods, in events).
+func (w *PodWrapper) Node(s string) *PodWrapper       { w.p.NodeName = s; return w }
+func (w *PodWrapper) Priority(v int32) *PodWrapper    { w.p.Priority = v; return w }
+func (w *PodWrapper) PreemptNever() *PodWrapper       { w.p.PreemptNever = true; return w }
+func (w *PodWrapper) Created(t time.Time) *PodWrapper { w.p.CreationTime = nanos(t); return w }
+func (w *PodWrapper) Queued(t time.Time) *PodWrapper  { w.p.QueuedTime = nanos(t); return w }
+func (w *PodWrapper) InitialAttempt(t time.Time) *PodWrapper {
+	w.p.InitialAttemptTime = nanos(t)
+	return w
+}
+func (w *PodWrapper) BackoffExpiry(t time.Time) *PodWrapper { w.p.BackoffExpiry = nanos(t); return w }
+func (w *PodWrapper) Attempts(n int32) *PodWrapper          { w.p.Attempts = n; return w }
+
+// LastFailureError marks the last attempt as failed with an error (rather
+// than rejected by a plugin).
+func (w *PodWrapper) LastFailureError() *PodWrapper { w.p.LastFailureError = true; return w }
+
+// UnschedulablePlugins appends plugins that rejected the pod.
+func (w *PodWrapper) UnschedulablePlugins(names ...string) *PodWrapper {
+	w.p.UnschedulablePlugins = append(w.p.UnschedulablePlugins, names...)
+	return w
+}
+
+// PendingPlugins appends plugins that left the pod pending.
+func (w *PodWrapper) PendingPlugins(names ...string) *PodWrapper {
+	w.p.PendingPlugins = append(w.p.PendingPlugins, names...)
+	return w
+}
+
+// Group puts the pod in PodGroup name with the group's minCount.
+func (w *PodWrapper) Group(name string, minCount int32) *PodWrapper {
+	w.p.Group.Name, w.p.Group.MinCount = name, minCount
+	return w
+}
+func (w *PodWrapper) GroupPriority(v int32) *PodWrapper { w.p.Group.Priority = v; return w }
+func (w *PodWrapper) GroupMembers(n int32) *PodWrapper  { w.p.Group.Members = n; return w }
+func (w *PodWrapper) GroupDisruption(m abi.DisruptionMode) *PodWrapper {
+	w.p.Group.DisruptionMode = m
+	return w
+}
+
+// Label sets one label.
+func (w *PodWrapper) Label(k, v string) *PodWrapper { w.p.Labels = setKV(w.p.Labels, k, v); return w }
+
+// Labels sets labels (added in key order).
+func (w *PodWrapper) Labels(m map[string]string) *PodWrapper {
+	for _, kv := range sortedKVs(m) {
+		w.Label(kv.Key, kv.Value)
+	}
+	return w
+}
+
+// Request sets the pod's request of one resource: cpu in millicores,
+// anything else in base units.
+func (w *PodWrapper) Request(name string, v int64) *PodWrapper {
+	w.p.Requests = setQuantity(w.p.Requests, name, v)
+	return w
+}
+
+// Requests sets several requests (added in name order).
+func (w *PodWrapper) Requests(m map[string]int64) *PodWrapper {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		w.Request(k, m[k])
+	}
+	return w
+}
+
+// SchedulingGates appends scheduling gates.
+func (w *PodWrapper) SchedulingGates(names ...string) *PodWrapper {
+	w.p.SchedulingGates = append(w.p.SchedulingGates, names...)
+	return w
+}
+
+// NodeSelector sets one node selector entry.
+func (w *PodWrapper) NodeSelector(k, v string) *PodWrapper {
+	w.p.NodeSelector = setKV(w.p.NodeSelector, k, v)
+	return w
+}
+
+// Toleration appends a toleration.
+func (w *PodWrapper) Toleration(key, value string, op abi.TolerationOperator, effect abi.TaintEffect) *PodWrapper {
+	w.p.Tolerations = append(w.p.Tolerations, abi.Toleration{Key: key, Value: value, Operator: op, Effect: effect})
+	return w
+}
+
+// HostPort appends a host port.
+func (w *PodWrapper) HostPort(ip string, port int32, proto abi.Protocol) *PodWrapper {
+	w.p.HostPorts = append(w.p.HostPorts, abi.HostPort{HostIP: ip, Port: port, Protocol: proto})
+	return w
+}
+
+// RequiredAffinity appends terms of the required node affinity (ORed).
+func (w *PodWrapper) RequiredAffinity(terms ...abi.NodeSelectorTerm) *PodWrapper {
+	w.p.RequiredAffinity = append(w.p.RequiredAffinity, terms...)
+	return w
+}
+
+// Obj returns a copy of the pod.
+func (w *PodWrapper) Obj() *abi.Pod {
+	p := w.p
+	p.Labels = slices.Clone(p.Labels)
+	p.Requests = slices.Clone(p.Requests)
+	p.UnschedulablePlugins = slices.Clone(p.UnschedulablePlugins)
+	p.PendingPlugins = slices.Clone(p.PendingPlugins)
+	p.SchedulingGates = slices.Clone(p.SchedulingGates)
+	p.NodeSelector = slices.Clone(p.NodeSelector)
+	p.Tolerations = slices.Clone(p.Tolerations)
+	p.HostPorts = slices.Clone(p.HostPorts)
+	p.RequiredAffinity = slices.Clone(p.RequiredAffinity)
+	return &p
+}
+
+// View returns the pod's encoded record.
+func (w *PodWrapper) View() abi.PodView { return PodView(&w.p) }
+
+// PodView encodes p and returns a view of the record.
+func PodView(p *abi.Pod) abi.PodView {
+	v, err := abi.ReadPod(abi.AppendPod(nil, p))
+	if err != nil {
+		panic("policytest: encoding a pod: " + err.Error()) // abi's own encoding: a bug
+	}
+	return v
+}
+
+// NodeWrapper builds an [abi.Node].
+type NodeWrapper struct{ n abi.Node }
+
+// MakeNode starts a node with every field zero.
+func MakeNode() *NodeWrapper { return &NodeWrapper{} }
+
+func (w *NodeWrapper) Name(s string) *NodeWrapper  { w.n.Name = s; return w }
+func (w *NodeWrapper) Unschedulable() *NodeWrapper { w.n.Unschedulable = true; return w }
+func (w *NodeWrapper) Label(k, v string) *NodeWrapper {
+	w.n.Labels = setKV(w.n.Labels, k, v)
+	return w
+}
+
+// Labels sets labels (added in key order).
+func (w *NodeWrapper) Labels(m map[string]string) *NodeWrapper {
+	for _, kv := range sortedKVs(m) {
+		w.Label(kv.Key, kv.Value)
+	}
+	return w
+}
+
+// Taint appends a taint.
+func (w *NodeWrapper) Taint(key, value string, effect abi.TaintEffect) *NodeWrapper {
+	w.n.Taints = append(w.n.Taints, abi.Taint{Key: key, Value: value, Effect: effect})
+	return w
+}
+
+// Allocatable sets the node's allocatable amount of one resource (cpu in
+// millicores, anything else in base units).
+func (w *NodeWrapper) Allocatable(name string, v int64) *NodeWrapper {
+	w.n.Allocatable = setQuantity(w.n.Allocatable, name, v)
+	return w
+}
+
+// Requested sets the sum of the requests of the pods on the node for one
+// resource.
+func (w *NodeWrapper) Requested(name string, v int64) *NodeWrapper {
+	w.n.Requested = setQuantity(w.n.Requested, name, v)
+	return w
+}
+
+// Obj returns a copy of the node.
+func (w *NodeWrapper) Obj() *abi.Node {
+	n := w.n
+	n.Labels = slices.Clone(n.Labels)
+	n.Taints = slices.Clone(n.Taints)
+	n.Allocatable = slices.Clone(n.Allocatable)
+	n.Requested = slices.Clone(n.Requested)
+	return &n
+}
+
+// View returns the node's encoded record.
+func (w *NodeWrapper) View() abi.NodeView {
+	v, err := abi.ReadNode(abi.AppendNode(nil, &w.n))
+	if err != nil {
+		panic("policytest: encoding a node: " + err.Error())
+	}
+	return v
+}
+
+// PodGroupWrapper builds an [abi.PodGroup].
+type PodGroupWrapper struct{ g abi.PodGroup }
+
+// MakePodGroup starts a pod group with every field zero.
+func MakePodGroup() *PodGroupWrapper { return &PodGroupWrapper{} }
+
+func (w *PodGroupWrapper) Name(s string) *PodGroupWrapper      { w.g.Name = s; return w }
+func (w *PodGroupWrapper) Namespace(s string) *PodGroupWrapper { w.g.Namespace = s; return w }
+func (w *PodGroupWrapper) MinCount(n int32) *PodGroupWrapper   { w.g.MinCount = n; return w }
+func (w *PodGroupWrapper) Priority(v int32) *PodGroupWrapper   { w.g.Priority = v; return w }
+func (w *PodGroupWrapper) PreemptNever() *PodGroupWrapper      { w.g.PreemptNever = true; return w }
+func (w *PodGroupWrapper) Members(n int32) *PodGroupWrapper    { w.g.Members = n; return w }
+func (w *PodGroupWrapper) Disruption(m abi.DisruptionMode) *PodGroupWrapper {
+	w.g.DisruptionMode = m
+	return w
+}
+
+// Obj returns a copy of the pod group.
+func (w *PodGroupWrapper) Obj() *abi.PodGroup { g := w.g; return &g }
+
+// VictimWrapper builds an [abi.Victim]: a pod unless Group is called.
+type VictimWrapper struct{ v abi.Victim }
+
+// MakeVictim starts a pod victim with every field zero.
+func MakeVictim() *VictimWrapper { return &VictimWrapper{} }
+
+func (w *VictimWrapper) Name(s string) *VictimWrapper      { w.v.Name = s; return w }
+func (w *VictimWrapper) Namespace(s string) *VictimWrapper { w.v.Namespace = s; return w }
+func (w *VictimWrapper) UID(s string) *VictimWrapper       { w.v.UID = s; return w }
+func (w *VictimWrapper) Priority(v int32) *VictimWrapper   { w.v.Priority = v; return w }
+
+// Started sets the start time (of a group: its earliest member's); the zero
+// time means not started.
+func (w *VictimWrapper) Started(t time.Time) *VictimWrapper { w.v.StartTime = nanos(t); return w }
+
+// Group makes the victim a pod group (disruption mode all) of members pods.
+func (w *VictimWrapper) Group(members int32) *VictimWrapper {
+	w.v.Kind, w.v.Members = abi.VictimGroup, members
+	return w
+}
+
+// PDBViolating marks that preempting the victim would violate a PodDisruptionBudget.
+func (w *VictimWrapper) PDBViolating() *VictimWrapper { w.v.PDBViolating = true; return w }
+
+// Obj returns the victim.
+func (w *VictimWrapper) Obj() abi.Victim { return w.v }

@@ -1,0 +1,216 @@
+// Package policytest runs one test table against a policy twice: natively,
+// calling the policy's Go logic through the SDK's decision functions, and
+// against the compiled .wasm in the host's real runtime and slot adapters
+// (after proxy-wasm-go-sdk's proxytest). A test writes its cases once:
+//
+//	func TestPolicy(t *testing.T) {
+//		policytest.Run(t, policytest.Policy{WasmPath: "../prioritysort.wasm", QueueSort: &logic.Policy},
+//			func(t *testing.T, s policytest.Slots) {
+//				got := policytest.Sorted(t, s.QueueSort, low, high)
+//				...
+//			})
+//	}
+//
+// Run runs the body as subtests "native" and "wasm". A passing "native" run
+// says the logic is right; a passing "wasm" run says the module built from it
+// behaves the same through the ABI, without the host falling back to its
+// native defaults (a fallback fails the test), and exports exactly the slots
+// the Policy lists.
+//
+// The package also has the builders of test objects (MakePod, MakeNode,
+// MakeVictim, MakePodGroup, and events such as NodeAdd), helpers that ask a
+// slot about plain objects (Sorted, Hints, Ordered), and the native adapters
+// (NativeSort, ...) that the host's benchmarks reuse.
+package policytest
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/guest-sdk/backoffsort"
+	"github.com/wasmsched/wasmsched/guest-sdk/hint"
+	"github.com/wasmsched/wasmsched/guest-sdk/preenqueue"
+	"github.com/wasmsched/wasmsched/guest-sdk/queuesort"
+	"github.com/wasmsched/wasmsched/guest-sdk/victim"
+	"github.com/wasmsched/wasmsched/host/policy"
+)
+
+// Policy describes a policy module: the values its main.go registers, slot
+// by slot (nil for a slot it does not implement), and its compiled module.
+type Policy struct {
+	// WasmPath is the module built from the policy (relative paths are
+	// relative to the test's package directory). Empty skips the wasm run.
+	WasmPath     string
+	QueueSort    *queuesort.Policy
+	BackoffSort  *backoffsort.Policy
+	PreEnqueue   preenqueue.Func
+	QueueingHint []hint.Plugin
+	VictimOrder  victim.More
+}
+
+// Slots are a policy's slots as the host uses them; a slot the Policy does
+// not implement is nil.
+type Slots struct {
+	QueueSort    Sort
+	BackoffSort  BackoffSort
+	PreEnqueue   policy.PreEnqueue
+	QueueingHint policy.QueueingHint
+	VictimOrder  policy.VictimOrder
+}
+
+// Run runs body as subtest "native" with p's native adapters, then as
+// subtest "wasm" with p.WasmPath loaded into the host runtime.
+func Run(t *testing.T, p Policy, body func(t *testing.T, s Slots)) {
+	t.Helper()
+	t.Run("native", func(t *testing.T) { body(t, p.native(t)) })
+	t.Run("wasm", func(t *testing.T) {
+		if p.WasmPath == "" {
+			t.Skip("policytest.Policy.WasmPath is empty")
+		}
+		body(t, p.wasm(t))
+	})
+}
+
+// implements reports which slots p implements.
+func (p Policy) implements(s abi.Slot) bool {
+	switch s {
+	case abi.SlotQueueSort:
+		return p.QueueSort != nil
+	case abi.SlotBackoffSort:
+		return p.BackoffSort != nil
+	case abi.SlotPreEnqueue:
+		return p.PreEnqueue != nil
+	case abi.SlotQueueingHint:
+		return p.QueueingHint != nil
+	case abi.SlotVictimOrder:
+		return p.VictimOrder != nil
+	}
+	return false
+}
+
+func (p Policy) native(t *testing.T) Slots {
+	t.Helper()
+	var s Slots
+	if p.QueueSort != nil {
+		if p.QueueSort.Less == nil {
+			t.Fatal("policytest.Policy.QueueSort.Less is nil")
+		}
+		s.QueueSort = NativeSort(*p.QueueSort)
+	}
+	if p.BackoffSort != nil {
+		if p.BackoffSort.Less == nil {
+			t.Fatal("policytest.Policy.BackoffSort.Less is nil")
+		}
+		s.BackoffSort = NativeBackoffSort(*p.BackoffSort)
+	}
+	if p.PreEnqueue != nil {
+		s.PreEnqueue = checkedGates{t, NativePreEnqueue(p.PreEnqueue)}
+	}
+	if p.QueueingHint != nil {
+		if _, err := hint.Registrations(p.QueueingHint); err != nil {
+			t.Fatalf("policytest.Policy.QueueingHint: hint.Register would panic: %v", err)
+		}
+		s.QueueingHint = NativeQueueingHint(p.QueueingHint...)
+	}
+	if p.VictimOrder != nil {
+		s.VictimOrder = NativeVictimOrder(p.VictimOrder)
+	}
+	return s
+}
+
+// checkedGates fails the test on a gate the host would refuse from a
+// module, so that the native run catches what the wasm run would.
+type checkedGates struct {
+	t     *testing.T
+	inner policy.PreEnqueue
+}
+
+func (c checkedGates) PreEnqueue(p abi.PodView) abi.Gate {
+	g := c.inner.PreEnqueue(p)
+	var dec abi.Gate
+	if err := abi.DecodeGate(abi.AppendGate(nil, &g), &dec); err != nil {
+		c.t.Errorf("PreEnqueue(%s/%s) = %+v, which the host refuses: %v", p.Namespace(), p.Name(), g, err)
+	}
+	return g
+}
+
+// Sorted returns the names of pods in the order s pops them (by Less,
+// stable). When s is a keyed policy.Keyer it also sorts by key and fails t
+// if the two orders differ: the host's heaps compare keys, so a key must
+// order pods exactly as Less does.
+func Sorted(t testing.TB, s policy.Sort, pods ...*abi.Pod) []string {
+	t.Helper()
+	type item struct {
+		name string
+		view abi.PodView
+		key  abi.SortKey
+	}
+	items := make([]item, len(pods))
+	for i, p := range pods {
+		items[i] = item{name: p.Name, view: PodView(p)}
+	}
+	byLess := slices.Clone(items)
+	slices.SortStableFunc(byLess, func(a, b item) int {
+		switch {
+		case s.Less(a.view, b.view):
+			return -1
+		case s.Less(b.view, a.view):
+			return 1
+		}
+		return 0
+	})
+	names := make([]string, len(byLess))
+	for i, it := range byLess {
+		names[i] = it.name
+	}
+	if k, ok := s.(policy.Keyer); ok && k.Keyed() {
+		for i := range items {
+			items[i].key = k.Key(items[i].view)
+		}
+		slices.SortStableFunc(items, func(a, b item) int {
+			switch {
+			case a.key.Less(b.key):
+				return -1
+			case b.key.Less(a.key):
+				return 1
+			}
+			return 0
+		})
+		byKey := make([]string, len(items))
+		for i, it := range items {
+			byKey[i] = it.name
+		}
+		if !slices.Equal(names, byKey) {
+			t.Errorf("sort keys disagree with Less: by Less %q, by key %q", names, byKey)
+		}
+	}
+	return names
+}
+
+// Hints asks q about ev for each pod and returns its answers.
+func Hints(q policy.QueueingHint, ev abi.EventView, pods ...*abi.Pod) []abi.Hint {
+	views := make([]abi.PodView, len(pods))
+	for i, p := range pods {
+		views[i] = PodView(p)
+	}
+	out := make([]abi.Hint, len(pods))
+	q.Hints(ev, views, out)
+	return out
+}
+
+// Order asks v to order victims and returns the indices, most important first.
+func Order(v policy.VictimOrder, victims ...abi.Victim) []uint32 {
+	order := make([]uint32, len(victims))
+	v.Order(abi.PodView{}, victims, order)
+	return order
+}
+
+// Ordered is Order returning the victims' names.
+func Ordered(v policy.VictimOrder, victims ...abi.Victim) []string {
+	var names []string
+	for _, i := range Order(v, victims...) {
+		names = append(names, victims[i].Name)
+	}
+	return names
+}

@@ -1,0 +1,168 @@
+package policytest
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/guest-sdk/hint"
+	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/wasm"
+)
+
+// wasm loads p.WasmPath into a fresh host runtime (closed when t ends) and
+// returns the host's Wasm adapters of the slots p implements. It fails t if
+// the module's slots differ from p's, and whenever an adapter falls back to
+// a native answer.
+func (p Policy) wasm(t *testing.T) Slots {
+	t.Helper()
+	bin, err := os.ReadFile(p.WasmPath)
+	if err != nil {
+		t.Fatalf("reading the policy module: %v (build it with `make policies`)", err)
+	}
+	ctx := context.Background()
+	rt, err := wasm.NewRuntime(ctx, wasm.WithLogger(slog.New(slog.NewTextHandler(logWriter{t}, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rt.Close(ctx); err != nil {
+			t.Errorf("closing the runtime: %v", err)
+		}
+	})
+	m, err := rt.Load(ctx, filepath.Base(p.WasmPath), bin, wasm.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, s := range abi.Slots {
+		exported := 0
+		for _, name := range s.RequiredExports() {
+			if m.HasExport(name) {
+				exported++
+			}
+		}
+		switch {
+		case p.implements(s) && exported == 0:
+			t.Errorf("%s does not implement the %s slot, but the policytest.Policy has it: does its main.go register it?", p.WasmPath, s)
+		case !p.implements(s) && exported > 0:
+			t.Errorf("%s implements the %s slot, but the policytest.Policy lacks it: add it so that both runs test it", p.WasmPath, s)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	rec := strictRecorder{t}
+	var fb zeroFallback
+	var s Slots
+	if p.QueueSort != nil {
+		w, err := policy.NewWasmSort(m, abi.SlotQueueSort, fb, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkKeyed(t, abi.SlotQueueSort, w.Keyed(), p.QueueSort.Key != nil)
+		s.QueueSort = w
+	}
+	if p.BackoffSort != nil {
+		w, err := policy.NewWasmBackoffSort(m, fb, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkKeyed(t, abi.SlotBackoffSort, w.Keyed(), p.BackoffSort.Key != nil)
+		s.BackoffSort = w
+	}
+	if p.PreEnqueue != nil {
+		w, err := policy.NewWasmPreEnqueue(m, fb, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.PreEnqueue = w
+	}
+	if p.QueueingHint != nil {
+		w, err := policy.NewWasmQueueingHint(m, fb, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := hint.Registrations(p.QueueingHint)
+		if err != nil {
+			t.Fatalf("policytest.Policy.QueueingHint: %v", err)
+		}
+		if diff := cmp.Diff(want, w.Registrations()); diff != "" {
+			t.Errorf("%s registers other events than the policytest.Policy's plugins (is the module stale? run `make policies`) (-want, +got):\n%s", p.WasmPath, diff)
+		}
+		s.QueueingHint = w
+	}
+	if p.VictimOrder != nil {
+		w, err := policy.NewWasmVictimOrder(m, fb, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.VictimOrder = w
+	}
+	return s
+}
+
+func checkKeyed(t *testing.T, slot abi.Slot, module, policy bool) {
+	t.Helper()
+	if module != policy {
+		t.Errorf("the module's %s slot computes sort keys: %v; the policytest.Policy has a Key: %v (is the module stale? run `make policies`)", slot, module, policy)
+	}
+}
+
+// strictRecorder fails the test on every failed call and every fallback: a
+// wasm run must be answered by the module, or it would pass on the host's
+// native defaults.
+type strictRecorder struct{ t *testing.T }
+
+func (r strictRecorder) Called(abi.Slot) {}
+
+func (r strictRecorder) Failed(slot abi.Slot, reason string, err error) {
+	r.t.Errorf("a call into the module's %s slot failed (%s): %v", slot, reason, err)
+}
+
+func (r strictRecorder) FellBack(slot abi.Slot, n int) {
+	r.t.Errorf("the %s slot answered %d decisions with the native fallback instead of the module", slot, n)
+}
+
+func (r strictRecorder) Observe(abi.Slot, time.Duration) {}
+
+// zeroFallback is every slot's fallback in a wasm run. The recorder already
+// fails the test on a fallback; answering zero values rather than a real
+// native policy makes sure a fallback cannot also make the answers right.
+type zeroFallback struct{}
+
+var (
+	_ policy.BackoffSort  = zeroFallback{}
+	_ policy.Keyer        = zeroFallback{}
+	_ policy.PreEnqueue   = zeroFallback{}
+	_ policy.QueueingHint = zeroFallback{}
+	_ policy.VictimOrder  = zeroFallback{}
+)
+
+func (zeroFallback) Less(a, b abi.PodView) bool                     { return false }
+func (zeroFallback) MayPop(abi.PodView) bool                        { return false }
+func (zeroFallback) Keyed() bool                                    { return true } // lets keyed modules load
+func (zeroFallback) Key(abi.PodView) abi.SortKey                    { return abi.SortKey{} }
+func (zeroFallback) PreEnqueue(abi.PodView) abi.Gate                { return abi.Gate{} }
+func (zeroFallback) Registrations() []abi.Registration              { return nil }
+func (zeroFallback) Hints(abi.EventView, []abi.PodView, []abi.Hint) {}
+func (zeroFallback) Order(_ abi.PodView, _ []abi.Victim, order []uint32) {
+	clear(order)
+}
+
+// logWriter sends the runtime's log lines (load warnings, guest output) to
+// the test's log.
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
