@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/config"
+	"github.com/wasmsched/wasmsched/host/wasm"
+)
+
+const usage = `usage: wasmsched <command> [arguments]
+
+commands:
+  version                   print the version and the policy ABI it speaks
+  policy validate [-config FILE] [-set key=value]... MODULE
+                            load a policy module as the scheduler would, under
+                            the configured sandbox limits, and report its ABI
+                            version, slots, exports, imports and memory;
+                            exits 1 if the module is refused
+`
+
+// errUsage marks errors whose remedy is the usage text.
+var errUsage = errors.New("usage")
+
+// run is the whole CLI, so tests can drive it: it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "version":
+		err = version(stdout)
+	case "policy":
+		err = policyCmd(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		err = fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "wasmsched: %v\n\n%s", err, usage)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "wasmsched: %v\n", err)
+		return 1
+	}
+}
+
+func version(w io.Writer) error {
+	v := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		v = bi.Main.Version
+	}
+	_, err := fmt.Fprintf(w, "wasmsched %s\npolicy ABI %d.%d\n", v, abi.VersionMajor, abi.VersionMinor)
+	return err
+}
+
+func policyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "validate" {
+		return fmt.Errorf("%w: policy needs a subcommand: validate", errUsage)
+	}
+	fs := flag.NewFlagSet("policy validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgFile := fs.String("config", "", "configuration file (YAML) whose sandbox limits apply")
+	var sets setFlags
+	fs.Var(&sets, "set", "override a configuration key, key=value (repeatable), e.g. -set sandbox.memoryPages=64")
+	if err := fs.Parse(args[1:]); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: policy validate takes one module file", errUsage)
+	}
+	cfg, err := config.Load(config.Source{File: *cfgFile, Environ: os.Environ(), Overrides: sets})
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	return validate(ctx, fs.Arg(0), cfg.Sandbox, stdout, stderr)
+}
+
+// sandboxLimits maps the configuration onto the runtime's limits.
+func sandboxLimits(s config.Sandbox) wasm.Limits {
+	return wasm.Limits{MemoryPages: s.MemoryPages, Deadline: s.Deadline, PoolSize: s.PoolSize}
+}
+
+// setFlags collects repeated -set key=value flags.
+type setFlags map[string]string
+
+func (s *setFlags) String() string { return "" }
+
+func (s *setFlags) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want key=value, got %q", v)
+	}
+	if *s == nil {
+		*s = setFlags{}
+	}
+	(*s)[k] = val
+	return nil
+}
+
+func validate(ctx context.Context, path string, sandbox config.Sandbox, w, stderr io.Writer) error {
+	limits := sandboxLimits(sandbox)
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	rt, err := wasm.NewRuntime(ctx, wasm.WithLogger(log), wasm.WithWatchdogTick(sandbox.WatchdogTick))
+	if err != nil {
+		return err
+	}
+	defer rt.Close(context.Background())
+	start := time.Now()
+	m, err := rt.Load(ctx, path, bin, limits)
+	if err != nil {
+		return err
+	}
+	loaded := time.Since(start)
+	major, minor := m.ABIVersion()
+	minPages, maxPages, hasMax := m.MemoryPages()
+	fmt.Fprintf(w, "module     %s\nsha256     %x\nsize       %d bytes (loaded and validated in %v)\nABI        %d.%d (host speaks %d.%d)\n",
+		path, m.SHA256(), len(bin), loaded.Round(time.Microsecond), major, minor, abi.VersionMajor, abi.VersionMinor)
+	var slots []string
+	for _, s := range abi.Slots {
+		implemented := true
+		for _, e := range s.RequiredExports() {
+			implemented = implemented && m.HasExport(e)
+		}
+		if implemented {
+			name := s.String()
+			if k := s.KeyExport(); k != "" && m.HasExport(k) {
+				name += " (with sort key)"
+			}
+			slots = append(slots, name)
+		}
+	}
+	if len(slots) == 0 {
+		slots = []string{"none: the module exports no slot's functions"}
+	}
+	mem := fmt.Sprintf("%d pages initial, limit %d pages", minPages, limits.MemoryPages)
+	if hasMax {
+		mem = fmt.Sprintf("%d pages initial, %d max, limit %d pages", minPages, maxPages, limits.MemoryPages)
+	}
+	imports := m.Imports()
+	if len(imports) == 0 {
+		imports = []string{"none"}
+	}
+	fmt.Fprintf(w, "slots      %s\nexports    %s\nimports    %s\nmemory     %s\n",
+		strings.Join(slots, ", "), strings.Join(m.Exports(), ", "), strings.Join(imports, ", "), mem)
+	return nil
+}

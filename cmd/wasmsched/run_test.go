@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"github.com/wasmsched/wasmsched/config"
+	"github.com/wasmsched/wasmsched/host/wasm"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI("version")
+	if code != 0 || !strings.Contains(out, "policy ABI 1.0") {
+		t.Errorf("version: code %d, output %q", code, out)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"frobnicate"}, {"policy"}, {"policy", "validate"}, {"policy", "validate", "a", "b"}} {
+		code, _, errOut := runCLI(args...)
+		if code != 2 || !strings.Contains(errOut, "usage: wasmsched") {
+			t.Errorf("%q: code %d, stderr %q; want 2 and the usage", args, code, errOut)
+		}
+	}
+}
+
+func TestPolicyValidate(t *testing.T) {
+	example := filepath.Join("..", "..", "guest-sdk", "examples", "prioritysort", "prioritysort.wasm")
+	code, out, errOut := runCLI("policy", "validate", example)
+	if code != 0 {
+		t.Fatalf("validate %s: code %d, stderr %q", example, code, errOut)
+	}
+	for _, want := range []string{"ABI        1.0", "slots      queueSort (with sort key)", "imports    none", "wasmsched_queue_sort_less"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.wasm")
+	if err := os.WriteFile(bad, []byte("not wasm at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runCLI("policy", "validate", bad)
+	if code != 1 || !strings.Contains(errOut, "bad.wasm") {
+		t.Errorf("garbage module: code %d, stderr %q; want 1 and a message naming the module", code, errOut)
+	}
+	forbidden := filepath.Join("..", "..", "host", "wasm", "testdata", "forbidden_wasi.wasm")
+	code, _, errOut = runCLI("policy", "validate", forbidden)
+	if code != 1 || !strings.Contains(errOut, "forbidden") {
+		t.Errorf("forbidden import: code %d, stderr %q", code, errOut)
+	}
+}
+
+func TestPolicyValidateUsesConfig(t *testing.T) {
+	example := filepath.Join("..", "..", "guest-sdk", "examples", "prioritysort", "prioritysort.wasm")
+	code, out, errOut := runCLI("policy", "validate", "-set", "sandbox.memoryPages=64", example)
+	if code != 0 || !strings.Contains(out, "limit 64 pages") {
+		t.Errorf("-set sandbox.memoryPages=64: code %d, out %q, stderr %q", code, out, errOut)
+	}
+	code, _, errOut = runCLI("policy", "validate", "-set", "sandbox.memoryPagez=64", example)
+	if code != 1 || !strings.Contains(errOut, `unknown key "sandbox.memoryPagez"`) {
+		t.Errorf("unknown key: code %d, stderr %q", code, errOut)
+	}
+	// A module whose initial memory is above the configured limit is refused.
+	code, _, errOut = runCLI("policy", "validate", "-set", "sandbox.memoryPages=2", filepath.Join("..", "..", "host", "wasm", "testdata", "bigmem.wasm"))
+	if code != 1 || !strings.Contains(errOut, "bigmem") {
+		t.Errorf("module over the memory limit: code %d, stderr %q", code, errOut)
+	}
+}
+
+func TestConfigDefaultsMatchRuntime(t *testing.T) {
+	cfg, err := config.Load(config.Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := sandboxLimits(cfg.Sandbox), wasm.DefaultLimits()
+	if got.MemoryPages != want.MemoryPages || got.Deadline != want.Deadline {
+		t.Errorf("config defaults %+v disagree with the runtime's %+v", got, want)
+	}
+}
