@@ -35,12 +35,14 @@ func PodGroup(pg *schedv1beta1.PodGroup, members int32) abi.PodGroup {
 	}
 }
 
-// minCount is the gang policy's minCount, 0 for a basic (non-gang) group.
+// minCount is the gang policy's minCount, and 1 for a basic (non-gang)
+// group, as upstream's gangscheduling getMinCount: a basic group's pods need
+// no quorum. 0 is left to mean "the PodGroup is not known yet" (Group(nil)).
 func minCount(pg *schedv1beta1.PodGroup) int32 {
 	if g := pg.Spec.SchedulingPolicy.Gang; g != nil {
 		return g.MinCount
 	}
-	return 0
+	return 1
 }
 
 // groupPriority is spec.priority, 0 when unset (as upstream's

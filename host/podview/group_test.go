@@ -25,11 +25,13 @@ func TestGroup(t *testing.T) {
 			wantGroup: abi.PodGroup{Namespace: "default", Name: "g", MinCount: 4, Priority: 500, PreemptNever: true, DisruptionMode: abi.DisruptionAll, Members: 3},
 		},
 		{
-			name:      "basic policy: minCount 0; unset priority: 0; unset disruption mode: single",
+			// A basic group needs no quorum: minCount 1, as upstream's
+			// getMinCount; 0 stays free to mean "PodGroup not known".
+			name:      "basic policy: minCount 1; unset priority: 0; unset disruption mode: single",
 			pg:        makeGroup("b").obj(),
 			members:   1,
-			wantInfo:  GroupInfo{Members: 1},
-			wantGroup: abi.PodGroup{Namespace: "default", Name: "b", Members: 1},
+			wantInfo:  GroupInfo{MinCount: 1, Members: 1},
+			wantGroup: abi.PodGroup{Namespace: "default", Name: "b", MinCount: 1, Members: 1},
 		},
 		{
 			name:      "explicit single disruption mode, preempt lower priority",
