@@ -1,0 +1,917 @@
+package logic_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/guest-sdk/hint"
+	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
+	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/policies/hints/logic"
+)
+
+// The cases are upstream's unit tests of the hint functions (Kubernetes
+// v1.37, pkg/scheduler/framework/plugins/*/*_test.go), named as there where
+// they come from there, adapted to ABI records, plus cases for what the ABI
+// adds: requested amounts, combined action bits, unregistered events, the
+// pending pod's own updates.
+
+const wasmPath = "../hints.wasm"
+
+var hintsPolicy = policytest.Policy{WasmPath: wasmPath, QueueingHint: logic.Plugins}
+
+const (
+	skip  = abi.HintSkip
+	queue = abi.HintQueue
+	herr  = abi.HintError
+)
+
+// hintCase asks the slot about ev for pods.
+type hintCase struct {
+	name string
+	ev   abi.EventView
+	pods []*policytest.PodWrapper
+	want []abi.Hint
+}
+
+func runCases(t *testing.T, q policy.QueueingHint, cases []hintCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if len(c.pods) != len(c.want) {
+				t.Fatalf("bad case: %d pods, %d hints", len(c.pods), len(c.want))
+			}
+			views := make([]abi.PodView, len(c.pods))
+			for i, p := range c.pods {
+				views[i] = p.View()
+			}
+			got := make([]abi.Hint, len(views))
+			q.Hints(c.ev, views, got)
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("hints (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// pending is a pod in the queue rejected by plugins.
+func pending(name string, plugins ...string) *policytest.PodWrapper {
+	return policytest.MakePod().Namespace("ns").Name(name).UID("uid-"+name).UnschedulablePlugins(plugins...).Request("pods", 1)
+}
+
+// bound is a pod bound to node n1, as in an assigned-pod event.
+func bound(name string) *policytest.PodWrapper {
+	return policytest.MakePod().Namespace("ns").Name(name).UID("uid-"+name).Node("n1").Request("pods", 1)
+}
+
+// node is n1 with room for pods and, unless set otherwise, nothing else.
+func node() *policytest.NodeWrapper {
+	return policytest.MakeNode().Name("n1").Allocatable("pods", 32)
+}
+
+func req(key string, op abi.SelectorOperator, values ...string) abi.Requirement {
+	return abi.Requirement{Key: key, Operator: op, Values: values}
+}
+
+func term(exprs ...abi.Requirement) abi.NodeSelectorTerm {
+	return abi.NodeSelectorTerm{MatchExpressions: exprs}
+}
+
+func fieldTerm(fields ...abi.Requirement) abi.NodeSelectorTerm {
+	return abi.NodeSelectorTerm{MatchFields: fields}
+}
+
+func TestRegistrations(t *testing.T) {
+	const (
+		fit   = abi.PluginNodeResourcesFit
+		aff   = abi.PluginNodeAffinity
+		taint = abi.PluginTaintToleration
+		unsch = abi.PluginNodeUnschedulable
+		ports = abi.PluginNodePorts
+		name  = abi.PluginNodeName
+		gates = abi.PluginSchedulingGates
+		gang  = abi.PluginGangScheduling
+	)
+	want := []abi.Registration{
+		{Plugin: fit, Resource: abi.ResourcePod, Actions: abi.ActionDelete},
+		{Plugin: fit, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateNodeAllocatable},
+		{Plugin: fit, Resource: abi.ResourcePod, Actions: abi.ActionUpdatePodScaleDown},
+		{Plugin: fit, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionUpdatePodScaleDown},
+		{Plugin: aff, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateNodeLabel},
+		{Plugin: taint, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateNodeTaint},
+		{Plugin: taint, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionUpdatePodToleration},
+		{Plugin: unsch, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateNodeTaint},
+		{Plugin: unsch, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionUpdatePodToleration},
+		{Plugin: ports, Resource: abi.ResourcePod, Actions: abi.ActionDelete},
+		{Plugin: ports, Resource: abi.ResourceNode, Actions: abi.ActionAdd},
+		{Plugin: name, Resource: abi.ResourceNode, Actions: abi.ActionAdd},
+		{Plugin: gates, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionUpdatePodSchedulingGatesEliminated},
+		{Plugin: gang, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionAdd},
+		{Plugin: gang, Resource: abi.ResourcePod, Actions: abi.ActionAdd},
+		{Plugin: gang, Resource: abi.ResourcePodGroup, Actions: abi.ActionAdd},
+		{Plugin: gang, Resource: abi.ResourcePodGroup, Actions: abi.ActionUpdate},
+	}
+	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) {
+		if diff := cmp.Diff(want, s.QueueingHint.Registrations()); diff != "" {
+			t.Errorf("Registrations (-want, +got):\n%s", diff)
+		}
+	})
+}
+
+func TestNodeResourcesFit(t *testing.T) {
+	const fit = abi.PluginNodeResourcesFit
+	const extA, extB = "example.com/aaa", "example.com/bbb"
+	p := func(name string) *policytest.PodWrapper { return pending(name, fit) }
+	// upstream's newResourcePod(framework.Resource{Memory: 2, ScalarResources: {extA: 1}})
+	memA := func() *policytest.PodWrapper { return p("mem-a").Request("memory", 2).Request(extA, 1) }
+	cases := []hintCase{
+		// Test_isSchedulableAfterNodeChange
+		{
+			name: "skip-queue-on-node-add-without-sufficient-resources",
+			ev:   policytest.NodeAdd(node().Allocatable("memory", 1).Obj()),
+			pods: []*policytest.PodWrapper{p("mem").Request("memory", 2)},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "skip-queue-on-node-add-without-required-resource-type",
+			ev:   policytest.NodeAdd(node().Allocatable(extB, 1).Obj()),
+			pods: []*policytest.PodWrapper{p("a").Request(extA, 1)},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "queue-on-node-add-with-sufficient-resources",
+			ev:   policytest.NodeAdd(node().Allocatable("memory", 4).Allocatable(extA, 2).Obj()),
+			pods: []*policytest.PodWrapper{memA()},
+			want: []abi.Hint{queue},
+		},
+		{
+			name: "skip-queue-on-node-unrelated-changes",
+			ev: policytest.NodeUpdate(node().Allocatable("memory", 2).Allocatable(extA, 2).Obj(),
+				node().Allocatable("memory", 2).Allocatable(extA, 1).Allocatable(extB, 2).Obj(), abi.ActionUpdateNodeAllocatable),
+			pods: []*policytest.PodWrapper{memA()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "queue-on-pod-requested-resources-increase",
+			ev: policytest.NodeUpdate(node().Allocatable("memory", 2).Allocatable(extA, 1).Obj(),
+				node().Allocatable("memory", 2).Allocatable(extA, 2).Obj(), abi.ActionUpdateNodeAllocatable),
+			pods: []*policytest.PodWrapper{memA()},
+			want: []abi.Hint{queue},
+		},
+		{
+			name: "skip-queue-on-node-changes-from-suitable-to-unsuitable",
+			ev: policytest.NodeUpdate(node().Allocatable("memory", 4).Allocatable(extA, 2).Obj(),
+				node().Allocatable("memory", 1).Allocatable(extA, 2).Obj(), abi.ActionUpdateNodeAllocatable),
+			pods: []*policytest.PodWrapper{memA()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "queue-on-node-changes-from-unsuitable-to-suitable",
+			ev: policytest.NodeUpdate(node().Allocatable("memory", 1).Allocatable(extA, 2).Obj(),
+				node().Allocatable("memory", 4).Allocatable(extA, 2).Obj(), abi.ActionUpdateNodeAllocatable),
+			pods: []*policytest.PodWrapper{memA()},
+			want: []abi.Hint{queue},
+		},
+		// The pod count and the node's requested amounts.
+		{
+			name: "node add: what the node's pods request counts",
+			ev:   policytest.NodeAdd(node().Allocatable("cpu", 4000).Requested("cpu", 3000).Requested("pods", 3).Obj()),
+			pods: []*policytest.PodWrapper{
+				p("fits").Request("cpu", 1000), p("over").Request("cpu", 1001), p("no-requests"),
+				p("zero").Request("cpu", 0),
+			},
+			want: []abi.Hint{queue, skip, queue, queue},
+		},
+		{
+			name: "node add: a full node fits no pod",
+			ev:   policytest.NodeAdd(node().Allocatable("pods", 3).Requested("pods", 3).Obj()),
+			pods: []*policytest.PodWrapper{p("no-requests"), policytest.MakePod().Name("no-pods-entry").UnschedulablePlugins(fit)},
+			want: []abi.Hint{skip, skip},
+		},
+		{
+			name: "node add: a node without a pods allocatable fits no pod",
+			ev:   policytest.NodeAdd(policytest.MakeNode().Name("n1").Allocatable("cpu", 4000).Obj()),
+			pods: []*policytest.PodWrapper{p("cpu").Request("cpu", 1)},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "node update: more pods allowed queues every pod that fits",
+			ev: policytest.NodeUpdate(node().Allocatable("pods", 3).Requested("pods", 3).Obj(),
+				node().Allocatable("pods", 4).Requested("pods", 3).Obj(), abi.ActionUpdateNodeAllocatable),
+			pods: []*policytest.PodWrapper{p("no-requests"), p("cpu").Request("cpu", 1)},
+			want: []abi.Hint{queue, skip},
+		},
+		{
+			name: "node update: growth of a resource the pod does not request is not enough",
+			ev: policytest.NodeUpdate(node().Allocatable("cpu", 1000).Allocatable("memory", 10).Obj(),
+				node().Allocatable("cpu", 1000).Allocatable("memory", 20).Obj(), abi.ActionUpdateNodeAllocatable),
+			pods: []*policytest.PodWrapper{p("cpu").Request("cpu", 1000), p("memory").Request("memory", 15)},
+			want: []abi.Hint{skip, queue},
+		},
+		{
+			name: "node update with allocatable among other bits",
+			ev: policytest.NodeUpdate(node().Allocatable("cpu", 1000).Obj(),
+				node().Allocatable("cpu", 2000).Label("a", "b").Obj(), abi.ActionUpdateNodeLabel|abi.ActionUpdateNodeAllocatable),
+			pods: []*policytest.PodWrapper{p("cpu").Request("cpu", 1500)},
+			want: []abi.Hint{queue},
+		},
+		{
+			name: "node label update is not registered",
+			ev: policytest.NodeUpdate(node().Allocatable("cpu", 1000).Obj(),
+				node().Allocatable("cpu", 2000).Obj(), abi.ActionUpdateNodeLabel),
+			pods: []*policytest.PodWrapper{p("cpu").Request("cpu", 1500)},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "node delete is not registered",
+			ev:   policytest.NodeDelete(node().Allocatable("cpu", 1000).Obj()),
+			pods: []*policytest.PodWrapper{p("cpu").Request("cpu", 1)},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "node event without the node is an error (queued by the host)",
+			ev:   policytest.MakeEvent(&abi.Event{Resource: abi.ResourceNode, Action: abi.ActionAdd}),
+			pods: []*policytest.PodWrapper{p("cpu").Request("cpu", 1)},
+			want: []abi.Hint{herr},
+		},
+		// Test_isSchedulableAfterAssignedPodDelete
+		{
+			name: "queue-on-other-pod-deleted",
+			ev:   policytest.PodDelete(bound("pod2").Request("cpu", 1000).Obj()),
+			pods: []*policytest.PodWrapper{p("pod1").Request("cpu", 1000)},
+			want: []abi.Hint{queue},
+		},
+		{
+			name: "queue on a deleted pod that requested nothing but its pod slot",
+			ev:   policytest.PodDelete(bound("pod2").Obj()),
+			pods: []*policytest.PodWrapper{p("pod1").Request("memory", 1)},
+			want: []abi.Hint{queue},
+		},
+		{
+			name: "skip-queue-on-unscheduled-pod-deleted",
+			ev:   policytest.PodDelete(bound("pod2").Node("").Obj()),
+			pods: []*policytest.PodWrapper{p("pod1")},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "unscheduled pod delete is not registered",
+			ev:   policytest.UnscheduledPodDelete(pending("pod2").Request("cpu", 1).Obj()),
+			pods: []*policytest.PodWrapper{p("pod1").Request("cpu", 1)},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "assigned pod add is not registered",
+			ev:   policytest.PodAdd(bound("pod2").Obj()),
+			pods: []*policytest.PodWrapper{p("pod1")},
+			want: []abi.Hint{skip},
+		},
+		// Test_isSchedulableAfterAssignedPodScaleDown
+		{
+			name: "skip-queue-on-other-pod-unrelated-resource-scaled-down",
+			ev: policytest.PodUpdate(bound("pod2").Request("memory", 2).Obj(), bound("pod2").Request("memory", 1).Obj(),
+				abi.ActionUpdatePodScaleDown),
+			pods: []*policytest.PodWrapper{p("pod1").Request("cpu", 1000)},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "queue-on-other-pod-some-resource-scale-down",
+			ev: policytest.PodUpdate(bound("pod2").Request("cpu", 2000).Obj(), bound("pod2").Request("cpu", 1000).Obj(),
+				abi.ActionUpdatePodScaleDown),
+			pods: []*policytest.PodWrapper{p("pod1").Request("cpu", 1000)},
+			want: []abi.Hint{queue},
+		},
+		{
+			name: "queue when a requested resource went away",
+			ev: policytest.PodUpdate(bound("pod2").Request("cpu", 2000).Request(extA, 1).Obj(), bound("pod2").Request("cpu", 2000).Obj(),
+				abi.ActionUpdatePodScaleDown|abi.ActionUpdatePodLabel),
+			pods: []*policytest.PodWrapper{p("pod1").Request(extA, 1), p("pod3").Request("cpu", 1)},
+			want: []abi.Hint{queue, skip},
+		},
+		{
+			name: "skip a scale-down of a pod without a node",
+			ev: policytest.PodUpdate(bound("pod2").Request("cpu", 2000).Obj(), bound("pod2").Node("").Request("cpu", 1000).Obj(),
+				abi.ActionUpdatePodScaleDown),
+			pods: []*policytest.PodWrapper{p("pod1").Request("cpu", 1000)},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "assigned pod label update is not registered",
+			ev: policytest.PodUpdate(bound("pod2").Request("cpu", 2000).Obj(), bound("pod2").Request("cpu", 1000).Obj(),
+				abi.ActionUpdatePodLabel),
+			pods: []*policytest.PodWrapper{p("pod1").Request("cpu", 1000)},
+			want: []abi.Hint{skip},
+		},
+		// Test_isSchedulableAfterTargetPodScaleDown, and
+		// skip-queue-on-other-unscheduled-pod.
+		{
+			name: "queue-on-target-pod-some-resource-scale-down",
+			ev: policytest.UnscheduledPodUpdate(pending("pod1").Request("cpu", 2000).Obj(), pending("pod1").Request("cpu", 1000).Obj(),
+				abi.ActionUpdatePodScaleDown),
+			pods: []*policytest.PodWrapper{p("pod1").Request("cpu", 2000), p("pod2").Request("cpu", 1000)},
+			want: []abi.Hint{queue, skip},
+		},
+		{
+			name: "the pod's own update without a scale-down is not registered",
+			ev: policytest.UnscheduledPodUpdate(pending("pod1").Request("cpu", 1000).Obj(), pending("pod1").Request("cpu", 2000).Obj(),
+				abi.ActionUpdateOther),
+			pods: []*policytest.PodWrapper{p("pod1").Request("cpu", 1000)},
+			want: []abi.Hint{skip},
+		},
+	}
+	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
+}
+
+func TestNodeAffinity(t *testing.T) {
+	const aff = abi.PluginNodeAffinity
+	// upstream's st.MakePod().NodeAffinityIn("foo", []string{"bar"}, ...)
+	fooBar := func() *policytest.PodWrapper {
+		return pending("p", aff).RequiredAffinity(term(req("foo", abi.SelectorIn, "bar")))
+	}
+	labelUpdate := func(old, new *policytest.NodeWrapper) abi.EventView {
+		return policytest.NodeUpdate(old.Obj(), new.Obj(), abi.ActionUpdateNodeLabel)
+	}
+	withTerms := func(name string, terms ...abi.NodeSelectorTerm) *policytest.PodWrapper {
+		return pending(name, aff).RequiredAffinity(terms...)
+	}
+	cases := []hintCase{
+		// Test_isSchedulableAfterNodeChange
+		{name: "skip-queue-on-add", ev: policytest.NodeAdd(node().Obj()),
+			pods: []*policytest.PodWrapper{fooBar()}, want: []abi.Hint{skip}},
+		{name: "queue-on-add", ev: policytest.NodeAdd(node().Label("foo", "bar").Obj()),
+			pods: []*policytest.PodWrapper{fooBar()}, want: []abi.Hint{queue}},
+		{name: "skip-unrelated-changes", ev: labelUpdate(node(), node().Allocatable("cpu", 1)),
+			pods: []*policytest.PodWrapper{fooBar()}, want: []abi.Hint{skip}},
+		{name: "skip-unrelated-changes-on-labels", ev: labelUpdate(node(), node().Label("k", "v")),
+			pods: []*policytest.PodWrapper{fooBar()}, want: []abi.Hint{skip}},
+		{name: "skip-labels-changes-on-node-from-suitable-to-unsuitable",
+			ev:   labelUpdate(node().Label("foo", "bar"), node().Label("k", "v")),
+			pods: []*policytest.PodWrapper{fooBar()}, want: []abi.Hint{skip}},
+		{name: "queue-on-labels-change-makes-pod-schedulable", ev: labelUpdate(node(), node().Label("foo", "bar")),
+			pods: []*policytest.PodWrapper{fooBar()}, want: []abi.Hint{queue}},
+		{name: "skip-unrelated-change-that-keeps-pod-schedulable",
+			ev:   labelUpdate(node().Label("foo", "bar"), node().Label("foo", "bar").Allocatable("cpu", 1)),
+			pods: []*policytest.PodWrapper{fooBar()}, want: []abi.Hint{skip}},
+		// spec.nodeSelector, alone and with an affinity.
+		{
+			name: "node selector: every entry must match",
+			ev:   policytest.NodeAdd(node().Label("zone", "a").Label("disk", "ssd").Obj()),
+			pods: []*policytest.PodWrapper{
+				pending("one", aff).NodeSelector("zone", "a"),
+				pending("both", aff).NodeSelector("zone", "a").NodeSelector("disk", "ssd"),
+				pending("wrong-value", aff).NodeSelector("zone", "b"),
+				pending("missing", aff).NodeSelector("zone", "a").NodeSelector("gpu", "yes"),
+				pending("selector-and-affinity", aff).NodeSelector("zone", "a").RequiredAffinity(term(req("disk", abi.SelectorIn, "hdd"))),
+				pending("nothing-required", aff),
+			},
+			want: []abi.Hint{queue, queue, skip, skip, skip, queue},
+		},
+		{
+			name: "node selector: an empty value needs the label with an empty value",
+			ev:   policytest.NodeAdd(node().Label("flag", "").Obj()),
+			pods: []*policytest.PodWrapper{
+				pending("empty", aff).NodeSelector("flag", ""),
+				pending("absent", aff).NodeSelector("other", ""),
+			},
+			want: []abi.Hint{queue, skip},
+		},
+		// Operators (labels.Requirement.Matches).
+		{
+			name: "operators",
+			ev:   policytest.NodeAdd(node().Label("zone", "a").Label("cores", "16").Label("name", "x").Obj()),
+			pods: []*policytest.PodWrapper{
+				withTerms("in", term(req("zone", abi.SelectorIn, "b", "a"))),
+				withTerms("notin-other", term(req("zone", abi.SelectorNotIn, "b"))),
+				withTerms("notin-same", term(req("zone", abi.SelectorNotIn, "a"))),
+				withTerms("notin-absent", term(req("rack", abi.SelectorNotIn, "r1"))),
+				withTerms("exists", term(req("zone", abi.SelectorExists))),
+				withTerms("exists-absent", term(req("rack", abi.SelectorExists))),
+				withTerms("doesnotexist", term(req("rack", abi.SelectorDoesNotExist))),
+				withTerms("doesnotexist-present", term(req("zone", abi.SelectorDoesNotExist))),
+				withTerms("gt", term(req("cores", abi.SelectorGt, "8"))),
+				withTerms("gt-equal", term(req("cores", abi.SelectorGt, "16"))),
+				withTerms("lt", term(req("cores", abi.SelectorLt, "32"))),
+				withTerms("lt-absent", term(req("mem", abi.SelectorLt, "32"))),
+				withTerms("gt-not-a-number-label", term(req("name", abi.SelectorGt, "1"))),
+				withTerms("and", term(req("zone", abi.SelectorIn, "a"), req("cores", abi.SelectorGt, "20"))),
+				withTerms("or", term(req("zone", abi.SelectorIn, "b")), term(req("cores", abi.SelectorGt, "8"))),
+			},
+			want: []abi.Hint{
+				queue, queue, skip, queue, queue, skip, queue, skip, queue, skip, queue, skip, skip, skip, queue,
+			},
+		},
+		{
+			name: "matchFields: metadata.name only",
+			ev:   policytest.NodeAdd(node().Label("zone", "a").Obj()),
+			pods: []*policytest.PodWrapper{
+				withTerms("name-in", fieldTerm(req("metadata.name", abi.SelectorIn, "n1"))),
+				withTerms("name-in-other", fieldTerm(req("metadata.name", abi.SelectorIn, "n2"))),
+				withTerms("name-notin", fieldTerm(req("metadata.name", abi.SelectorNotIn, "n2"))),
+				withTerms("name-notin-same", fieldTerm(req("metadata.name", abi.SelectorNotIn, "n1"))),
+				withTerms("other-field-reads-empty", fieldTerm(req("spec.foo", abi.SelectorIn, "n1"))),
+				withTerms("other-field-notin", fieldTerm(req("spec.foo", abi.SelectorNotIn, "n1"))),
+				withTerms("fields-and-labels", abi.NodeSelectorTerm{
+					MatchExpressions: []abi.Requirement{req("zone", abi.SelectorIn, "a")},
+					MatchFields:      []abi.Requirement{req("metadata.name", abi.SelectorIn, "n2")},
+				}),
+			},
+			want: []abi.Hint{queue, skip, queue, skip, skip, queue, skip},
+		},
+		{
+			name: "empty terms match nothing, other terms still can",
+			ev:   policytest.NodeAdd(node().Label("zone", "a").Obj()),
+			pods: []*policytest.PodWrapper{
+				withTerms("only-empty", abi.NodeSelectorTerm{}),
+				withTerms("empty-and-matching", abi.NodeSelectorTerm{}, term(req("zone", abi.SelectorExists))),
+			},
+			want: []abi.Hint{skip, queue},
+		},
+		// Malformed terms (upstream: parse errors, reported when no term
+		// matches; the hint returns them with Queue).
+		{
+			name: "malformed terms",
+			ev:   policytest.NodeAdd(node().Label("zone", "a").Obj()),
+			pods: []*policytest.PodWrapper{
+				withTerms("unknown-operator", term(req("zone", abi.SelectorUnknown, "a"))),
+				withTerms("in-without-values", term(req("zone", abi.SelectorIn))),
+				withTerms("exists-with-values", term(req("zone", abi.SelectorExists, "a"))),
+				withTerms("gt-not-an-integer", term(req("zone", abi.SelectorGt, "x"))),
+				withTerms("gt-two-values", term(req("zone", abi.SelectorGt, "1", "2"))),
+				withTerms("gt-negative-is-no-label-value", term(req("zone", abi.SelectorGt, "-1"))),
+				withTerms("bad-key", term(req("bad key", abi.SelectorExists))),
+				withTerms("bad-value", term(req("zone", abi.SelectorIn, "a", "not valid"))),
+				withTerms("field-two-values", fieldTerm(req("metadata.name", abi.SelectorIn, "n1", "n2"))),
+				withTerms("field-exists", fieldTerm(req("metadata.name", abi.SelectorExists))),
+				withTerms("malformed-but-another-matches", term(req("zone", abi.SelectorUnknown)), term(req("zone", abi.SelectorIn, "a"))),
+				withTerms("malformed-and-another-fails", term(req("zone", abi.SelectorUnknown)), term(req("zone", abi.SelectorIn, "b"))),
+				pending("selector-fails-first", aff).NodeSelector("zone", "b").RequiredAffinity(term(req("zone", abi.SelectorUnknown))),
+			},
+			want: []abi.Hint{herr, herr, herr, herr, herr, herr, herr, herr, herr, herr, queue, herr, skip},
+		},
+		{
+			name: "taint update is not registered",
+			ev:   policytest.NodeUpdate(node().Obj(), node().Label("foo", "bar").Obj(), abi.ActionUpdateNodeTaint),
+			pods: []*policytest.PodWrapper{fooBar()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "label update among other bits",
+			ev:   policytest.NodeUpdate(node().Obj(), node().Label("foo", "bar").Obj(), abi.ActionUpdateNodeTaint|abi.ActionUpdateNodeLabel),
+			pods: []*policytest.PodWrapper{fooBar()},
+			want: []abi.Hint{queue},
+		},
+		{
+			name: "a pod rejected by another plugin is not asked",
+			ev:   policytest.NodeAdd(node().Label("foo", "bar").Taint("k", "", abi.EffectNoSchedule).Obj()),
+			pods: []*policytest.PodWrapper{
+				pending("other", abi.PluginTaintToleration).RequiredAffinity(term(req("foo", abi.SelectorIn, "bar"))),
+				pending("pending-plugin", abi.PluginTaintToleration).PendingPlugins(aff).RequiredAffinity(term(req("foo", abi.SelectorIn, "bar"))),
+			},
+			want: []abi.Hint{skip, queue},
+		},
+	}
+	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
+}
+
+func TestTaintToleration(t *testing.T) {
+	const tt = abi.PluginTaintToleration
+	// upstream's podWithTolerations("pod1", {dedicated=user2:NoSchedule})
+	user2 := func() *policytest.PodWrapper {
+		return pending("pod1", tt).Toleration("dedicated", "user2", abi.TolerationEqual, abi.EffectNoSchedule)
+	}
+	tainted := func(taints ...abi.Taint) *policytest.NodeWrapper {
+		n := node()
+		for _, t := range taints {
+			n.Taint(t.Key, t.Value, t.Effect)
+		}
+		return n
+	}
+	dedicated := func(v string) abi.Taint {
+		return abi.Taint{Key: "dedicated", Value: v, Effect: abi.EffectNoSchedule}
+	}
+	taintUpdate := func(old, new *policytest.NodeWrapper) abi.EventView {
+		return policytest.NodeUpdate(old.Obj(), new.Obj(), abi.ActionUpdateNodeTaint)
+	}
+	cases := []hintCase{
+		// TestIsSchedulableAfterNodeChange
+		{name: "skip-queue-on-untoleratedtaint-node-added", ev: policytest.NodeAdd(tainted(dedicated("user1")).Obj()),
+			pods: []*policytest.PodWrapper{user2()}, want: []abi.Hint{skip}},
+		{name: "queue-on-toleratedtaint-node-added", ev: policytest.NodeAdd(tainted(dedicated("user2")).Obj()),
+			pods: []*policytest.PodWrapper{user2()}, want: []abi.Hint{queue}},
+		{name: "skip-unrelated-change",
+			ev:   taintUpdate(tainted(dedicated("user1")), tainted(dedicated("user1"), dedicated("user3"))),
+			pods: []*policytest.PodWrapper{user2()}, want: []abi.Hint{skip}},
+		{name: "queue-on-taint-change", ev: taintUpdate(tainted(dedicated("user1")), tainted(dedicated("user2"))),
+			pods: []*policytest.PodWrapper{user2()}, want: []abi.Hint{queue}},
+		{name: "skip a change from tolerated to tolerated", ev: taintUpdate(tainted(), tainted(dedicated("user2"))),
+			pods: []*policytest.PodWrapper{user2()}, want: []abi.Hint{skip}},
+		// Which taints block, and which tolerations tolerate them
+		// (v1.Toleration.ToleratesTaint).
+		{
+			name: "only NoSchedule and NoExecute taints block",
+			ev: policytest.NodeAdd(tainted(
+				abi.Taint{Key: "soft", Effect: abi.EffectPreferNoSchedule},
+				abi.Taint{Key: "future", Effect: abi.EffectUnknown}).Obj()),
+			pods: []*policytest.PodWrapper{pending("none", tt)},
+			want: []abi.Hint{queue},
+		},
+		{
+			name: "tolerations",
+			ev:   policytest.NodeAdd(tainted(abi.Taint{Key: "k", Value: "v", Effect: abi.EffectNoExecute}).Obj()),
+			pods: []*policytest.PodWrapper{
+				pending("none", tt),
+				pending("equal", tt).Toleration("k", "v", abi.TolerationEqual, abi.EffectNoExecute),
+				pending("equal-other-value", tt).Toleration("k", "w", abi.TolerationEqual, abi.EffectNoExecute),
+				pending("exists", tt).Toleration("k", "", abi.TolerationExists, abi.EffectNoExecute),
+				pending("other-effect", tt).Toleration("k", "", abi.TolerationExists, abi.EffectNoSchedule),
+				pending("every-effect", tt).Toleration("k", "v", abi.TolerationEqual, abi.EffectNone),
+				pending("every-key", tt).Toleration("", "", abi.TolerationExists, abi.EffectNone),
+				pending("other-key", tt).Toleration("j", "", abi.TolerationExists, abi.EffectNone),
+				pending("unknown-operator", tt).Toleration("k", "v", abi.TolerationUnknown, abi.EffectNone),
+				pending("unknown-effect", tt).Toleration("k", "", abi.TolerationExists, abi.EffectUnknown),
+			},
+			want: []abi.Hint{skip, queue, skip, queue, skip, queue, queue, skip, skip, skip},
+		},
+		{
+			name: "every blocking taint must be tolerated",
+			ev: policytest.NodeAdd(tainted(abi.Taint{Key: "a", Effect: abi.EffectNoSchedule},
+				abi.Taint{Key: "b", Effect: abi.EffectNoExecute}).Obj()),
+			pods: []*policytest.PodWrapper{
+				pending("a", tt).Toleration("a", "", abi.TolerationExists, abi.EffectNone),
+				pending("a-b", tt).Toleration("a", "", abi.TolerationExists, abi.EffectNone).Toleration("b", "", abi.TolerationExists, abi.EffectNone),
+			},
+			want: []abi.Hint{skip, queue},
+		},
+		{
+			name: "Lt and Gt compare canonical integers",
+			ev:   policytest.NodeAdd(tainted(abi.Taint{Key: "tier", Value: "5", Effect: abi.EffectNoSchedule}).Obj()),
+			pods: []*policytest.PodWrapper{
+				pending("lt-10", tt).Toleration("tier", "10", abi.TolerationLt, abi.EffectNoSchedule),
+				pending("lt-5", tt).Toleration("tier", "5", abi.TolerationLt, abi.EffectNoSchedule),
+				pending("gt-3", tt).Toleration("tier", "3", abi.TolerationGt, abi.EffectNoSchedule),
+				pending("gt-negative", tt).Toleration("tier", "-3", abi.TolerationGt, abi.EffectNoSchedule),
+				pending("gt-leading-zero", tt).Toleration("tier", "03", abi.TolerationGt, abi.EffectNoSchedule),
+				pending("gt-plus", tt).Toleration("tier", "+3", abi.TolerationGt, abi.EffectNoSchedule),
+				pending("gt-not-a-number", tt).Toleration("tier", "x", abi.TolerationGt, abi.EffectNoSchedule),
+			},
+			want: []abi.Hint{queue, skip, queue, queue, skip, skip, skip},
+		},
+		{
+			name: "Lt and Gt need an integer taint value",
+			ev:   policytest.NodeAdd(tainted(abi.Taint{Key: "tier", Value: "05", Effect: abi.EffectNoSchedule}).Obj()),
+			pods: []*policytest.PodWrapper{pending("lt-10", tt).Toleration("tier", "10", abi.TolerationLt, abi.EffectNoSchedule)},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "label update is not registered",
+			ev:   policytest.NodeUpdate(tainted(dedicated("user1")).Obj(), tainted().Obj(), abi.ActionUpdateNodeLabel),
+			pods: []*policytest.PodWrapper{user2()},
+			want: []abi.Hint{skip},
+		},
+		// Test_isSchedulableAfterTargetPodTolerationChange
+		{
+			name: "queue-on-toleration-added",
+			ev: policytest.UnscheduledPodUpdate(pending("pod1").Obj(),
+				pending("pod1").Toleration("foo", "", abi.TolerationEqual, abi.EffectNoSchedule).Obj(), abi.ActionUpdatePodToleration),
+			pods: []*policytest.PodWrapper{pending("pod1", tt), pending("pod2", tt)},
+			want: []abi.Hint{queue, skip},
+		},
+		{
+			name: "the pod is recognised by namespace and name without a UID",
+			ev: policytest.UnscheduledPodUpdate(pending("pod1").UID("").Obj(),
+				pending("pod1").UID("").Toleration("foo", "", abi.TolerationExists, abi.EffectNone).Obj(), abi.ActionUpdatePodToleration),
+			pods: []*policytest.PodWrapper{pending("pod1", tt).UID(""), pending("pod1", tt).UID("").Namespace("other")},
+			want: []abi.Hint{queue, skip},
+		},
+		{
+			name: "an assigned pod's toleration update is not registered",
+			ev: policytest.PodUpdate(bound("pod1").Obj(),
+				bound("pod1").Toleration("foo", "", abi.TolerationExists, abi.EffectNone).Obj(), abi.ActionUpdatePodToleration),
+			pods: []*policytest.PodWrapper{pending("pod1", tt)},
+			want: []abi.Hint{skip},
+		},
+	}
+	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
+}
+
+func TestNodeUnschedulable(t *testing.T) {
+	const nu = abi.PluginNodeUnschedulable
+	p := func() *policytest.PodWrapper { return pending("pod1", nu) }
+	taintUpdate := func(old, new *policytest.NodeWrapper) abi.EventView {
+		return policytest.NodeUpdate(old.Obj(), new.Obj(), abi.ActionUpdateNodeTaint)
+	}
+	notReady := func(n *policytest.NodeWrapper) *policytest.NodeWrapper {
+		return n.Taint("node.kubernetes.io/not-ready", "", abi.EffectNoExecute)
+	}
+	tolerationUpdate := func(tols ...abi.Toleration) abi.EventView {
+		new := pending("pod1")
+		for _, t := range tols {
+			new.Toleration(t.Key, t.Value, t.Operator, t.Effect)
+		}
+		return policytest.UnscheduledPodUpdate(pending("pod1").Obj(), new.Obj(), abi.ActionUpdatePodToleration)
+	}
+	cases := []hintCase{
+		// TestIsSchedulableAfterNodeChange
+		{name: "skip-queue-on-unschedulable-node-added", ev: policytest.NodeAdd(node().Unschedulable().Obj()),
+			pods: []*policytest.PodWrapper{p()}, want: []abi.Hint{skip}},
+		{name: "queue-on-schedulable-node-added", ev: policytest.NodeAdd(node().Obj()),
+			pods: []*policytest.PodWrapper{p()}, want: []abi.Hint{queue}},
+		{name: "skip-unrelated-change-unschedulable-true", ev: taintUpdate(node().Unschedulable(), notReady(node().Unschedulable())),
+			pods: []*policytest.PodWrapper{p()}, want: []abi.Hint{skip}},
+		{name: "skip-unrelated-change-unschedulable-false", ev: taintUpdate(node(), notReady(node())),
+			pods: []*policytest.PodWrapper{p()}, want: []abi.Hint{skip}},
+		{name: "queue-on-unschedulable-field-change", ev: taintUpdate(node().Unschedulable(), node()),
+			pods: []*policytest.PodWrapper{p()}, want: []abi.Hint{queue}},
+		{name: "label update is not registered", ev: policytest.NodeUpdate(node().Unschedulable().Obj(), node().Obj(), abi.ActionUpdateNodeLabel),
+			pods: []*policytest.PodWrapper{p()}, want: []abi.Hint{skip}},
+		// TestIsSchedulableAfterPodTolerationChange
+		{
+			name: "queue-when-the-unsched-pod-gets-toleration",
+			ev:   tolerationUpdate(abi.Toleration{Key: "node.kubernetes.io/unschedulable", Operator: abi.TolerationExists, Effect: abi.EffectNoSchedule}),
+			pods: []*policytest.PodWrapper{p(), pending("pod2", nu)},
+			want: []abi.Hint{queue, skip},
+		},
+		{
+			name: "skip-when-the-unsched-pod-gets-unrelated-toleration",
+			ev:   tolerationUpdate(abi.Toleration{Key: "unrelated-key", Operator: abi.TolerationExists, Effect: abi.EffectNoSchedule}),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "queue when the pod gets a toleration of everything",
+			ev:   tolerationUpdate(abi.Toleration{Operator: abi.TolerationExists}),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{queue},
+		},
+		{
+			name: "skip a toleration of the key with another effect",
+			ev:   tolerationUpdate(abi.Toleration{Key: "node.kubernetes.io/unschedulable", Operator: abi.TolerationExists, Effect: abi.EffectNoExecute}),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+	}
+	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
+}
+
+func TestNodePorts(t *testing.T) {
+	const np = abi.PluginNodePorts
+	// upstream's st.MakePod().HostPort(8080)
+	want8080 := func() *policytest.PodWrapper { return pending("p", np).HostPort("", 8080, abi.ProtocolTCP) }
+	// upstream's newPod("m1", "TCP/127.0.0.1/80") and friends
+	wants := func(name string, ports ...abi.HostPort) *policytest.PodWrapper {
+		w := pending(name, np)
+		for _, hp := range ports {
+			w.HostPort(hp.HostIP, hp.Port, hp.Protocol)
+		}
+		return w
+	}
+	deleted := func(ports ...abi.HostPort) abi.EventView {
+		w := bound("gone")
+		for _, hp := range ports {
+			w.HostPort(hp.HostIP, hp.Port, hp.Protocol)
+		}
+		return policytest.PodDelete(w.Obj())
+	}
+	tcp := func(ip string, port int32) abi.HostPort {
+		return abi.HostPort{HostIP: ip, Port: port, Protocol: abi.ProtocolTCP}
+	}
+	cases := []hintCase{
+		// Test_isSchedulableAfterAssignedPodDeleted
+		{name: "skip-queue-on-unscheduled", ev: policytest.PodDelete(bound("gone").Node("").HostPort("", 8080, abi.ProtocolTCP).Obj()),
+			pods: []*policytest.PodWrapper{want8080()}, want: []abi.Hint{skip}},
+		{name: "skip-queue-on-non-hostport", ev: deleted(),
+			pods: []*policytest.PodWrapper{want8080()}, want: []abi.Hint{skip}},
+		{name: "skip-queue-on-unrelated-hostport", ev: deleted(tcp("", 8081)),
+			pods: []*policytest.PodWrapper{want8080()}, want: []abi.Hint{skip}},
+		{name: "queue-on-released-hostport", ev: deleted(tcp("", 8080)),
+			pods: []*policytest.PodWrapper{want8080()}, want: []abi.Hint{queue}},
+		// TestFits, read as "the deleted pod held these ports".
+		{
+			name: "conflicts",
+			ev:   deleted(tcp("127.0.0.1", 9090), tcp("127.0.0.1", 9191), tcp("127.0.1.1", 8080)),
+			pods: []*policytest.PodWrapper{
+				wants("non-conflicting", tcp("127.0.0.1", 80)),
+				wants("multiple-non-conflicting", tcp("127.0.0.1", 80), tcp("127.0.1.1", 80), tcp("127.0.1.1", 90)),
+				wants("some-conflicting", tcp("127.0.0.1", 80), tcp("127.0.1.1", 8080)),
+				wants("all-addresses-conflicts-with-any", tcp("0.0.0.0", 9090)),
+				wants("empty-address-is-all-addresses", tcp("", 9191)),
+				wants("other-address", tcp("127.0.0.2", 9090)),
+			},
+			want: []abi.Hint{skip, skip, queue, queue, queue, skip},
+		},
+		{
+			name: "protocols and addresses",
+			ev:   deleted(abi.HostPort{HostIP: "127.0.0.1", Port: 80, Protocol: abi.ProtocolUDP}, tcp("", 81)),
+			pods: []*policytest.PodWrapper{
+				wants("same-port-other-protocol", tcp("127.0.0.1", 80)),
+				wants("same-protocol", abi.HostPort{HostIP: "127.0.0.1", Port: 80, Protocol: abi.ProtocolUDP}),
+				wants("any-address-in-use", tcp("10.0.0.1", 81)),
+				wants("sctp", abi.HostPort{Port: 81, Protocol: abi.ProtocolSCTP}),
+			},
+			want: []abi.Hint{skip, queue, queue, skip},
+		},
+		{
+			name: "an unknown protocol conflicts with nothing",
+			ev:   deleted(abi.HostPort{Port: 80, Protocol: abi.ProtocolUnknown}),
+			pods: []*policytest.PodWrapper{wants("unknown", abi.HostPort{Port: 80, Protocol: abi.ProtocolUnknown})},
+			want: []abi.Hint{skip},
+		},
+		// Node/Add has no hint upstream: always Queue.
+		{name: "node added", ev: policytest.NodeAdd(node().Obj()),
+			pods: []*policytest.PodWrapper{want8080()}, want: []abi.Hint{queue}},
+		{name: "node update is not registered", ev: policytest.NodeUpdate(node().Obj(), node().Label("a", "b").Obj(), abi.ActionUpdateNodeLabel),
+			pods: []*policytest.PodWrapper{want8080()}, want: []abi.Hint{skip}},
+		{name: "assigned pod update is not registered", ev: policytest.PodUpdate(bound("gone").HostPort("", 8080, abi.ProtocolTCP).Obj(),
+			bound("gone").Obj(), abi.ActionUpdateOther), pods: []*policytest.PodWrapper{want8080()}, want: []abi.Hint{skip}},
+	}
+	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
+}
+
+func TestNodeName(t *testing.T) {
+	cases := []hintCase{
+		{name: "node added", ev: policytest.NodeAdd(node().Obj()),
+			pods: []*policytest.PodWrapper{pending("p", abi.PluginNodeName)}, want: []abi.Hint{queue}},
+		{name: "node update is not registered", ev: policytest.NodeUpdate(node().Obj(), node().Obj(), abi.ActionUpdateNodeLabel),
+			pods: []*policytest.PodWrapper{pending("p", abi.PluginNodeName)}, want: []abi.Hint{skip}},
+	}
+	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
+}
+
+func TestSchedulingGates(t *testing.T) {
+	const sg = abi.PluginSchedulingGates
+	gated := func() *policytest.PodWrapper { return pending("p").SchedulingGates("foo") }
+	cases := []hintCase{
+		// TestIsSchedulableAfterUpdateTargetPodSchedulingGatesEliminated
+		{
+			name: "queue on the pod's own last gate removed",
+			ev:   policytest.UnscheduledPodUpdate(gated().Obj(), pending("p").Obj(), abi.ActionUpdatePodSchedulingGatesEliminated),
+			pods: []*policytest.PodWrapper{gated().UnschedulablePlugins(sg), pending("other", sg).SchedulingGates("foo")},
+			want: []abi.Hint{queue, skip},
+		},
+		{
+			name: "another update of the pod is not registered",
+			ev:   policytest.UnscheduledPodUpdate(gated().Obj(), gated().Label("a", "b").Obj(), abi.ActionUpdatePodLabel),
+			pods: []*policytest.PodWrapper{gated().UnschedulablePlugins(sg)},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "a pending plugin is asked too",
+			ev:   policytest.UnscheduledPodUpdate(gated().Obj(), pending("p").Obj(), abi.ActionUpdatePodSchedulingGatesEliminated|abi.ActionUpdatePodLabel),
+			pods: []*policytest.PodWrapper{gated().PendingPlugins(sg)},
+			want: []abi.Hint{queue},
+		},
+	}
+	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
+}
+
+func TestGangScheduling(t *testing.T) {
+	const gs = abi.PluginGangScheduling
+	member := func(ns, name, group string) *policytest.PodWrapper {
+		return policytest.MakePod().Namespace(ns).Name(name).UID("uid-"+ns+"-"+name).UnschedulablePlugins(gs).Group(group, 3)
+	}
+	pg := func(ns, name string, minCount int32) *abi.PodGroup {
+		return policytest.MakePodGroup().Namespace(ns).Name(name).MinCount(minCount).Obj()
+	}
+	added := func(ns, group string) *abi.Pod {
+		return policytest.MakePod().Namespace(ns).Name("new").UID("uid-new").Group(group, 3).Obj()
+	}
+	update := func(old, new int32) abi.EventView {
+		return policytest.PodGroupUpdate(pg("ns1", "pg", old), pg("ns1", "pg", new), abi.ActionUpdateOther)
+	}
+	cases := []hintCase{
+		// Test_isSchedulableAfterPodAdded
+		{
+			name: "add a newPod which matches the pod's scheduling group",
+			ev:   policytest.UnscheduledPodAdd(added("ns1", "pg")),
+			pods: []*policytest.PodWrapper{
+				member("ns1", "p", "pg"),
+				member("ns2", "p", "pg"),  // doesn't match the pod's namespace
+				member("ns1", "q", "pg1"), // doesn't match the pod's pod group name
+				member("ns1", "r", ""),    // no group
+			},
+			want: []abi.Hint{queue, skip, skip, skip},
+		},
+		{
+			name: "add a newPod with NodeName set which matches the pod's scheduling group",
+			ev:   policytest.PodAdd(policytest.MakePod().Namespace("ns1").Name("new").Node("node1").Group("pg", 3).Obj()),
+			pods: []*policytest.PodWrapper{member("ns1", "p", "pg"), member("ns1", "q", "pg2")},
+			want: []abi.Hint{queue, skip},
+		},
+		{
+			name: "add a newPod without a scheduling group",
+			ev:   policytest.UnscheduledPodAdd(added("ns1", "")),
+			pods: []*policytest.PodWrapper{member("ns1", "p", "pg")},
+			want: []abi.Hint{skip},
+		},
+		// Test_isSchedulableAfterPodGroupAdded
+		{
+			name: "add a pod group",
+			ev:   policytest.PodGroupAdd(pg("ns1", "pg", 1)),
+			pods: []*policytest.PodWrapper{
+				member("ns1", "p", "pg"),
+				member("ns1", "q", "pg1"), // doesn't match the pod's scheduling group name
+				member("ns2", "p", "pg"),  // doesn't match the pod's scheduling group namespace
+				member("ns1", "r", ""),
+			},
+			want: []abi.Hint{queue, skip, skip, skip},
+		},
+		// Test_isSchedulableAfterPodGroupUpdated
+		{name: "minCount decreased matches target pod", ev: update(4, 3),
+			pods: []*policytest.PodWrapper{member("ns1", "p", "pg")}, want: []abi.Hint{queue}},
+		{name: "update Basic policy", ev: update(0, 0),
+			pods: []*policytest.PodWrapper{member("ns1", "p", "pg")}, want: []abi.Hint{skip}},
+		{name: "from gang to Basic policy", ev: update(4, 0),
+			pods: []*policytest.PodWrapper{member("ns1", "p", "pg")}, want: []abi.Hint{skip}},
+		{name: "minCount increased matches target pod", ev: update(3, 4),
+			pods: []*policytest.PodWrapper{member("ns1", "p", "pg")}, want: []abi.Hint{skip}},
+		{name: "minCount unchanged matches target pod", ev: update(3, 3),
+			pods: []*policytest.PodWrapper{member("ns1", "p", "pg")}, want: []abi.Hint{skip}},
+		{name: "minCount decreased but pod group name doesn't match target pod", ev: update(4, 3),
+			pods: []*policytest.PodWrapper{member("ns1", "p", "pg-other")}, want: []abi.Hint{skip}},
+		{name: "minCount decreased but pod group namespace doesn't match target pod", ev: update(4, 3),
+			pods: []*policytest.PodWrapper{member("ns-other", "p", "pg")}, want: []abi.Hint{skip}},
+		// Unregistered events.
+		{name: "pod group delete is not registered", ev: policytest.PodGroupDelete(pg("ns1", "pg", 3)),
+			pods: []*policytest.PodWrapper{member("ns1", "p", "pg")}, want: []abi.Hint{skip}},
+		{name: "pod delete is not registered", ev: policytest.PodDelete(bound("gone").Namespace("ns1").Group("pg", 3).Obj()),
+			pods: []*policytest.PodWrapper{member("ns1", "p", "pg")}, want: []abi.Hint{skip}},
+		{name: "pod update is not registered", ev: policytest.UnscheduledPodUpdate(added("ns1", "pg"), added("ns1", "pg"), abi.ActionUpdatePodLabel),
+			pods: []*policytest.PodWrapper{member("ns1", "p", "pg")}, want: []abi.Hint{skip}},
+		{name: "pod group event without the group is an error",
+			ev:   policytest.MakeEvent(&abi.Event{Resource: abi.ResourcePodGroup, Action: abi.ActionAdd}),
+			pods: []*policytest.PodWrapper{member("ns1", "p", "pg")}, want: []abi.Hint{herr}},
+	}
+	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
+}
+
+// TestSeveralPlugins checks a pod rejected by several plugins: it is queued
+// when one of them says so.
+func TestSeveralPlugins(t *testing.T) {
+	both := func(name string) *policytest.PodWrapper {
+		return pending(name, abi.PluginNodeAffinity, abi.PluginTaintToleration).
+			RequiredAffinity(term(req("zone", abi.SelectorIn, "a")))
+	}
+	cases := []hintCase{
+		{
+			name: "label and taint update: either plugin may queue",
+			ev: policytest.NodeUpdate(node().Taint("k", "", abi.EffectNoSchedule).Obj(),
+				node().Label("zone", "a").Obj(), abi.ActionUpdateNodeLabel|abi.ActionUpdateNodeTaint),
+			pods: []*policytest.PodWrapper{both("p"), both("tolerant").Toleration("k", "", abi.TolerationExists, abi.EffectNone)},
+			want: []abi.Hint{queue, queue},
+		},
+		{
+			name: "taint update alone runs TaintToleration only",
+			ev: policytest.NodeUpdate(node().Label("zone", "b").Taint("k", "", abi.EffectNoSchedule).Obj(),
+				node().Label("zone", "b").Obj(), abi.ActionUpdateNodeTaint),
+			pods: []*policytest.PodWrapper{both("p"), pending("affinity-only", abi.PluginNodeAffinity)},
+			want: []abi.Hint{queue, skip},
+		},
+		{
+			name: "a pod no plugin rejected is skipped",
+			ev:   policytest.NodeAdd(node().Obj()),
+			pods: []*policytest.PodWrapper{pending("none"), pending("unknown-plugin", "VolumeBinding")},
+			want: []abi.Hint{skip, skip},
+		},
+	}
+	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
+}
+
+// TestHintsDoNotAllocate runs every route of every plugin on a pod and
+// checks that deciding allocates nothing: the hints run once per candidate
+// pod on every event.
+func TestHintsDoNotAllocate(t *testing.T) {
+	all := []string{abi.PluginNodeResourcesFit, abi.PluginNodeAffinity, abi.PluginTaintToleration,
+		abi.PluginNodeUnschedulable, abi.PluginNodePorts, abi.PluginNodeName, abi.PluginSchedulingGates,
+		abi.PluginGangScheduling}
+	p := pending("p", all...).Request("cpu", 100).Request("memory", 1<<20).Request("example.com/gpu", 1).
+		NodeSelector("zone", "a").
+		RequiredAffinity(term(req("zone", abi.SelectorUnknown)), term(req("cores", abi.SelectorGt, "4"), req("zone", abi.SelectorNotIn, "b")),
+			fieldTerm(req("metadata.name", abi.SelectorIn, "n1"))).
+		Toleration("k", "5", abi.TolerationLt, abi.EffectNone).Toleration("", "", abi.TolerationExists, abi.EffectNoExecute).
+		HostPort("", 80, abi.ProtocolTCP).Group("pg", 2)
+	n := node().Label("zone", "a").Label("cores", "8").Taint("k", "3", abi.EffectNoSchedule).Allocatable("cpu", 1000).Requested("cpu", 100)
+	events := []abi.EventView{
+		policytest.NodeAdd(n.Obj()),
+		policytest.NodeUpdate(node().Unschedulable().Obj(), n.Obj(), abi.ActionUpdateNodeAllocatable|abi.ActionUpdateNodeLabel|abi.ActionUpdateNodeTaint),
+		policytest.PodDelete(bound("gone").HostPort("", 80, abi.ProtocolTCP).Obj()),
+		policytest.PodUpdate(bound("b").Request("cpu", 10).Obj(), bound("b").Obj(), abi.ActionUpdatePodScaleDown),
+		policytest.UnscheduledPodUpdate(p.Obj(), p.Obj(), abi.ActionUpdatePodToleration|abi.ActionUpdatePodScaleDown|abi.ActionUpdatePodSchedulingGatesEliminated),
+		policytest.UnscheduledPodAdd(pending("q").Group("pg", 2).Obj()),
+		policytest.PodGroupAdd(policytest.MakePodGroup().Namespace("ns").Name("pg").MinCount(2).Obj()),
+		policytest.PodGroupUpdate(policytest.MakePodGroup().Namespace("ns").Name("pg").MinCount(3).Obj(),
+			policytest.MakePodGroup().Namespace("ns").Name("pg").MinCount(2).Obj(), abi.ActionUpdateOther),
+	}
+	view := p.View()
+	for _, ev := range events {
+		allocs := testing.AllocsPerRun(100, func() {
+			for i := range logic.Plugins {
+				_, _ = logic.Plugins[i].Hint(ev, view)
+			}
+			_ = hint.DecidePod(logic.Plugins, ev, view)
+		})
+		if allocs != 0 {
+			t.Errorf("event %v/%v: deciding allocates %v times per pod, want 0", ev.Resource(), ev.Action(), allocs)
+		}
+	}
+}

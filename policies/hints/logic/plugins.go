@@ -1,0 +1,123 @@
+package logic
+
+import (
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/guest-sdk/hint"
+)
+
+// The plugins, one per native filter of the host, each registering the
+// events of its upstream namesake's EventsToRegister (Kubernetes v1.37,
+// default feature gates), in upstream's order. Upstream's TargetPod (an
+// update of the pending pod itself) is abi.ResourceUnscheduledPod here, with
+// the hint checking that the event is about the pod.
+var (
+	// NodeResourcesFit: noderesources/fit.go.
+	NodeResourcesFit = plugin(abi.PluginNodeResourcesFit,
+		route{abi.ResourcePod, abi.ActionDelete, fitAfterAssignedPodDelete},
+		route{abi.ResourceNode, abi.ActionAdd | abi.ActionUpdateNodeAllocatable, fitAfterNodeChange},
+		route{abi.ResourcePod, abi.ActionUpdatePodScaleDown, fitAfterAssignedPodScaleDown},
+		route{abi.ResourceUnscheduledPod, abi.ActionUpdatePodScaleDown, fitAfterPodScaleDown},
+	)
+	// NodeAffinity (spec.nodeSelector and required node affinity):
+	// nodeaffinity/node_affinity.go.
+	NodeAffinity = plugin(abi.PluginNodeAffinity,
+		route{abi.ResourceNode, abi.ActionAdd | abi.ActionUpdateNodeLabel, nodeAffinityAfterNodeChange},
+	)
+	// TaintToleration: tainttoleration/taint_toleration.go.
+	TaintToleration = plugin(abi.PluginTaintToleration,
+		route{abi.ResourceNode, abi.ActionAdd | abi.ActionUpdateNodeTaint, taintTolerationAfterNodeChange},
+		route{abi.ResourceUnscheduledPod, abi.ActionUpdatePodToleration, taintTolerationAfterPodTolerationChange},
+	)
+	// NodeUnschedulable: nodeunschedulable/node_unschedulable.go. The host
+	// classifies spec.unschedulable going from true to false as
+	// abi.ActionUpdateNodeTaint, as upstream does.
+	NodeUnschedulable = plugin(abi.PluginNodeUnschedulable,
+		route{abi.ResourceNode, abi.ActionAdd | abi.ActionUpdateNodeTaint, nodeUnschedulableAfterNodeChange},
+		route{abi.ResourceUnscheduledPod, abi.ActionUpdatePodToleration, nodeUnschedulableAfterPodTolerationChange},
+	)
+	// NodePorts: nodeports/node_ports.go. Upstream registers Node/Add
+	// without a hint function, which always queues.
+	NodePorts = plugin(abi.PluginNodePorts,
+		route{abi.ResourcePod, abi.ActionDelete, nodePortsAfterAssignedPodDelete},
+		route{abi.ResourceNode, abi.ActionAdd, always},
+	)
+	// NodeName: nodename/node_name.go, Node/Add without a hint function.
+	NodeName = plugin(abi.PluginNodeName,
+		route{abi.ResourceNode, abi.ActionAdd, always},
+	)
+	// SchedulingGates: schedulinggates/scheduling_gates.go.
+	SchedulingGates = plugin(abi.PluginSchedulingGates,
+		route{abi.ResourceUnscheduledPod, abi.ActionUpdatePodSchedulingGatesEliminated, schedulingGatesAfterGatesEliminated},
+	)
+	// GangScheduling: gangscheduling/gangscheduling.go (composite pod
+	// groups off). Upstream registers PodGroup/Update, every update bit.
+	GangScheduling = plugin(abi.PluginGangScheduling,
+		route{abi.ResourceUnscheduledPod, abi.ActionAdd, gangAfterPodAdd},
+		route{abi.ResourcePod, abi.ActionAdd, gangAfterPodAdd},
+		route{abi.ResourcePodGroup, abi.ActionAdd, gangAfterPodGroupAdd},
+		route{abi.ResourcePodGroup, abi.ActionUpdate, gangAfterPodGroupUpdate},
+	)
+
+	// Plugins is what the module registers.
+	Plugins = []hint.Plugin{
+		NodeResourcesFit, NodeAffinity, TaintToleration, NodeUnschedulable,
+		NodePorts, NodeName, SchedulingGates, GangScheduling,
+	}
+)
+
+// hintFunc is one of upstream's QueueingHintFn, on ABI views.
+type hintFunc func(ev abi.EventView, p abi.PodView) (abi.Hint, error)
+
+// route is one registered event of a plugin and the hint that decides it.
+type route struct {
+	resource abi.EventResource
+	actions  abi.ActionType
+	fn       hintFunc
+}
+
+// plugin registers the routes' events under name, with a hint that runs
+// every route the event matches.
+func plugin(name string, routes ...route) hint.Plugin {
+	events := make([]hint.Event, len(routes))
+	for i, r := range routes {
+		events[i] = hint.Event{Resource: r.resource, Actions: r.actions}
+	}
+	return hint.Plugin{
+		Name:   name,
+		Events: events,
+		Hint:   func(ev abi.EventView, p abi.PodView) (abi.Hint, error) { return dispatch(routes, ev, p) },
+	}
+}
+
+// dispatch runs the hint of every route whose event matches ev (resource
+// matches, actions overlap). Upstream splits an update into one event per
+// action and queues the pod if any registered hint says so; the host sends
+// one event with all the update's action bits, so the routes it matches are
+// run in turn: Queue if one queues, else an error if one failed (the host
+// queues on an error, as upstream), else Skip.
+func dispatch(routes []route, ev abi.EventView, p abi.PodView) (abi.Hint, error) {
+	res, act := ev.Resource(), ev.Action()
+	var failed error
+	for i := range routes {
+		r := &routes[i]
+		if !r.resource.Matches(res) || r.actions&act == 0 {
+			continue
+		}
+		switch h, err := r.fn(ev, p); {
+		case err != nil:
+			if failed == nil {
+				failed = err
+			}
+		case h == abi.HintQueue:
+			return abi.HintQueue, nil
+		}
+	}
+	if failed != nil {
+		return abi.HintQueue, failed
+	}
+	return abi.HintSkip, nil
+}
+
+// always is the hint of an event upstream registers without a hint
+// function: the event always queues the pod.
+func always(abi.EventView, abi.PodView) (abi.Hint, error) { return abi.HintQueue, nil }
