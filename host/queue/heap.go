@@ -1,5 +1,3 @@
-// Package queue holds the scheduling queue's data structures. This file has
-// the heap that activeQ and the backoff heaps are built on.
 package queue
 
 import (
@@ -7,166 +5,179 @@ import (
 	"github.com/wasmsched/wasmsched/host/policy"
 )
 
-// Item is one queued entity as a heap sees it: its encoded record, which the
-// sort policies read, and its position in the heap that holds it.
-type Item struct {
-	view  abi.PodView
-	index int // position in the holding heap; -1 when in none
-}
-
-// NewItem wraps an encoded pod record.
-func NewItem(view abi.PodView) *Item { return &Item{view: view, index: -1} }
-
-// View returns the item's record.
-func (it *Item) View() abi.PodView { return it.view }
-
-// SetView replaces the record; a heap holding the item must then be told with Fix.
-func (it *Item) SetView(v abi.PodView) { it.view = v }
-
-// entry keeps the sort key next to the item so that a keyed heap compares
-// without dereferencing items (no cache miss per comparison).
-type entry struct {
-	key abi.SortKey
-	it  *Item
-}
-
-// Heap is a binary min-heap of items ordered by a policy.Sort. When the sort
-// is a policy.Keyer with Keyed() true, each item's key is computed once when it
-// is pushed or fixed and comparisons are native; otherwise every comparison
-// calls Less. The zero Heap is not usable; use NewHeap. Not safe for
-// concurrent use: the queue serialises access.
-type Heap struct {
+// order is one sort of a heap: a policy.Sort, and its Keyer when the sort
+// computes keys (then the heap compares cached keys natively).
+type order struct {
 	sort  policy.Sort
 	keyer policy.Keyer // nil when comparing with Less
-	es    []entry
 }
 
-// NewHeap returns an empty heap ordered by s.
-func NewHeap(s policy.Sort) *Heap {
-	h := &Heap{}
-	h.setSort(s)
+func newOrder(s policy.Sort) order {
+	o := order{sort: s}
+	if k, ok := s.(policy.Keyer); ok && k.Keyed() {
+		o.keyer = k
+	}
+	return o
+}
+
+// heapEntry keeps the sort keys next to the entity so that a keyed heap
+// compares without dereferencing entities (no cache miss per comparison).
+type heapEntry struct {
+	key abi.SortKey // primary order's key (zero when it is not keyed)
+	tie abi.SortKey // tie-break order's key (zero when absent or not keyed)
+	e   *entity
+}
+
+// heap is a binary min-heap of entities ordered by a primary sort and, for
+// entries the primary sort ranks equal, an optional tie-break sort (the
+// backoff heap breaks ties inside an ordering window with the queue sort,
+// as upstream does). A keyed sort's key is computed once per push or fix,
+// so comparisons are native; an unkeyed sort is called per comparison.
+//
+// An entity is in at most one heap; e.hidx is its position there (-1 when
+// in none). Not safe for concurrent use: the queue serialises access under
+// Queue.amu.
+type heap struct {
+	primary order
+	tie     order // zero when the heap has no tie-break
+	es      []heapEntry
+}
+
+func newHeap(primary, tie policy.Sort) *heap {
+	h := &heap{primary: newOrder(primary)}
+	if tie != nil {
+		h.tie = newOrder(tie)
+	}
 	return h
 }
 
-func (h *Heap) setSort(s policy.Sort) {
-	h.sort, h.keyer = s, nil
-	if k, ok := s.(policy.Keyer); ok && k.Keyed() {
-		h.keyer = k
+// setSorts switches the orders (a nil tie keeps none) and re-sorts the heap
+// in O(n), plus one key computation per entry and keyed order.
+func (h *heap) setSorts(primary, tie policy.Sort) {
+	h.primary = newOrder(primary)
+	h.tie = order{}
+	if tie != nil {
+		h.tie = newOrder(tie)
 	}
-}
-
-// SetSort switches the order and re-sorts the heap in O(n) (plus one key
-// computation per item for a keyed sort).
-func (h *Heap) SetSort(s policy.Sort) {
-	h.setSort(s)
-	if h.keyer != nil {
-		for i := range h.es {
-			h.es[i].key = h.keyer.Key(h.es[i].it.view)
-		}
+	for i := range h.es {
+		h.keys(&h.es[i])
 	}
 	for i := len(h.es)/2 - 1; i >= 0; i-- {
 		h.down(i)
 	}
 }
 
-// Keyed reports whether the heap compares native keys.
-func (h *Heap) Keyed() bool { return h.keyer != nil }
+// keyed reports whether the primary order compares native keys.
+func (h *heap) keyed() bool { return h.primary.keyer != nil }
 
-// Len is the number of items.
-func (h *Heap) Len() int { return len(h.es) }
+func (h *heap) len() int { return len(h.es) }
 
-// Has reports whether it is in this heap.
-func (h *Heap) Has(it *Item) bool {
-	return it.index >= 0 && it.index < len(h.es) && h.es[it.index].it == it
+func (h *heap) has(e *entity) bool {
+	return e.hidx >= 0 && e.hidx < len(h.es) && h.es[e.hidx].e == e
 }
 
-// Push adds it, which must not be in any heap.
-func (h *Heap) Push(it *Item) {
-	e := entry{it: it}
-	if h.keyer != nil {
-		e.key = h.keyer.Key(it.view)
+func (h *heap) keys(he *heapEntry) {
+	v := he.e.view
+	if h.primary.keyer != nil {
+		he.key = h.primary.keyer.Key(v)
 	}
-	it.index = len(h.es)
-	h.es = append(h.es, e)
-	h.up(it.index)
+	if h.tie.keyer != nil {
+		he.tie = h.tie.keyer.Key(v)
+	}
 }
 
-// Peek returns the first item, or nil.
-func (h *Heap) Peek() *Item {
+// push adds e, which must be in no heap.
+func (h *heap) push(e *entity) {
+	he := heapEntry{e: e}
+	h.keys(&he)
+	e.hidx = len(h.es)
+	h.es = append(h.es, he)
+	h.up(e.hidx)
+}
+
+// peek returns the first entity, or nil.
+func (h *heap) peek() *entity {
 	if len(h.es) == 0 {
 		return nil
 	}
-	return h.es[0].it
+	return h.es[0].e
 }
 
-// Pop removes and returns the first item, or nil.
-func (h *Heap) Pop() *Item {
+// pop removes and returns the first entity, or nil.
+func (h *heap) pop() *entity {
 	if len(h.es) == 0 {
 		return nil
 	}
-	it := h.es[0].it
+	e := h.es[0].e
 	h.removeAt(0)
-	return it
+	return e
 }
 
-// Remove takes it out of the heap; false if it was not in it.
-func (h *Heap) Remove(it *Item) bool {
-	if !h.Has(it) {
+// remove takes e out of the heap; false if it was not in it.
+func (h *heap) remove(e *entity) bool {
+	if !h.has(e) {
 		return false
 	}
-	h.removeAt(it.index)
+	h.removeAt(e.hidx)
 	return true
 }
 
-// Fix restores the order after it's record changed.
-func (h *Heap) Fix(it *Item) {
-	if !h.Has(it) {
+// fix restores the order after e's record changed.
+func (h *heap) fix(e *entity) {
+	if !h.has(e) {
 		return
 	}
-	i := it.index
-	if h.keyer != nil {
-		h.es[i].key = h.keyer.Key(it.view)
-	}
+	i := e.hidx
+	h.keys(&h.es[i])
 	if !h.down(i) {
 		h.up(i)
 	}
 }
 
-// Items calls f for every item in heap order of storage (not sorted).
-func (h *Heap) Items(f func(*Item)) {
-	for _, e := range h.es {
-		f(e.it)
-	}
-}
-
-func (h *Heap) removeAt(i int) {
+func (h *heap) removeAt(i int) {
 	last := len(h.es) - 1
-	h.es[i].it.index = -1
+	h.es[i].e.hidx = -1
 	if i != last {
 		h.es[i] = h.es[last]
-		h.es[i].it.index = i
+		h.es[i].e.hidx = i
 	}
-	h.es[last] = entry{}
+	h.es[last] = heapEntry{}
 	h.es = h.es[:last]
 	if i != last && !h.down(i) {
 		h.up(i)
 	}
 }
 
-func (h *Heap) less(i, j int) bool {
-	if h.keyer != nil {
-		return h.es[i].key.Less(h.es[j].key)
+func (h *heap) less(i, j int) bool {
+	a, b := &h.es[i], &h.es[j]
+	if h.primary.keyer != nil {
+		if a.key != b.key {
+			return a.key.Less(b.key)
+		}
+	} else {
+		if h.primary.sort.Less(a.e.view, b.e.view) {
+			return true
+		}
+		if h.tie.sort == nil || h.primary.sort.Less(b.e.view, a.e.view) {
+			return false
+		}
 	}
-	return h.sort.Less(h.es[i].it.view, h.es[j].it.view)
+	switch {
+	case h.tie.keyer != nil:
+		return a.tie.Less(b.tie)
+	case h.tie.sort != nil:
+		return h.tie.sort.Less(a.e.view, b.e.view)
+	}
+	return false
 }
 
-func (h *Heap) swap(i, j int) {
+func (h *heap) swap(i, j int) {
 	h.es[i], h.es[j] = h.es[j], h.es[i]
-	h.es[i].it.index = i
-	h.es[j].it.index = j
+	h.es[i].e.hidx = i
+	h.es[j].e.hidx = j
 }
 
-func (h *Heap) up(i int) {
+func (h *heap) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
 		if !h.less(i, p) {
@@ -178,7 +189,7 @@ func (h *Heap) up(i int) {
 }
 
 // down sifts i down and reports whether it moved.
-func (h *Heap) down(i int) bool {
+func (h *heap) down(i int) bool {
 	start, n := i, len(h.es)
 	for {
 		l := 2*i + 1

@@ -1,0 +1,104 @@
+package metrics
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wasmsched/wasmsched/host/queue"
+)
+
+var _ queue.Recorder = (*Queue)(nil)
+
+// Queue records the scheduling queue's metrics under upstream
+// kube-scheduler's names and labels (scheduler_pending_pods,
+// scheduler_queue_incoming_pods_total, scheduler_inflight_events), plus
+// wasmsched_queue_inflight_overflows_total for the in-flight cap.
+type Queue struct {
+	// The queue labels are known: their children are bound once, and the
+	// map is read-only after NewQueue.
+	pending    map[string]prometheus.Gauge
+	pendingVec *prometheus.GaugeVec
+	incoming   *prometheus.CounterVec
+	inflight   *prometheus.GaugeVec
+	overflows  prometheus.Counter
+
+	mu            sync.Mutex // guards the caches below
+	incomingByKey map[[2]string]prometheus.Counter
+	inflightByKey map[string]prometheus.Gauge
+}
+
+// NewQueue creates and registers the queue collectors.
+func NewQueue(reg prometheus.Registerer) (*Queue, error) {
+	pending := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "scheduler_pending_pods",
+		Help: "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; " +
+			"'unschedulable' means number of pods in unschedulableEntities that the scheduler attempted to schedule and failed; " +
+			"'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated; " +
+			"'incomplete' means number of pods in incompletePodGroupPods; 'pending' means number of pods in pendingPodGroupPods.",
+	}, []string{"queue"})
+	incoming := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "scheduler_queue_incoming_pods_total",
+		Help: "Number of pods added to scheduling queues by event and queue type.",
+	}, []string{"queue", "event"})
+	inflight := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "scheduler_inflight_events",
+		Help: "Number of events currently tracked in the scheduling queue.",
+	}, []string{"event"})
+	overflows := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "wasmsched_queue_inflight_overflows_total",
+		Help: "Times the scheduling queue reached its in-flight event cap and dropped the recorded events (the pods then in flight are requeued when they fail).",
+	})
+	for _, c := range []prometheus.Collector{pending, incoming, inflight, overflows} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	q := &Queue{
+		pending: map[string]prometheus.Gauge{}, pendingVec: pending, incoming: incoming, inflight: inflight,
+		overflows: overflows, incomingByKey: map[[2]string]prometheus.Counter{}, inflightByKey: map[string]prometheus.Gauge{},
+	}
+	for _, l := range []string{queue.QueueActive, queue.QueueBackoff, queue.QueueUnschedulable, queue.QueueGated,
+		queue.QueuePending, queue.QueueIncomplete} {
+		q.pending[l] = pending.WithLabelValues(l)
+	}
+	q.inflightByKey[queue.EventPodPopped] = inflight.WithLabelValues(queue.EventPodPopped)
+	return q, nil
+}
+
+// PendingPods adds delta to scheduler_pending_pods{queue}.
+func (q *Queue) PendingPods(queue string, delta int) {
+	g, ok := q.pending[queue]
+	if !ok {
+		g = q.pendingVec.WithLabelValues(queue)
+	}
+	g.Add(float64(delta))
+}
+
+// IncomingPods adds n to scheduler_queue_incoming_pods_total{queue,event}.
+func (q *Queue) IncomingPods(queue, event string, n int) {
+	k := [2]string{queue, event}
+	q.mu.Lock()
+	c, ok := q.incomingByKey[k]
+	if !ok {
+		c = q.incoming.WithLabelValues(queue, event)
+		q.incomingByKey[k] = c
+	}
+	q.mu.Unlock()
+	c.Add(float64(n))
+}
+
+// InFlightEvents adds delta to scheduler_inflight_events{event}.
+func (q *Queue) InFlightEvents(event string, delta int) {
+	q.mu.Lock()
+	g, ok := q.inflightByKey[event]
+	if !ok {
+		g = q.inflight.WithLabelValues(event)
+		q.inflightByKey[event] = g
+	}
+	q.mu.Unlock()
+	g.Add(float64(delta))
+}
+
+// InFlightOverflow counts wasmsched_queue_inflight_overflows_total.
+func (q *Queue) InFlightOverflow() { q.overflows.Inc() }

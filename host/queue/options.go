@@ -1,0 +1,119 @@
+package queue
+
+import (
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/wasmsched/wasmsched/host/policy"
+)
+
+// Defaults, as upstream's.
+const (
+	DefaultInitialBackoff = 1 * time.Second
+	DefaultMaxBackoff     = 10 * time.Second
+	// DefaultMaxInUnschedulable is podMaxInUnschedulablePodsDuration.
+	DefaultMaxInUnschedulable = 5 * time.Minute
+	// DefaultMaxInFlightEvents bounds the cluster events kept for in-flight
+	// pods (see WithMaxInFlightEvents).
+	DefaultMaxInFlightEvents = 10000
+
+	// backoffWindow is KEP-5142's backoffQ ordering window: with
+	// popFromBackoffQ on, backoff expiries are truncated to it, pods in one
+	// window are ordered by the queue sort, and the backoff flush runs on its
+	// boundaries.
+	backoffWindow = time.Second
+	// leftoverFlushPeriod is how often unschedulable leftovers are checked.
+	leftoverFlushPeriod = 30 * time.Second
+	// maxInFlightEventBytes bounds the bytes of the recorded events, as the
+	// count cap bounds their number (a node with thousands of labels makes a
+	// large record).
+	maxInFlightEventBytes = 64 << 20
+)
+
+type options struct {
+	clock              clock.WithTicker
+	initialBackoff     time.Duration
+	maxBackoff         time.Duration
+	maxInUnschedulable time.Duration
+	popFromBackoffQ    bool
+	sort               policy.Sort
+	backoffSort        policy.BackoffSort
+	preEnqueue         policy.PreEnqueue
+	hint               policy.QueueingHint
+	rec                Recorder
+	maxInFlightEvents  int
+	groupMembers       func(namespace, name string) (int32, bool)
+}
+
+func defaultOptions() options {
+	return options{
+		clock:              clock.RealClock{},
+		initialBackoff:     DefaultInitialBackoff,
+		maxBackoff:         DefaultMaxBackoff,
+		maxInUnschedulable: DefaultMaxInUnschedulable,
+		popFromBackoffQ:    true,
+		sort:               policy.PrioritySort{},
+		backoffSort:        policy.BackoffExpiry{},
+		preEnqueue:         policy.Admit{},
+		hint:               policy.AlwaysQueue{},
+		rec:                Discard{},
+		maxInFlightEvents:  DefaultMaxInFlightEvents,
+	}
+}
+
+// Option configures a Queue.
+type Option func(*options)
+
+// WithClock sets the clock (tests pass k8s.io/utils/clock/testing's fake).
+func WithClock(c clock.WithTicker) Option { return func(o *options) { o.clock = c } }
+
+// WithBackoff sets the initial and the maximum backoff (1 s and 10 s by
+// default). The backoff doubles per attempt; a maximum of 0 disables it.
+func WithBackoff(initial, max time.Duration) Option {
+	return func(o *options) { o.initialBackoff, o.maxBackoff = initial, max }
+}
+
+// WithMaxInUnschedulable sets podMaxInUnschedulablePodsDuration: how long an
+// unschedulable pod waits for an event before it is retried anyway (5 min by
+// default).
+func WithMaxInUnschedulable(d time.Duration) Option {
+	return func(o *options) { o.maxInUnschedulable = d }
+}
+
+// WithPopFromBackoffQ turns KEP-5142 on or off (on by default, as upstream's
+// SchedulerPopFromBackoffQ gate): ordering windows in backoffQ, PreEnqueue
+// run on entering backoffQ, and popping from backoffQ when activeQ is empty.
+func WithPopFromBackoffQ(on bool) Option { return func(o *options) { o.popFromBackoffQ = on } }
+
+// WithSort sets the queue-sort slot (policy.PrioritySort by default).
+func WithSort(s policy.Sort) Option { return func(o *options) { o.sort = s } }
+
+// WithBackoffSort sets the backoff-sort slot (policy.BackoffExpiry by default).
+func WithBackoffSort(s policy.BackoffSort) Option { return func(o *options) { o.backoffSort = s } }
+
+// WithPreEnqueue sets the PreEnqueue slot (policy.Admit by default).
+func WithPreEnqueue(p policy.PreEnqueue) Option { return func(o *options) { o.preEnqueue = p } }
+
+// WithQueueingHint sets the QueueingHint slot (policy.AlwaysQueue by default).
+func WithQueueingHint(h policy.QueueingHint) Option { return func(o *options) { o.hint = h } }
+
+// WithRecorder sets where the queue reports its metrics.
+func WithRecorder(r Recorder) Option { return func(o *options) { o.rec = r } }
+
+// WithMaxInFlightEvents bounds the cluster events recorded for in-flight
+// pods (10,000 by default). Past the bound the queue drops the recorded
+// events and treats every pod then in flight as if an event had made it
+// schedulable: when it comes back unschedulable it is requeued (to backoffQ
+// or activeQ) instead of waiting in the unschedulable pool.
+func WithMaxInFlightEvents(n int) Option { return func(o *options) { o.maxInFlightEvents = n } }
+
+// WithGroupMembers sets how the queue learns the number of a pod group's
+// pods known to the scheduler (abi.PodView.GroupMembers): the scheduler
+// cache's count, which includes the bound members, as upstream's gang
+// PreEnqueue counts them. ok false falls back to the queue's own count: the
+// group's pods it holds (queued, waiting or in flight), which forgets a
+// member once it is bound (Done).
+func WithGroupMembers(f func(namespace, name string) (members int32, ok bool)) Option {
+	return func(o *options) { o.groupMembers = f }
+}

@@ -1,0 +1,439 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/policy"
+)
+
+// ErrClosed is returned by Pop once the queue is closed.
+var ErrClosed = errors.New("scheduling queue closed")
+
+// Queue is the scheduling queue. Build it with New; it is safe for
+// concurrent use.
+type Queue struct {
+	// Set by New, then read-only.
+	clock              clock.WithTicker
+	initialBackoff     time.Duration
+	maxBackoff         time.Duration
+	maxInUnschedulable time.Duration
+	popFromBackoffQ    bool
+	groupMembers       func(namespace, name string) (int32, bool)
+	rec                Recorder
+	stop               chan struct{} // closed by Close
+	closeOnce          sync.Once
+
+	// mu serialises every operation but Pop: it guards the pod and group
+	// indexes, the unschedulable pool, the PreEnqueue and QueueingHint slots
+	// and their scratch state, and the fields of entities that are not in a
+	// heap or in flight (see entity). Lock order: mu, then amu. Slow work
+	// (PreEnqueue and QueueingHint calls, encoding records) runs under mu
+	// alone, on entities outside the heaps, so Pop does not wait for it.
+	mu         sync.Mutex
+	pods       map[types.UID]*Pod
+	groups     map[groupKey]*Group
+	pool       []*entity // unschedulable and gated entities; entity.upos indexes it
+	preEnqueue policy.PreEnqueue
+	hint       policy.QueueingHint
+	regs       []registration
+	plugins    pluginIndex
+	gatesBit   uint64 // abi.PluginSchedulingGates's bit in plugins
+	labels     map[labelKey]string
+	staged     []placement // placements made under mu, applied by commit under amu
+	scr        scratch
+
+	// amu guards activeQ, both backoff heaps and their sort slots, the
+	// in-flight tracker, the pending counts, the cycle counter and closed;
+	// every entity's location and heap position; and the other fields of
+	// entities in a heap or in flight. Pop takes only amu. Never take mu
+	// while holding amu.
+	amu sync.Mutex
+	// cond (on amu) is broadcast whenever activeQ gains an entity, the
+	// unschedulable-backoff heap gains one while popFromBackoffQ is on (so
+	// a Pop waiting on an empty activeQ can take it: the lost wakeup of
+	// kubernetes PR #139884 cannot happen, since both heaps change only
+	// under amu), on Close, and when a Pop's context ends.
+	cond        sync.Cond
+	active      *heap
+	backoff     *heap // after an unschedulable attempt: backoff sort, ties by queue sort
+	errBackoff  *heap // after an error: expiry order
+	sort        policy.Sort
+	backoffSort policy.BackoffSort
+	flight      flight
+	counts      [numLocations]int // pods per location
+	cycle       int64
+	closed      bool
+	waiting     int        // Pops blocked on cond (for tests)
+	incoming    []incoming // IncomingPods calls aggregated by commit
+}
+
+// placement is a move decided under mu, applied under amu.
+type placement struct {
+	e     *entity
+	to    location
+	event string
+	prev  location
+}
+
+type incoming struct {
+	queue, event string
+	n            int
+}
+
+// scratch holds buffers reused across events (guarded by mu).
+type scratch struct {
+	event  []byte
+	views  []abi.PodView
+	refs   []hintRef
+	hints  []abi.Hint
+	cands  []candidate
+	events []*flightEvent
+	one    [2]abi.PodView
+	oneOut [2]abi.Hint
+	moved  []*entity
+}
+
+// New returns a queue with the given options (a nil slot, clock or
+// recorder keeps the default); call Run once to start its flushes.
+func New(opts ...Option) *Queue {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	d := defaultOptions()
+	if o.rec == nil {
+		o.rec = d.rec
+	}
+	if o.clock == nil {
+		o.clock = d.clock
+	}
+	if o.sort == nil {
+		o.sort = d.sort
+	}
+	if o.backoffSort == nil {
+		o.backoffSort = d.backoffSort
+	}
+	if o.preEnqueue == nil {
+		o.preEnqueue = d.preEnqueue
+	}
+	if o.hint == nil {
+		o.hint = d.hint
+	}
+	if o.maxInFlightEvents < 0 {
+		o.maxInFlightEvents = 0
+	}
+	q := &Queue{
+		clock:              o.clock,
+		initialBackoff:     o.initialBackoff,
+		maxBackoff:         o.maxBackoff,
+		maxInUnschedulable: o.maxInUnschedulable,
+		popFromBackoffQ:    o.popFromBackoffQ,
+		groupMembers:       o.groupMembers,
+		rec:                o.rec,
+		stop:               make(chan struct{}),
+		pods:               map[types.UID]*Pod{},
+		groups:             map[groupKey]*Group{},
+		preEnqueue:         o.preEnqueue,
+		labels:             map[labelKey]string{},
+		sort:               o.sort,
+		backoffSort:        o.backoffSort,
+		flight:             flight{maxEvents: o.maxInFlightEvents, rec: o.rec},
+	}
+	q.cond.L = &q.amu
+	q.gatesBit = q.plugins.bit(abi.PluginSchedulingGates)
+	q.active = newHeap(o.sort, nil)
+	q.backoff = newHeap(o.backoffSort, o.sort)
+	q.errBackoff = newHeap(policy.BackoffExpiry{}, nil)
+	q.setHint(o.hint)
+	return q
+}
+
+// Run flushes completed backoffs to activeQ on every second (aligned to
+// whole seconds when popFromBackoffQ is on, as upstream) and moves
+// unschedulable leftovers every 30 seconds, until ctx is done or the queue
+// is closed.
+func (q *Queue) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); q.backoffLoop(ctx) }()
+	go func() { defer wg.Done(); q.leftoverLoop(ctx) }()
+	wg.Wait()
+}
+
+func (q *Queue) backoffLoop(ctx context.Context) {
+	now := q.clock.Now()
+	t := q.clock.NewTimer(q.align(now.Add(backoffWindow)).Sub(now))
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return
+	case <-q.stop:
+		t.Stop()
+		return
+	case <-t.C():
+	}
+	tick := q.clock.NewTicker(backoffWindow)
+	defer tick.Stop()
+	for {
+		q.flushBackoffCompleted()
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.stop:
+			return
+		case <-tick.C():
+		}
+	}
+}
+
+func (q *Queue) leftoverLoop(ctx context.Context) {
+	tick := q.clock.NewTicker(leftoverFlushPeriod)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.stop:
+			return
+		case <-tick.C():
+		}
+		q.flushLeftovers()
+	}
+}
+
+// Close unblocks Pop (which then returns ErrClosed), ends Run, and hands
+// back every pod in flight: calling Done or AddUnschedulableIfNotPresent
+// for them afterwards is a no-op.
+func (q *Queue) Close() {
+	q.closeOnce.Do(func() { close(q.stop) })
+	q.amu.Lock()
+	defer q.amu.Unlock()
+	q.closed = true
+	q.flight.each(func(p *Pod) { q.flight.done(p) })
+	q.cond.Broadcast()
+}
+
+// Pop takes the head of activeQ, blocking until there is one. When activeQ
+// is empty and popFromBackoffQ is on, it takes the head of the heap of
+// entities backing off after an unschedulable attempt instead, unless the
+// backoff-sort slot's MayPop vetoes it (never an entity backing off after
+// an error). It returns ErrClosed once the queue is closed and ctx's error
+// when ctx ends.
+//
+// The popped entity is in flight until handed back: Done for a pod that
+// was bound (or dropped), AddUnschedulableIfNotPresent for one that failed;
+// for a group, each member so, then AddAttemptedGroupIfNeeded.
+func (q *Queue) Pop(ctx context.Context) (Entity, error) {
+	if ctx.Done() != nil {
+		defer context.AfterFunc(ctx, q.wake)()
+	}
+	q.amu.Lock()
+	defer q.amu.Unlock()
+	for {
+		if q.closed {
+			return nil, ErrClosed
+		}
+		if e := q.active.pop(); e != nil {
+			return q.popLocked(e, locActive, false), nil
+		}
+		if q.popFromBackoffQ {
+			if e := q.backoff.peek(); e != nil && q.backoffSort.MayPop(e.view) {
+				q.backoff.pop()
+				return q.popLocked(e, locBackoff, true), nil
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		q.waiting++
+		q.cond.Wait()
+		q.waiting--
+	}
+}
+
+func (q *Queue) wake() {
+	q.amu.Lock()
+	q.cond.Broadcast()
+	q.amu.Unlock()
+}
+
+// popLocked moves e, just taken out of heap from, in flight.
+func (q *Queue) popLocked(e *entity, from location, fromBackoff bool) Entity {
+	n := e.size()
+	q.count(from, -n)
+	if fromBackoff {
+		q.addIncoming(QueueActive, EventPopFromBackoffQ, n)
+		q.flushIncomingLocked()
+	}
+	q.cycle++
+	e.where = locInFlight
+	e.attempts++
+	e.patch()
+	if p := e.pod; p != nil {
+		q.flight.add(p)
+		return p
+	}
+	g := e.group
+	g.popped, g.members = g.members, nil
+	g.poppedPG = g.pg
+	for _, p := range g.popped {
+		p.where = locInFlight
+		p.attempts++
+		p.patch()
+		q.flight.add(p)
+	}
+	return g
+}
+
+// SchedulingCycle is the number of entities popped so far.
+func (q *Queue) SchedulingCycle() int64 {
+	q.amu.Lock()
+	defer q.amu.Unlock()
+	return q.cycle
+}
+
+// Done hands back a popped pod that needs no requeue: bound, or dropped
+// by the caller. The queue forgets it. Done is a no-op for a pod that is
+// not in flight.
+func (q *Queue) Done(uid types.UID) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	p := q.pods[uid]
+	if p == nil {
+		return
+	}
+	q.amu.Lock()
+	if p.where != locInFlight {
+		q.amu.Unlock()
+		return
+	}
+	q.flight.done(p)
+	p.where = locNone
+	delete(q.pods, uid)
+	q.amu.Unlock()
+	if g := p.grp; g != nil {
+		g.known--
+		g.gen++
+		q.forgetGroupIfIdle(g)
+	}
+}
+
+// SetSort swaps the queue-sort slot and re-sorts activeQ (and the ties of
+// the backoff heap) at once: no Pop sees a half-sorted heap.
+func (q *Queue) SetSort(s policy.Sort) {
+	q.amu.Lock()
+	defer q.amu.Unlock()
+	q.sort = s
+	q.active.setSorts(s, nil)
+	q.backoff.setSorts(q.backoffSort, s)
+}
+
+// SetBackoffSort swaps the backoff-sort slot and re-sorts the backoff heap
+// at once.
+func (q *Queue) SetBackoffSort(s policy.BackoffSort) {
+	q.amu.Lock()
+	defer q.amu.Unlock()
+	q.backoffSort = s
+	q.backoff.setSorts(s, q.sort)
+}
+
+// SetPreEnqueue swaps the PreEnqueue slot; it applies from the next entity
+// that enters activeQ or backoffQ.
+func (q *Queue) SetPreEnqueue(p policy.PreEnqueue) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.preEnqueue = p
+}
+
+// SetQueueingHint swaps the QueueingHint slot and its registrations; it
+// applies from the next event.
+func (q *Queue) SetQueueingHint(h policy.QueueingHint) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.setHint(h)
+}
+
+func (q *Queue) setHint(h policy.QueueingHint) {
+	q.hint = h
+	q.regs = q.regs[:0]
+	for _, r := range h.Registrations() {
+		reg := registration{res: r.Resource, act: r.Actions}
+		if r.Plugin == abi.PluginWildcard {
+			reg.wildcard = true
+		} else {
+			reg.bit = q.plugins.bit(r.Plugin)
+		}
+		q.regs = append(q.regs, reg)
+	}
+}
+
+// Stats counts the pods in each queue and what is in flight.
+type Stats struct {
+	Active, Backoff, Unschedulable, Gated, Pending, Incomplete int
+	// InFlightPods are popped and not handed back; InFlightEvents are the
+	// cluster events kept for them.
+	InFlightPods, InFlightEvents int
+}
+
+// Stats returns the current counts.
+func (q *Queue) Stats() Stats {
+	q.amu.Lock()
+	defer q.amu.Unlock()
+	c := &q.counts
+	return Stats{
+		Active: c[locActive], Backoff: c[locBackoff] + c[locErrorBackoff],
+		Unschedulable: c[locUnschedulable], Gated: c[locGated],
+		Pending: c[locPending], Incomplete: c[locIncomplete],
+		InFlightPods: q.flight.pods, InFlightEvents: q.flight.events,
+	}
+}
+
+// InFlight is PodState.Queue for a pod popped and not yet handed back.
+const InFlight = "inFlight"
+
+// PodState is where the queue holds a pod.
+type PodState struct {
+	// Queue is one of the Queue* names, or InFlight.
+	Queue string
+	// Attempts is how many times the pod has been popped.
+	Attempts int
+	// GatingPlugin and GateReason say what holds a gated pod (for a group
+	// member: what holds its group).
+	GatingPlugin, GateReason string
+}
+
+// PodState reports where the queue holds the pod with uid; false if it does
+// not hold it.
+func (q *Queue) PodState(uid types.UID) (PodState, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	p := q.pods[uid]
+	if p == nil {
+		return PodState{}, false
+	}
+	q.amu.Lock()
+	defer q.amu.Unlock()
+	s := PodState{Attempts: p.attempts}
+	e, l := &p.entity, p.where
+	if l == locMember {
+		e = &p.grp.entity
+		l = e.where
+	}
+	switch l {
+	case locInFlight:
+		s.Queue = InFlight
+	default:
+		s.Queue = l.label()
+	}
+	if l == locGated {
+		s.GatingPlugin, s.GateReason = e.gating, e.gateReason
+	}
+	return s, true
+}
