@@ -28,6 +28,13 @@ if [ -n "$race" ]; then
   # shellcheck disable=SC2086
   CGO_ENABLED=1 "$GO" test -count=1 -race "$@" $race
 fi
+# The queue's memory regression tests run their full length (10,000 scale
+# cycles) only without the race detector, which would make them take minutes;
+# under -race above they run a tenth of it.
+if grep -q 'github.com/wasmsched/wasmsched/host/queue$' <<<"$race"; then
+  echo "gotest: go test -count=1 -run 'TestScaleCycles|TestGangCycles' ./host/queue (full length, without -race)" >&2
+  "$GO" test -count=1 -run 'TestScaleCycles|TestGangCycles' "$@" ./host/queue
+fi
 if [ -z "$plain$race" ]; then
   echo "gotest: no packages to test" >&2
 fi
