@@ -147,11 +147,6 @@ func (w *podWrapper) affinityTerm(exprs, fields []v1.NodeSelectorRequirement) *p
 	return w
 }
 
-func (w *podWrapper) claimStatus(name string, claim *string) *podWrapper {
-	w.p.Status.ResourceClaimStatuses = append(w.p.Status.ResourceClaimStatuses, v1.PodResourceClaimStatus{Name: name, ResourceClaimName: claim})
-	return w
-}
-
 func hostPort(port int32, proto v1.Protocol, ip string) v1.ContainerPort {
 	return v1.ContainerPort{ContainerPort: 8000 + port, HostPort: port, Protocol: proto, HostIP: ip}
 }
