@@ -23,24 +23,7 @@ import (
 // a native answer.
 func (p Policy) wasm(t *testing.T) Slots {
 	t.Helper()
-	bin, err := os.ReadFile(p.WasmPath)
-	if err != nil {
-		t.Fatalf("reading the policy module: %v (build it with `make policies`)", err)
-	}
-	ctx := context.Background()
-	rt, err := wasm.NewRuntime(ctx, wasm.WithLogger(slog.New(slog.NewTextHandler(logWriter{t}, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := rt.Close(ctx); err != nil {
-			t.Errorf("closing the runtime: %v", err)
-		}
-	})
-	m, err := rt.Load(ctx, filepath.Base(p.WasmPath), bin, wasm.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := LoadModule(t, p.WasmPath, wasm.DefaultLimits())
 
 	for _, s := range abi.Slots {
 		exported := 0
@@ -60,7 +43,7 @@ func (p Policy) wasm(t *testing.T) Slots {
 		t.FailNow()
 	}
 
-	rec := strictRecorder{t}
+	rec := Strict(t)
 	var fb zeroFallback
 	var s Slots
 	if p.QueueSort != nil {
@@ -117,10 +100,38 @@ func checkKeyed(t *testing.T, slot abi.Slot, module, policy bool) {
 	}
 }
 
-// strictRecorder fails the test on every failed call and every fallback: a
-// wasm run must be answered by the module, or it would pass on the host's
-// native defaults.
-type strictRecorder struct{ t *testing.T }
+// LoadModule loads the policy module at path into a fresh host runtime, closed
+// when tb ends, under limits; the runtime logs to tb. Host tests and
+// benchmarks use it to run a policy through the real sandbox.
+func LoadModule(tb testing.TB, path string, limits wasm.Limits) *wasm.Module {
+	tb.Helper()
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("reading the policy module: %v (build it with `make policies`)", err)
+	}
+	ctx := context.Background()
+	rt, err := wasm.NewRuntime(ctx, wasm.WithLogger(slog.New(slog.NewTextHandler(logWriter{tb}, nil))))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := rt.Close(ctx); err != nil {
+			tb.Errorf("closing the runtime: %v", err)
+		}
+	})
+	m, err := rt.Load(ctx, filepath.Base(path), bin, limits)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// Strict returns a Recorder that fails tb on every failed call and every
+// fallback: a wasm run must be answered by the module, or it would pass (or
+// measure) the host's native defaults.
+func Strict(tb testing.TB) policy.Recorder { return strictRecorder{tb} }
+
+type strictRecorder struct{ t testing.TB }
 
 func (r strictRecorder) Called(abi.Slot) {}
 
@@ -160,7 +171,7 @@ func (zeroFallback) Order(_ abi.PodView, _ []abi.Victim, order []uint32) {
 
 // logWriter sends the runtime's log lines (load warnings, guest output) to
 // the test's log.
-type logWriter struct{ t *testing.T }
+type logWriter struct{ t testing.TB }
 
 func (w logWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(b), "\n"))

@@ -42,6 +42,12 @@ type Plugins struct {
 	Pending       []string
 }
 
+// Normalized returns a copy of p with each list sorted and without
+// duplicates, the form records carry them in.
+func (p Plugins) Normalized() Plugins {
+	return Plugins{Unschedulable: sortedSet(p.Unschedulable), Pending: sortedSet(p.Pending)}
+}
+
 // Pod returns the record of pod for a policy. group describes the PodGroup
 // named by pod.spec.schedulingGroup.podGroupName; it is nil when the
 // scheduler has not seen that PodGroup yet (the record then carries the name

@@ -1,8 +1,6 @@
 package policy_test
 
 import (
-	"context"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -22,38 +20,14 @@ import (
 // called through the sandboxed runtime: the difference is the cost of the
 // boundary.
 
-// loadExample loads guest-sdk/examples/<name>/<name>.wasm.
+// loadExample loads guest-sdk/examples/<name>/<name>.wasm into the sandbox.
 func loadExample(tb testing.TB, name string) *wasm.Module {
-	tb.Helper()
-	bin, err := os.ReadFile(filepath.Join("..", "..", "guest-sdk", "examples", name, name+".wasm"))
-	if err != nil {
-		tb.Fatalf("%v (run make policies)", err)
-	}
-	ctx := context.Background()
-	rt, err := wasm.NewRuntime(ctx)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { rt.Close(ctx) })
-	m, err := rt.Load(ctx, name, bin, wasm.DefaultLimits())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return m
+	return policytest.LoadModule(tb, filepath.Join("..", "..", "guest-sdk", "examples", name, name+".wasm"), wasm.DefaultLimits())
 }
 
 // strict fails the benchmark or test on any failure or fallback: a module
 // that quietly fell back would measure the native default.
-type strict struct{ tb testing.TB }
-
-func (s strict) Called(abi.Slot) {}
-func (s strict) Failed(sl abi.Slot, why string, err error) {
-	s.tb.Fatalf("%s call failed (%s): %v", sl, why, err)
-}
-func (s strict) FellBack(sl abi.Slot, n int) {
-	s.tb.Fatalf("%s fell back to native for %d decisions", sl, n)
-}
-func (s strict) Observe(abi.Slot, time.Duration) {}
+func strict(tb testing.TB) policy.Recorder { return policytest.Strict(tb) }
 
 // hintPods are 10k pods rejected by NodeResourcesFit with a spread of cpu and
 // memory requests, so that about half fit the node of hintEvent.
@@ -88,7 +62,7 @@ func BenchmarkQueueingHint(b *testing.B) {
 	}
 	b.Run("native", func(b *testing.B) { run(b, policytest.NativeQueueingHint(fithint.Plugin)) })
 	b.Run("wasm", func(b *testing.B) {
-		q, err := policy.NewWasmQueueingHint(loadExample(b, "fithint"), policy.AlwaysQueue{}, strict{b})
+		q, err := policy.NewWasmQueueingHint(loadExample(b, "fithint"), policy.AlwaysQueue{}, strict(b))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -112,7 +86,7 @@ func BenchmarkPreEnqueue(b *testing.B) {
 	}
 	b.Run("native", func(b *testing.B) { run(b, policytest.NativePreEnqueue(holdlabel.PreEnqueue)) })
 	b.Run("wasm", func(b *testing.B) {
-		p, err := policy.NewWasmPreEnqueue(loadExample(b, "holdlabel"), policy.Admit{}, strict{b})
+		p, err := policy.NewWasmPreEnqueue(loadExample(b, "holdlabel"), policy.Admit{}, strict(b))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -146,7 +120,7 @@ func BenchmarkVictimSort(b *testing.B) {
 	}
 	b.Run("native", func(b *testing.B) { run(b, policytest.NativeVictimOrder(importance.MoreImportant)) })
 	b.Run("wasm", func(b *testing.B) {
-		o, err := policy.NewWasmVictimOrder(loadExample(b, "importance"), policy.Importance{}, strict{b})
+		o, err := policy.NewWasmVictimOrder(loadExample(b, "importance"), policy.Importance{}, strict(b))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -153,7 +153,7 @@ func TestWasmFallbacks(t *testing.T) {
 func TestNewWasmRefusesModuleWithoutSlot(t *testing.T) {
 	m := loadExample(t, "prioritysort")
 	_, err := policy.NewWasmPreEnqueue(m, policy.Admit{}, nil)
-	if err == nil || !strings.Contains(err.Error(), abi.ExportPreEnqueue) || !strings.Contains(err.Error(), `"prioritysort"`) {
+	if err == nil || !strings.Contains(err.Error(), abi.ExportPreEnqueue) || !strings.Contains(err.Error(), `"prioritysort.wasm"`) {
 		t.Errorf("NewWasmPreEnqueue on a sort module: got %v, want an error naming the module and %s", err, abi.ExportPreEnqueue)
 	}
 	_, err = policy.NewWasmSort(m, abi.SlotVictimOrder, policy.PrioritySort{}, nil)
@@ -194,11 +194,11 @@ func TestWasmAgreesWithNative(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 2))
 	pods := randomPods(r, 200)
 
-	qs, err := policy.NewWasmSort(loadExample(t, "prioritysort"), abi.SlotQueueSort, policy.PrioritySort{}, strict{t})
+	qs, err := policy.NewWasmSort(loadExample(t, "prioritysort"), abi.SlotQueueSort, policy.PrioritySort{}, strict(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs, err := policy.NewWasmBackoffSort(loadExample(t, "expirybackoff"), policy.BackoffExpiry{}, strict{t})
+	bs, err := policy.NewWasmBackoffSort(loadExample(t, "expirybackoff"), policy.BackoffExpiry{}, strict(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestWasmAgreesWithNative(t *testing.T) {
 		}
 	}
 
-	pe, err := policy.NewWasmPreEnqueue(loadExample(t, "holdlabel"), policy.Admit{}, strict{t})
+	pe, err := policy.NewWasmPreEnqueue(loadExample(t, "holdlabel"), policy.Admit{}, strict(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestWasmAgreesWithNative(t *testing.T) {
 		}
 	}
 
-	qh, err := policy.NewWasmQueueingHint(loadExample(t, "fithint"), policy.AlwaysQueue{}, strict{t})
+	qh, err := policy.NewWasmQueueingHint(loadExample(t, "fithint"), policy.AlwaysQueue{}, strict(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestWasmAgreesWithNative(t *testing.T) {
 		}
 	}
 
-	vo, err := policy.NewWasmVictimOrder(loadExample(t, "importance"), policy.Importance{}, strict{t})
+	vo, err := policy.NewWasmVictimOrder(loadExample(t, "importance"), policy.Importance{}, strict(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestWasmAgreesWithNative(t *testing.T) {
 // TestWasmSortHammer calls one adapter from many goroutines (run with -race):
 // instances are pooled per goroutine and every answer stays right.
 func TestWasmSortHammer(t *testing.T) {
-	qs, err := policy.NewWasmSort(loadExample(t, "prioritysort"), abi.SlotQueueSort, policy.PrioritySort{}, strict{t})
+	qs, err := policy.NewWasmSort(loadExample(t, "prioritysort"), abi.SlotQueueSort, policy.PrioritySort{}, strict(t))
 	if err != nil {
 		t.Fatal(err)
 	}

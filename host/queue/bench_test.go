@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -103,7 +102,7 @@ func BenchmarkActiveQueue(b *testing.B) {
 func BenchmarkMoveAllOnEvent(b *testing.B) {
 	b.Run("native", func(b *testing.B) { benchMove(b, policytest.NativeQueueingHint(fithint.Plugin)) })
 	b.Run("wasm", func(b *testing.B) {
-		h, err := policy.NewWasmQueueingHint(loadModule(b, "fithint"), policy.AlwaysQueue{}, failOnFallback{b})
+		h, err := policy.NewWasmQueueingHint(loadModule(b, "fithint"), policy.AlwaysQueue{}, policytest.Strict(b))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -177,46 +176,22 @@ func (q *Queue) unmoveForBench() {
 	}
 }
 
-// loadModule loads guest-sdk/examples/<name>/<name>.wasm.
+// loadModule loads guest-sdk/examples/<name>/<name>.wasm. A 10k-pod hint
+// batch takes ~10 ms; on a busy machine the default 100 ms deadline can catch
+// it, and a fallback would measure the native default, so the deadline is
+// raised and any fallback fails the benchmark (policytest.Strict).
 func loadModule(b *testing.B, name string) *wasm.Module {
-	b.Helper()
-	bin, err := os.ReadFile(filepath.Join("..", "..", "guest-sdk", "examples", name, name+".wasm"))
-	if err != nil {
-		b.Fatalf("%v (run make policies)", err)
-	}
-	ctx := context.Background()
-	rt, err := wasm.NewRuntime(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { rt.Close(ctx) })
-	// A 10k-pod hint batch takes ~10 ms; on a busy machine the default 100 ms
-	// deadline can catch it, and a fallback would measure the native default.
 	limits := wasm.DefaultLimits()
 	limits.Deadline = 10 * time.Second
-	m, err := rt.Load(ctx, name, bin, limits)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return m
+	return policytest.LoadModule(b, filepath.Join("..", "..", "guest-sdk", "examples", name, name+".wasm"), limits)
 }
 
-// loadSort loads an example queue-sort module; a fallback would make the
-// benchmark measure the native default, so any failure stops it.
+// loadSort loads an example queue-sort module.
 func loadSort(b *testing.B, name string) *policy.WasmSort {
 	b.Helper()
-	s, err := policy.NewWasmSort(loadModule(b, name), abi.SlotQueueSort, policy.PrioritySort{}, failOnFallback{b})
+	s, err := policy.NewWasmSort(loadModule(b, name), abi.SlotQueueSort, policy.PrioritySort{}, policytest.Strict(b))
 	if err != nil {
 		b.Fatal(err)
 	}
 	return s
 }
-
-type failOnFallback struct{ tb testing.TB }
-
-func (f failOnFallback) Called(abi.Slot) {}
-func (f failOnFallback) Failed(s abi.Slot, reason string, err error) {
-	f.tb.Fatalf("%s call failed (%s): %v", s, reason, err)
-}
-func (f failOnFallback) FellBack(s abi.Slot, n int)      { f.tb.Fatalf("%s fell back to native", s) }
-func (f failOnFallback) Observe(abi.Slot, time.Duration) {}

@@ -111,16 +111,7 @@ func (q *Queue) refreshGroup(g *Group) {
 }
 
 func normalise(pl podview.Plugins) rejectors {
-	return rejectors{Unschedulable: sortedSet(pl.Unschedulable), Pending: sortedSet(pl.Pending)}
-}
-
-func sortedSet(ss []string) []string {
-	if len(ss) == 0 {
-		return nil
-	}
-	out := slices.Clone(ss)
-	slices.Sort(out)
-	return slices.Compact(out)
+	return rejectors(pl.Normalized())
 }
 
 func removePod(ps []*Pod, p *Pod) []*Pod {
