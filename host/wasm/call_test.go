@@ -221,7 +221,6 @@ func TestCallFailures(t *testing.T) {
 		{module: "recurse", wantKind: KindTrap, wantSub: "stack overflow", orDeadline: true},
 		{module: "grow", wantKind: KindTrap, wantSub: "unreachable"},
 	}
-	noGC(t) // see stw_test.go
 	rt, _ := newTestRuntime(t)
 	for _, tt := range tests {
 		t.Run(tt.module, func(t *testing.T) {
@@ -339,7 +338,6 @@ func TestModuleCloseInFlight(t *testing.T) {
 
 // Runtime.Close interrupts calls in flight rather than leaving them spinning.
 func TestRuntimeCloseInterrupts(t *testing.T) {
-	noGC(t) // see stw_test.go
 	rt, _ := newTestRuntime(t)
 	limits := testLimits()
 	limits.Deadline = time.Hour

@@ -39,8 +39,15 @@
 // at its next check and the call returns a KindDeadline error. A call is
 // never interrupted before its deadline, and is interrupted within the
 // deadline plus two ticks when the watchdog gets the CPU on time (its tick
-// count comes from the monotonic clock, so a late watchdog catches up). But
-// see the blocker under Notes.
+// count comes from the monotonic clock, so a late watchdog catches up).
+//
+// Go cannot preempt a goroutine running wazero-compiled code, so a guest that
+// never returned to Go would hold off every stop-the-world (each GC) and,
+// with it, the watchdog meant to stop it: the whole process would deadlock.
+// Package instrument therefore also makes every check site count down and
+// leave machine code for Go (memory.grow 0, a Go call in wazero) every
+// [instrument.YieldPeriod] checks; TestSpinDuringGC and TestAllPsSpinning
+// keep it so.
 //
 // # Memory
 //
@@ -64,16 +71,9 @@
 //
 // # Notes
 //
-//   - KNOWN BLOCKER: Go cannot preempt a goroutine running wazero-compiled
-//     code. A guest that spins without returning to Go therefore holds off
-//     every stop-the-world (each GC, runtime.ReadMemStats) and the
-//     end-of-cycle flush of every P's caches, which hold the other Ps while
-//     they wait, so the watchdog that would stop the guest never runs: the
-//     whole process deadlocks. The same happens without any GC when as many
-//     guests spin as there are Ps. The instrumented checks must also exit to
-//     Go now and then (testdata/yieldspin.wat: memory.grow 0 every 4096
-//     iterations); until package instrument does that, TestSpinDuringGC
-//     skips with this message.
+//   - A single long memory.fill or memory.copy runs in Go's memmove without a
+//     check, so it can hold off a GC for as long as it takes (bounded by the
+//     memory limit), though not forever.
 //   - Deadlines are wall-clock: time a call spends descheduled (by Go or the
 //     OS) counts, so a loaded machine can abort a call that would have
 //     finished. Such a call fails with KindDeadline like a spinning one.

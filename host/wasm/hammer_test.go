@@ -25,7 +25,6 @@ func TestHammer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("hammer test")
 	}
-	noGC(t) // see stw_test.go
 	rt, _ := newTestRuntime(t)
 	limits := testLimits()
 	limits.Deadline = 20 * time.Millisecond

@@ -22,6 +22,32 @@ func (f *functionTypes) next() uint64 {
 	return uint64(f.params[t])
 }
 
+// appendYield appends the countdown that follows the interrupt check when
+// the module has a memory: decrement the counter global c and, when it
+// reaches 0, reset it to YieldPeriod and execute `memory.grow 0` on memory 0,
+// which wazero's compiler runs as a call into Go (where the goroutine can be
+// preempted) and which changes nothing. mem64 selects the i64 operand of a
+// 64-bit memory.
+//
+// wazero's compiler keeps the value of a global stored earlier in the same
+// basic block, so the second global.get costs no load: the common path is a
+// load, a subtraction, a store and a branch that is not taken.
+func appendYield(b []byte, c uint32, mem64 bool) []byte {
+	b = appendU32(append(b, 0x23), c)           // global.get $c
+	b = append(b, 0x41, 0x01, 0x6b)             // i32.const 1; i32.sub
+	b = appendU32(append(b, 0x24), c)           // global.set $c
+	b = appendU32(append(b, 0x23), c)           // global.get $c
+	b = append(b, 0x45, 0x04, 0x40)             // i32.eqz; if
+	b = appendS32(append(b, 0x41), YieldPeriod) // i32.const YieldPeriod
+	b = appendU32(append(b, 0x24), c)           // global.set $c
+	if mem64 {
+		b = append(b, 0x42, 0x00) // i64.const 0
+	} else {
+		b = append(b, 0x41, 0x00) // i32.const 0
+	}
+	return append(b, 0x40, 0x00, 0x1a, 0x0b) // memory.grow 0; drop; end
+}
+
 // rewriteCode returns the code section payload with check inserted at every
 // function entry and after every loop's block type, updating info. It
 // refuses a function that declares more than MaxFunctionLocals locals, and a

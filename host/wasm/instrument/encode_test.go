@@ -2,6 +2,8 @@ package instrument_test
 
 // A tiny encoder for hand-assembled test modules.
 
+import "github.com/wasmsched/wasmsched/host/wasm/instrument"
+
 func cat(parts ...[]byte) []byte {
 	var b []byte
 	for _, p := range parts {
@@ -62,8 +64,34 @@ func body(locals [][]byte, code ...[]byte) []byte {
 // check is the sequence Instrument inserts for global index g.
 func check(g uint32) []byte { return cat([]byte{0x23}, u32(g), []byte{0x04, 0x40, 0x00, 0x0b}) }
 
+// yield is the countdown Instrument appends to every check of a module with
+// a 32-bit memory 0, for the counter global c: decrement, and every
+// YieldPeriod checks reset and memory.grow 0.
+func yield(c uint32) []byte { return yieldWith(c, i32c0) }
+
+// yield64 is yield for a 64-bit memory 0: memory.grow takes an i64.
+func yield64(c uint32) []byte { return yieldWith(c, []byte{0x42, 0x00}) }
+
+func yieldWith(c uint32, zero []byte) []byte {
+	return cat(
+		[]byte{0x23}, u32(c), []byte{0x41, 0x01, 0x6b}, // global.get $c; i32.const 1; i32.sub
+		[]byte{0x24}, u32(c), // global.set $c
+		[]byte{0x23}, u32(c), []byte{0x45, 0x04, 0x40}, // global.get $c; i32.eqz; if
+		[]byte{0x41}, s64(instrument.YieldPeriod), []byte{0x24}, u32(c), // i32.const PERIOD; global.set $c
+		zero, []byte{0x40, 0x00, 0x1a, 0x0b}, // memory.grow 0; drop; end
+	)
+}
+
+// checkYield is the whole sequence for a module with a 32-bit memory: the
+// interrupt check on g, then the countdown on g+1.
+func checkYield(g uint32) []byte { return cat(check(g), yield(g+1)) }
+
 // interruptGlobal is the global entry Instrument appends.
 var interruptGlobal = []byte{0x7f, 0x01, 0x41, 0x00, 0x0b}
+
+// counterGlobal is the countdown global Instrument appends after
+// interruptGlobal in a module with memory.
+var counterGlobal = cat([]byte{0x7f, 0x01, 0x41}, s64(instrument.YieldPeriod), end)
 
 // exportGlobal is an export entry of kind global.
 func exportGlobal(n string, g uint32) []byte { return cat(name(n), []byte{0x03}, u32(g)) }

@@ -11,6 +11,17 @@
 // entry until the host stores 0 again. The check is a load, a compare and a
 // branch that is never taken, so uninterrupted calls stay allocation free.
 //
+// The interrupt check alone is not enough: Go cannot preempt a goroutine
+// while it runs wazero-compiled machine code (its preemption signal finds no
+// Go function at the interrupted PC), so a guest spinning in a loop holds off
+// every stop-the-world (a GC, runtime.ReadMemStats) and every GC phase that
+// waits for all Ps, and the watchdog that would set the interrupt global is
+// stopped by that same stop-the-world: the whole process deadlocks. So every
+// check site also counts down a second, unexported global and, every
+// YieldPeriod checks, executes `memory.grow 0`, which wazero's compiler runs
+// as a call into Go (ExitCodeGrowMemory) where the goroutine can be
+// preempted. Growing by 0 pages changes nothing: it returns the current size.
+//
 // Instrument is also the host's guard in front of wazero's decoder. A policy
 // module is untrusted, and wazero v1.12.0 sizes slices from counts in the
 // input before it reads the elements, so a few crafted bytes could make it
@@ -41,12 +52,34 @@ import (
 // about 2.7 GB at this size.
 const MaxModuleSize = 16 << 20
 
+// YieldPeriod is how many checks (function entries and loop iterations) an
+// instrumented guest runs between two exits to Go (`memory.grow 0`), and so
+// bounds how long a spinning guest can hold off a Go stop-the-world.
+//
+// Measured with wazero v1.12.0 on amd64 (BenchmarkMemoryGrow0,
+// BenchmarkInstrumentedLoop, TestYieldDuringGC): an exit costs about 55 ns,
+// which 1024 checks amortize to 0.05 ns per check, lost in the noise of the
+// countdown itself (0.5-1 ns per iteration of the tightest loop, whatever
+// the period: a load, subtract and store of the counter global). A period of
+// 256 costs +0.8 ns per iteration and 64 costs +3 ns. A tight loop runs 1024
+// checks in 2-3 us, so a runtime.GC() while a guest spins takes no longer
+// than without it (0.4-0.9 ms on average), where a period of 65536 already
+// adds about 1 ms; and a loop with 1 us of straight-line code per iteration
+// still yields every millisecond. Longer periods would save nothing
+// measurable and only widen that worst case.
+const YieldPeriod = 1024
+
 // Info reports what Instrument found and added.
 type Info struct {
-	GlobalIndex           uint32 // index of the new global in the global index space
+	GlobalIndex           uint32 // index of the new interrupt global in the global index space
 	Functions             int    // defined functions instrumented
 	Loops                 int    // loop instructions instrumented
 	DroppedCustomSections int    // custom sections removed (all but "name")
+	// YieldPeriod is the number of checks between two `memory.grow 0`
+	// exits to Go, YieldPeriod when they are emitted (the countdown global
+	// then has index GlobalIndex+1), or 0 for a module without memory,
+	// which gets the interrupt check only.
+	YieldPeriod int
 }
 
 // Section ids of the binary format.
@@ -95,6 +128,22 @@ type section struct {
 // new mutable i32 global (initial value 0) appended after all existing globals and
 // exported under exportName. It also reports what it found.
 //
+// If the module has a memory (imported or defined; with several, memory 0),
+// each check is followed by a countdown on a second new mutable i32 global
+// $c (not exported, appended after $g, initial value YieldPeriod) that exits
+// to Go every YieldPeriod checks (see appendYield):
+//
+//	global.get $c; i32.const 1; i32.sub; global.set $c
+//	global.get $c; i32.eqz
+//	if
+//	  i32.const YieldPeriod; global.set $c
+//	  i32.const 0; memory.grow 0; drop
+//	end
+//
+// A module without memory cannot execute memory.grow and gets the interrupt
+// check only (Info.YieldPeriod is 0). The host refuses such modules anyway:
+// a policy module must export its memory.
+//
 // Sections other than global, export and code are copied byte for byte, in
 // their original order, except custom sections other than "name", which are
 // dropped. Existing indices do not change. The input is not modified;
@@ -131,11 +180,11 @@ func Instrument(wasm []byte, exportName string) ([]byte, Info, error) {
 	}
 
 	var (
-		importedFuncs, importedGlobals uint32
-		definedGlobals                 int
-		globalSec, exportSec, codeSec  *section
-		funcSec                        *section
-		typeParams                     []uint16
+		imp                           imports
+		definedGlobals                int
+		globalSec, exportSec, codeSec *section
+		funcSec                       *section
+		typeParams                    []uint16
 	)
 	for i := range sections {
 		s := &sections[i]
@@ -150,8 +199,12 @@ func Instrument(wasm []byte, exportName string) ([]byte, Info, error) {
 			funcSec = s
 			_, err = checkSection(wasm, s, size)
 		case secImport:
-			if importedFuncs, importedGlobals, err = countImports(wasm, s); err != nil {
+			if imp, err = countImports(wasm, s); err != nil {
 				return nil, info, err
+			}
+		case secMemory:
+			if _, err = checkSection(wasm, s, size); err == nil && imp.memories == 0 {
+				imp.memory0, imp.memory64 = firstMemory(wasm, s)
 			}
 		case secGlobal:
 			globalSec = s
@@ -169,8 +222,14 @@ func Instrument(wasm []byte, exportName string) ([]byte, Info, error) {
 			return nil, info, err
 		}
 	}
-	idx := uint64(importedGlobals) + uint64(definedGlobals)
-	if idx >= math.MaxUint32 {
+	yields := imp.memory0
+	added := uint64(1) // globals appended
+	if yields {
+		added = 2
+		info.YieldPeriod = YieldPeriod
+	}
+	idx := uint64(imp.globals) + uint64(definedGlobals)
+	if idx+added > math.MaxUint32 {
 		return nil, info, fmt.Errorf("instrument: global index space is full")
 	}
 	info.GlobalIndex = uint32(idx)
@@ -189,15 +248,23 @@ func Instrument(wasm []byte, exportName string) ([]byte, Info, error) {
 		// New count, then the existing entries unchanged, then ours.
 		r := reader{b: wasm, pos: globalSec.payload, end: globalSec.end}
 		_, _ = r.u32() // already validated by countGlobals
-		globalPayload = appendU32(nil, uint32(definedGlobals)+1)
+		globalPayload = appendU32(nil, uint32(uint64(definedGlobals)+added))
 		globalPayload = append(globalPayload, wasm[r.pos:globalSec.end]...)
 	} else {
-		globalPayload = []byte{1}
+		globalPayload = appendU32(nil, uint32(added))
 	}
 	globalPayload = append(globalPayload, 0x7f, 0x01, 0x41, 0x00, 0x0b) // mut i32 = i32.const 0
+	if yields {
+		globalPayload = append(globalPayload, 0x7f, 0x01, 0x41) // mut i32 = i32.const YieldPeriod
+		globalPayload = appendS32(globalPayload, YieldPeriod)
+		globalPayload = append(globalPayload, 0x0b)
+	}
 
 	check := appendU32([]byte{0x23}, info.GlobalIndex) // global.get $g
 	check = append(check, 0x04, 0x40, 0x00, 0x0b)      // if unreachable end
+	if yields {
+		check = appendYield(check, info.GlobalIndex+1, imp.memory64)
+	}
 
 	out := make([]byte, 0, len(wasm)+len(wasm)/8+64)
 	out = append(out, wasmHeader...)
@@ -238,7 +305,7 @@ func Instrument(wasm []byte, exportName string) ([]byte, Info, error) {
 				fs.r = reader{b: wasm, pos: funcSec.payload, end: funcSec.end}
 				_, _ = fs.r.u32() // the count, already checked
 			}
-			payload, err = rewriteCode(wasm, s, check, importedFuncs, fs, size, &info)
+			payload, err = rewriteCode(wasm, s, check, imp.funcs, fs, size, &info)
 			if err == nil {
 				out, err = appendSection(out, secCode, payload)
 			}
@@ -303,43 +370,57 @@ func splitSections(b []byte) ([]section, error) {
 	return sections, nil
 }
 
-// countImports returns how many functions and globals the module imports.
-func countImports(b []byte, s *section) (funcs, globals uint32, err error) {
+// imports summarizes the import section, and memory 0 wherever it is.
+type imports struct {
+	funcs, globals uint32
+	memories       int  // imported memories
+	memory0        bool // the module has a memory (imported or defined)
+	memory64       bool // memory 0 is a 64-bit memory (memory64): memory.grow takes an i64
+}
+
+// countImports returns how many functions, globals and memories the module
+// imports.
+func countImports(b []byte, s *section) (imports, error) {
+	var imp imports
 	r := reader{b: b, pos: s.payload, end: s.end}
 	wrap := func(i int, err error) error {
 		return fmt.Errorf("instrument: import section: import %d: %w", i, err)
 	}
 	n, err := r.count("import count", 4)
 	if err != nil {
-		return 0, 0, fmt.Errorf("instrument: import section: %w", err)
+		return imports{}, fmt.Errorf("instrument: import section: %w", err)
 	}
 	for i := 0; i < n; i++ {
 		if _, err := r.name(); err != nil {
-			return 0, 0, wrap(i, err)
+			return imports{}, wrap(i, err)
 		}
 		if _, err := r.name(); err != nil {
-			return 0, 0, wrap(i, err)
+			return imports{}, wrap(i, err)
 		}
 		at := r.pos
 		kind, err := r.byte()
 		if err != nil {
-			return 0, 0, wrap(i, err)
+			return imports{}, wrap(i, err)
 		}
 		switch kind {
 		case 0x00: // func: typeidx
 			_, err = r.u32()
-			funcs++
+			imp.funcs++
 		case 0x01: // table: reftype, limits
 			if err = r.valType(); err == nil {
 				err = r.limits()
 			}
 		case 0x02: // memory: limits
+			if imp.memories == 0 && r.pos < r.end {
+				imp.memory0, imp.memory64 = true, r.b[r.pos]&0x04 != 0
+			}
 			err = r.limits()
+			imp.memories++
 		case kindGlobal: // global: valtype, mutability
 			if err = r.valType(); err == nil {
 				err = r.mutability()
 			}
-			globals++
+			imp.globals++
 		case 0x04: // tag: attribute, typeidx
 			if _, err = r.byte(); err == nil {
 				_, err = r.u32()
@@ -348,13 +429,23 @@ func countImports(b []byte, s *section) (funcs, globals uint32, err error) {
 			err = r.errorf(at, "invalid import kind 0x%02x", kind)
 		}
 		if err != nil {
-			return 0, 0, wrap(i, err)
+			return imports{}, wrap(i, err)
 		}
 	}
 	if err := r.trailing(); err != nil {
-		return 0, 0, fmt.Errorf("instrument: import section: %w", err)
+		return imports{}, fmt.Errorf("instrument: import section: %w", err)
 	}
-	return funcs, globals, nil
+	return imp, nil
+}
+
+// firstMemory reports whether a memory section, already checked, defines a
+// memory, and whether the first one is 64-bit.
+func firstMemory(b []byte, s *section) (ok, is64 bool) {
+	r := reader{b: b, pos: s.payload, end: s.end}
+	if n, err := r.u32(); err != nil || n == 0 || r.pos >= r.end {
+		return false, false
+	}
+	return true, r.b[r.pos]&0x04 != 0
 }
 
 func (r *reader) mutability() error {

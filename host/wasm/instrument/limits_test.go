@@ -73,9 +73,10 @@ func allForms() []byte {
 
 func allFormsWant(exportName string) []byte {
 	head, mid, tail := allFormsSections()
-	return module(cat(head...), sec(secGlobal, vec(cat([]byte{0x7f, 0x00}, i32c0, end), interruptGlobal)),
+	return module(cat(head...), sec(secGlobal, vec(cat([]byte{0x7f, 0x00}, i32c0, end), interruptGlobal, counterGlobal)),
 		sec(secExport, vec(cat(name("main"), []byte{0x00}, u32(0)), exportGlobal(exportName, 1))), cat(mid...),
-		sec(secCode, vec(body(nil, check(1), end), body([][]byte{cat(u32(2), []byte{0x7f})}, check(1), loopE, check(1), end, end))),
+		sec(secCode, vec(body(nil, checkYield(1), end),
+			body([][]byte{cat(u32(2), []byte{0x7f})}, checkYield(1), loopE, checkYield(1), end, end))),
 		cat(tail...))
 }
 

@@ -225,3 +225,15 @@ func appendU32(b []byte, v uint32) []byte {
 	}
 	return append(b, byte(v))
 }
+
+// appendS32 appends v as a signed LEB128 (the immediate of i32.const).
+func appendS32(b []byte, v int32) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}

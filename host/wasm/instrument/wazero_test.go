@@ -84,7 +84,7 @@ func TestInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin, info := mustInstrument(t, fixture(t, "spin.wasm"))
-	if want := (instrument.Info{GlobalIndex: 0, Functions: 4, Loops: 1}); info != want {
+	if want := (instrument.Info{GlobalIndex: 0, Functions: 4, Loops: 1, YieldPeriod: instrument.YieldPeriod}); info != want {
 		t.Errorf("info = %+v, want %+v", info, want)
 	}
 	mod := instantiate(t, r, bin, "spin")
@@ -148,7 +148,7 @@ func TestSemanticsPreserved(t *testing.T) {
 		calls []call
 	}{{
 		file: "compute.wasm",
-		info: instrument.Info{Functions: 10, Loops: 8},
+		info: instrument.Info{Functions: 10, Loops: 8, YieldPeriod: instrument.YieldPeriod},
 		calls: []call{
 			{"sum", []uint64{0}}, {"sum", []uint64{1}}, {"sum", []uint64{100000}},
 			{"nested", []uint64{0}}, {"nested", []uint64{1}}, {"nested", []uint64{37}},
@@ -164,7 +164,7 @@ func TestSemanticsPreserved(t *testing.T) {
 		},
 	}, {
 		file: "features.wasm",
-		info: instrument.Info{GlobalIndex: 2, Functions: 10, Loops: 3},
+		info: instrument.Info{GlobalIndex: 2, Functions: 10, Loops: 3, YieldPeriod: instrument.YieldPeriod},
 		calls: []call{
 			{"simd", []uint64{0}}, {"simd", []uint64{1}}, {"simd", []uint64{1000}},
 			{"bulk", []uint64{1}}, {"bulk", []uint64{20}},
@@ -178,7 +178,7 @@ func TestSemanticsPreserved(t *testing.T) {
 		// producers and target_features are dropped, name is kept.
 		file:  "tinygo.wasm",
 		start: []string{"_initialize"},
-		info:  instrument.Info{GlobalIndex: 1, Functions: 37, Loops: 55, DroppedCustomSections: 2},
+		info:  instrument.Info{GlobalIndex: 1, Functions: 37, Loops: 55, DroppedCustomSections: 2, YieldPeriod: instrument.YieldPeriod},
 		calls: []call{
 			{"sort_keys", []uint64{0, 1}}, {"sort_keys", []uint64{10, 42}}, {"sort_keys", []uint64{5000, 7}},
 		},

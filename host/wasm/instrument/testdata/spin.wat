@@ -1,8 +1,11 @@
 ;; Regenerate: wat2wasm spin.wat -o spin.wasm
 ;; Runaway guests for the interruption tests. "started" lets the test know the
-;; call is running before it raises the interrupt global.
+;; call is running before it raises the interrupt global. The memory makes
+;; Instrument emit its periodic memory.grow 0, without which a GC that starts
+;; while a guest spins would wait for it forever (see TestYieldDuringGC).
 (module
   (import "env" "started" (func $started))
+  (memory 1)
 
   ;; Spins forever: only the loop-header check can stop it.
   (func (export "spin")
