@@ -15,13 +15,7 @@ func HintBatchLen(event []byte, pods []PodView) int {
 // holds its pods in). Appending to dst[:0] of a buffer of HintBatchLen bytes
 // does not allocate.
 func AppendHintBatchViews(dst []byte, event []byte, pods []PodView) []byte {
-	b := beginRecord(dst, TagHintBatch, batchFixed)
-	b.bytesAt(b.start+batchEvent, event)
-	at := b.list(batchPods, len(pods), nestedSize)
-	for i, p := range pods {
-		b.bytesAt(at+i*nestedSize, p.Bytes())
-	}
-	return b.finish()
+	return appendHintBatch(dst, event, len(pods), func(i int) []byte { return pods[i].Bytes() })
 }
 
 // VictimBatchLen is the size of the record AppendVictimBatch appends.

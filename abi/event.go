@@ -173,11 +173,16 @@ const (
 // event and pods are encoded records (AppendEvent, AppendPod); it allocates
 // only to grow dst.
 func AppendHintBatch(dst []byte, event []byte, pods [][]byte) []byte {
+	return appendHintBatch(dst, event, len(pods), func(i int) []byte { return pods[i] })
+}
+
+// appendHintBatch lays out a batch of n pods, pod(i) being the record of pod i.
+func appendHintBatch(dst []byte, event []byte, n int, pod func(i int) []byte) []byte {
 	b := beginRecord(dst, TagHintBatch, batchFixed)
 	b.bytesAt(b.start+batchEvent, event)
-	at := b.list(batchPods, len(pods), nestedSize)
-	for i, p := range pods {
-		b.bytesAt(at+i*nestedSize, p)
+	at := b.list(batchPods, n, nestedSize)
+	for i := 0; i < n; i++ {
+		b.bytesAt(at+i*nestedSize, pod(i))
 	}
 	return b.finish()
 }
