@@ -31,6 +31,13 @@ func SetPodQueueState(rec []byte, s PodQueueState) error {
 	return nil
 }
 
+// SetQueueState sets the queue-state fields of p, the struct form of
+// SetPodQueueState.
+func (p *Pod) SetQueueState(s PodQueueState) {
+	p.QueuedTime, p.InitialAttemptTime, p.BackoffExpiry = s.QueuedTime, s.InitialAttemptTime, s.BackoffExpiry
+	p.Attempts, p.LastFailureError = s.Attempts, s.LastFailureError
+}
+
 // QueueState reads the queue state of a pod record.
 func (p PodView) QueueState() PodQueueState {
 	return PodQueueState{

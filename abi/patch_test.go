@@ -37,3 +37,16 @@ func TestSetPodQueueState(t *testing.T) {
 		t.Error("patching a truncated record: want an error")
 	}
 }
+
+func TestPodSetQueueState(t *testing.T) {
+	want := PodQueueState{QueuedTime: 1, InitialAttemptTime: 2, BackoffExpiry: 3, Attempts: 4, LastFailureError: true}
+	p := Pod{Name: "p", Priority: 9}
+	p.SetQueueState(want)
+	v, err := ReadPod(AppendPod(nil, &p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.QueueState(); got != want || v.Priority() != 9 {
+		t.Errorf("QueueState = %+v (priority %d), want %+v (priority 9)", got, v.Priority(), want)
+	}
+}

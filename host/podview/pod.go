@@ -34,6 +34,11 @@ type GroupInfo struct {
 	Members int32
 }
 
+// Ref is what a member's record carries about group name.
+func (g GroupInfo) Ref(name string) abi.PodGroupRef {
+	return abi.PodGroupRef{Name: name, MinCount: g.MinCount, Priority: g.Priority, DisruptionMode: g.DisruptionMode, Members: g.Members}
+}
+
 // Plugins are the plugins that rejected a pod in its last attempt, as the
 // queue tracks them. Order and duplicates do not matter; [Pod] sorts and
 // deduplicates copies.
@@ -59,18 +64,13 @@ func (p Plugins) Normalized() Plugins {
 // plugins.
 func Pod(pod *v1.Pod, group *GroupInfo, q abi.PodQueueState, plugins Plugins) abi.Pod {
 	p := abi.Pod{
-		UID:                string(pod.UID),
-		Namespace:          pod.Namespace,
-		Name:               pod.Name,
-		NodeName:           pod.Spec.NodeName,
-		Priority:           podPriority(pod),
-		PreemptNever:       pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever,
-		CreationTime:       nanos(&pod.CreationTimestamp),
-		QueuedTime:         q.QueuedTime,
-		InitialAttemptTime: q.InitialAttemptTime,
-		BackoffExpiry:      q.BackoffExpiry,
-		Attempts:           q.Attempts,
-		LastFailureError:   q.LastFailureError,
+		UID:          string(pod.UID),
+		Namespace:    pod.Namespace,
+		Name:         pod.Name,
+		NodeName:     pod.Spec.NodeName,
+		Priority:     podPriority(pod),
+		PreemptNever: pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever,
+		CreationTime: nanos(&pod.CreationTimestamp),
 
 		UnschedulablePlugins: sortedSet(plugins.Unschedulable),
 		PendingPlugins:       sortedSet(plugins.Pending),
@@ -81,13 +81,11 @@ func Pod(pod *v1.Pod, group *GroupInfo, q abi.PodQueueState, plugins Plugins) ab
 		HostPorts:            hostPorts(pod),
 		RequiredAffinity:     requiredAffinity(pod.Spec.Affinity),
 	}
+	p.SetQueueState(q)
 	if name := GroupName(pod); name != "" {
 		p.Group.Name = name
 		if group != nil {
-			p.Group.MinCount = group.MinCount
-			p.Group.Priority = group.Priority
-			p.Group.DisruptionMode = group.DisruptionMode
-			p.Group.Members = group.Members
+			p.Group = group.Ref(name)
 		}
 	}
 	if n := len(pod.Spec.SchedulingGates); n > 0 {

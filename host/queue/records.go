@@ -38,12 +38,9 @@ func (q *Queue) encodePod(p *Pod, objChanged bool) {
 		// place, so the record source may share them.
 		p.src.UnschedulablePlugins, p.src.PendingPlugins = p.plugins.Unschedulable, p.plugins.Pending
 		if gi != nil {
-			p.src.Group.MinCount, p.src.Group.Priority = gi.MinCount, gi.Priority
-			p.src.Group.DisruptionMode, p.src.Group.Members = gi.DisruptionMode, gi.Members
+			p.src.Group = gi.Ref(p.src.Group.Name)
 		}
-		qs := p.queueState()
-		p.src.QueuedTime, p.src.InitialAttemptTime, p.src.BackoffExpiry = qs.QueuedTime, qs.InitialAttemptTime, qs.BackoffExpiry
-		p.src.Attempts, p.src.LastFailureError = qs.Attempts, qs.LastFailureError
+		p.src.SetQueueState(p.queueState())
 	}
 	p.view = readOwn(abi.AppendPod(nil, &p.src))
 	p.pendingView = abi.PodView{}
@@ -88,8 +85,7 @@ func (q *Queue) refreshGroup(g *Group) {
 		rec := abi.Pod{
 			Namespace: g.key.namespace,
 			Name:      g.key.name,
-			Group: abi.PodGroupRef{Name: g.key.name, MinCount: info.MinCount, Priority: info.Priority,
-				DisruptionMode: info.DisruptionMode, Members: info.Members},
+			Group:     info.Ref(g.key.name),
 		}
 		if pg := g.pg; pg != nil {
 			pr := podview.PodGroup(pg, info.Members)
@@ -99,9 +95,7 @@ func (q *Queue) refreshGroup(g *Group) {
 			rec.CreationTime = nanos(pg.CreationTimestamp.Time)
 		}
 		rec.UnschedulablePlugins, rec.PendingPlugins = g.rejected.Unschedulable, g.rejected.Pending
-		qs := g.queueState()
-		rec.QueuedTime, rec.InitialAttemptTime, rec.BackoffExpiry = qs.QueuedTime, qs.InitialAttemptTime, qs.BackoffExpiry
-		rec.Attempts, rec.LastFailureError = qs.Attempts, qs.LastFailureError
+		rec.SetQueueState(g.queueState())
 		g.view = readOwn(abi.AppendPod(nil, &rec))
 		g.recGen = g.gen
 	}
