@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Usage: hack/cluster.sh build [COMPONENT...]   build what is missing, print the bin dir
+#        hack/cluster.sh bindir                  print the bin dir (no build)
+#
+# Builds the test control plane from the Go module proxy into a versioned cache
+# outside the clone: kube-apiserver and kube-scheduler v1.37.1, kubectl, etcd
+# v3.6.16 and KWOK v0.8.0. COMPONENT is one of kube-apiserver, kube-scheduler,
+# kubectl, etcd, kwok; none means kube-apiserver, etcd and kwok (what the e2e
+# tests and the demo need). Binaries already in the cache are not rebuilt.
+#
+# k8s.io/kubernetes and etcd cannot be `go install`ed (their go.mod files
+# replace staging modules with local paths), so each is built from a small
+# wrapper module written here that requires the published versions instead.
+# Facts behind each step: /work/shared/notes/cluster.md.
+#
+# Progress goes to stderr, the bin dir to stdout. A flock serialises builders.
+set -euo pipefail
+
+K8S_VERSION=v1.37.1
+STAGING_VERSION=v0.37.1
+ETCD_VERSION=v3.6.16
+KWOK_VERSION=v0.8.0
+CACHE_ROOT="${XDG_CACHE_HOME:-$HOME/.cache}/wasmsched"
+ROOT="$CACHE_ROOT/cluster-k8s$K8S_VERSION-etcd$ETCD_VERSION-kwok$KWOK_VERSION"
+BIN="$ROOT/bin"
+GO=${GO:-go}
+
+log() { echo "cluster.sh: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+usage() { sed -n '2,4p' "${BASH_SOURCE[0]}" | sed 's/^# //' >&2; exit 2; }
+
+build_k8s() { # $1 = component under k8s.io/kubernetes/cmd
+  local src="$ROOT/src/kubernetes"
+  if [ ! -f "$src/go.sum" ]; then
+    log "writing the k8s.io/kubernetes $K8S_VERSION wrapper module"
+    rm -rf "$src" && mkdir -p "$src"
+    local gomod
+    gomod=$(cd "$src" && GOFLAGS=-mod=mod "$GO" mod download -json "k8s.io/kubernetes@$K8S_VERSION" |
+      sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')
+    [ -f "$gomod" ] || die "could not download k8s.io/kubernetes@$K8S_VERSION from the Go module proxy"
+    {
+      echo "module wasmsched.local/cluster-kubernetes"
+      echo
+      echo "go 1.26.0"
+      echo
+      echo "require k8s.io/kubernetes $K8S_VERSION"
+      echo
+      # Every staging module k8s.io/kubernetes replaces with ./staging/... is
+      # published at the matching v0.x version.
+      sed -n 's|^[[:space:]]*\(k8s.io/[A-Za-z0-9._/-]*\) => ./staging/.*$|replace \1 => \1 '"$STAGING_VERSION"'|p' "$gomod"
+    } >"$src/go.mod"
+    cat >"$src/tools.go" <<'EOF'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+EOF
+    (cd "$src" && "$GO" mod tidy -e >&2) || die "go mod tidy failed in $src"
+  fi
+  log "building $1 $K8S_VERSION (cold: several minutes on 2 cores)"
+  local ld="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION"
+  ld+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
+  ld+=" -X k8s.io/component-base/version.gitTreeState=clean"
+  (cd "$src" && CGO_ENABLED=0 "$GO" build -tags tools -trimpath -ldflags "$ld" -o "$BIN/$1.tmp" "k8s.io/kubernetes/cmd/$1") ||
+    die "building $1 failed"
+  mv "$BIN/$1.tmp" "$BIN/$1"
+}
+
+build_etcd() {
+  local src="$ROOT/src/etcd"
+  if [ ! -f "$src/go.sum" ]; then
+    log "writing the etcd $ETCD_VERSION wrapper module"
+    rm -rf "$src" && mkdir -p "$src"
+    cat >"$src/go.mod" <<EOF
+module wasmsched.local/cluster-etcd
+
+go 1.26.0
+
+require (
+	go.etcd.io/etcd/api/v3 $ETCD_VERSION
+	go.etcd.io/etcd/client/pkg/v3 $ETCD_VERSION
+	go.etcd.io/etcd/client/v3 $ETCD_VERSION
+	go.etcd.io/etcd/pkg/v3 $ETCD_VERSION
+	go.etcd.io/etcd/server/v3 $ETCD_VERSION
+)
+EOF
+    cat >"$src/tools.go" <<'EOF'
+//go:build tools
+
+package tools
+
+import _ "go.etcd.io/etcd/server/v3"
+EOF
+    (cd "$src" && "$GO" mod tidy -e >&2) || die "go mod tidy failed in $src"
+  fi
+  log "building etcd $ETCD_VERSION"
+  (cd "$src" && CGO_ENABLED=0 "$GO" build -tags tools -trimpath -ldflags "-s -w" -o "$BIN/etcd.tmp" go.etcd.io/etcd/server/v3) ||
+    die "building etcd failed"
+  mv "$BIN/etcd.tmp" "$BIN/etcd"
+}
+
+build_kwok() {
+  log "building kwok $KWOK_VERSION"
+  GOBIN="$BIN/.kwok" CGO_ENABLED=0 "$GO" install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" ||
+    die "building kwok failed"
+  mv "$BIN/.kwok/kwok" "$BIN/kwok"
+  rmdir "$BIN/.kwok"
+  # KWOK needs Stage objects to move pods and nodes along; the default "fast"
+  # stages ship in its module.
+  local mod
+  mod=$(GOFLAGS=-mod=mod "$GO" mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
+  [ -d "$mod/kustomize/stage" ] || die "sigs.k8s.io/kwok@$KWOK_VERSION has no kustomize/stage directory"
+  local out="$BIN/kwok-stages.yaml.tmp"
+  : >"$out"
+  local f
+  for f in "$mod"/kustomize/stage/node/fast/*.yaml "$mod"/kustomize/stage/pod/fast/*.yaml; do
+    case "$(basename "$f")" in kustomization.yaml) continue ;; esac
+    echo "---" >>"$out"
+    cat "$f" >>"$out"
+  done
+  mv "$out" "$BIN/kwok-stages.yaml"
+}
+
+cmd=${1:-}
+[ -n "$cmd" ] || usage
+shift
+case "$cmd" in
+bindir)
+  echo "$BIN"
+  exit 0
+  ;;
+build) ;;
+*) usage ;;
+esac
+
+components=("$@")
+[ ${#components[@]} -gt 0 ] || components=(kube-apiserver etcd kwok)
+command -v "$GO" >/dev/null 2>&1 || die "go is not on PATH"
+command -v flock >/dev/null 2>&1 || die "flock is not on PATH (Debian package util-linux)"
+mkdir -p "$BIN"
+exec 9>"$ROOT.lock"
+if ! flock -n 9; then
+  log "another cluster.sh holds $ROOT.lock; waiting"
+  flock 9
+fi
+
+start=$SECONDS
+for c in "${components[@]}"; do
+  case "$c" in
+  kube-apiserver | kube-scheduler | kubectl) [ -x "$BIN/$c" ] || build_k8s "$c" ;;
+  etcd) [ -x "$BIN/etcd" ] || build_etcd ;;
+  kwok) [ -x "$BIN/kwok" ] && [ -f "$BIN/kwok-stages.yaml" ] || build_kwok ;;
+  *) die "unknown component $c (want kube-apiserver, kube-scheduler, kubectl, etcd or kwok)" ;;
+  esac
+done
+[ $((SECONDS - start)) -lt 2 ] || log "built in $((SECONDS - start)) s into $BIN"
+echo "$BIN"
