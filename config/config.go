@@ -351,6 +351,28 @@ func lookup(name string) (key, bool) {
 	return key{}, false
 }
 
+func isKnown(name string) bool {
+	_, ok := lookup(name)
+	return ok
+}
+
+// isSection reports whether name is a proper prefix of some key, like
+// "sandbox" or "policies.queueSort".
+func isSection(name string) bool {
+	for _, k := range keys {
+		if strings.HasPrefix(k.name, name+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// isEmpty reports whether a YAML value is null or an empty mapping.
+func isEmpty(v any) bool {
+	m, ok := v.(map[string]any)
+	return v == nil || ok && len(m) == 0
+}
+
 func isUpper(b byte) bool { return b >= 'A' && b <= 'Z' }
 
 // EnvName is the environment variable of a key: sandbox.memoryPages is
@@ -417,6 +439,13 @@ func Load(src Source) (*Config, error) {
 		if raw, ok := fk.Raw()[profilesKey]; ok {
 			errs = append(errs, profiles.addFile(raw, "config file "+src.File)...)
 			fk.Delete(profilesKey)
+		}
+		// A null or empty mapping sets nothing: `policies: {}` or a key
+		// with no value keeps the defaults below it.
+		for _, name := range fk.Keys() {
+			if v := fk.Get(name); v == nil && isKnown(name) || isEmpty(v) && isSection(name) {
+				fk.Delete(name)
+			}
 		}
 		errs = append(errs, unknownKeys(fk.Keys(), "config file "+src.File)...)
 		if err := k.Merge(fk); err != nil {
@@ -542,15 +571,16 @@ func (p profileValues) addFile(raw any, where string) []error {
 			if sub != "" {
 				full += "." + sub
 			}
-			m, isMap := v.(map[string]any)
-			switch _, known := lookup(sub); {
+			switch m, isMap := v.(map[string]any); {
 			case isMap && len(m) > 0:
 				for _, kk := range slices.Sorted(maps.Keys(m)) {
 					walk(strings.TrimPrefix(sub+"."+kk, "."), m[kk])
 				}
-			case known && strings.HasPrefix(sub, "policies."):
-				p.set(name, sub, v)
-			case isPolicyPrefix(sub) && (v == nil || isMap):
+			case isKnown(sub) && strings.HasPrefix(sub, "policies."):
+				if v != nil { // a key with no value sets nothing
+					p.set(name, sub, v)
+				}
+			case isPolicyPrefix(sub) && isEmpty(v):
 				// An empty or null profile, policies or slot sets nothing.
 			case isPolicyPrefix(sub):
 				errs = append(errs, fmt.Errorf("%s: %s: %v is not a mapping: want %s", where, full, v, profileKeyPattern))

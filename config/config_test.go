@@ -296,6 +296,54 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// TestEmptyValues checks that a null or empty section, and a key with no
+// value, set nothing, while an empty mapping where a value belongs is an
+// error.
+func TestEmptyValues(t *testing.T) {
+	got, err := Load(Source{File: writeFile(t, `
+schedulerName:
+client: {}
+queue:
+sandbox:
+  deadline:
+policies: {}
+profiles: {}
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(defaults(), got); diff != "" {
+		t.Errorf("config (-want, +got):\n%s", diff)
+	}
+	got, err = Load(Source{File: writeFile(t, `
+policies:
+  queueSort:
+  victimOrder: {}
+  preEnqueue: {module: m.wasm, sha256: }
+profiles:
+  p:
+    policies:
+      queueSort: {module: }
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := defaults()
+	want.Policies = map[abi.Slot]Module{abi.SlotPreEnqueue: {Path: "m.wasm"}}
+	want.Profiles = []Profile{
+		{SchedulerName: "wasmsched", Policies: map[abi.Slot]Module{abi.SlotPreEnqueue: {Path: "m.wasm"}}},
+		{SchedulerName: "p", Policies: map[abi.Slot]Module{}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("config (-want, +got):\n%s", diff)
+	}
+	for _, y := range []string{"sandbox:\n  deadline: {}\n", "profiles:\n  p:\n    policies:\n      queueSort: {module: {}}\n"} {
+		if _, err := Load(Source{File: writeFile(t, y)}); err == nil || !strings.Contains(err.Error(), "map[]") {
+			t.Errorf("%q: error %v, want one about the empty mapping", y, err)
+		}
+	}
+}
+
 func TestBindAddresses(t *testing.T) {
 	for _, a := range []string{"", "127.0.0.1:10351", "0.0.0.0:10351", ":10351", "[::]:10351", "[::1]:0", "localhost:8080", "metrics.example.com:443"} {
 		c, err := Load(Source{Overrides: map[string]string{"metrics.bindAddress": a}})
