@@ -1,12 +1,20 @@
 package cache
 
 import (
+	"maps"
+	"slices"
+	"sync/atomic"
+
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Resource is an amount of every resource the scheduler accounts for: cpu in
 // millicores, the others in base units. Scalar holds extended resources and
 // hugepages, keyed by resource name; it is nil when there are none.
+//
+// Resource is a value, but Scalar is a map: Clone a Resource before you
+// mutate one you did not build (a PodInfo's, a NodeInfo's).
 type Resource struct {
 	MilliCPU         int64
 	Memory           int64
@@ -73,3 +81,142 @@ func (n *NodeInfo) Allocatable() Resource { return n.allocatable }
 
 // Generation identifies the node info's contents; it changes on every change.
 func (n *NodeInfo) Generation() int64 { return n.generation }
+
+// generation is the last generation handed out; see nextGeneration.
+var generation atomic.Int64
+
+// nextGeneration returns a generation no node info has had. It is
+// process-wide, as upstream's, so that a node removed and added again under
+// the same name can never look unchanged to a snapshot.
+func nextGeneration() int64 { return generation.Add(1) }
+
+// NewNodeInfo returns a node info for node (nil for one that holds pods of a
+// node not seen yet) with pods on it. The pods slice is copied.
+func NewNodeInfo(node *v1.Node, pods ...*PodInfo) *NodeInfo {
+	n := &NodeInfo{}
+	if node != nil {
+		n.node = node
+		n.allocatable = NewResource(node.Status.Allocatable)
+	}
+	if len(pods) > 0 {
+		n.pods = make([]*PodInfo, 0, len(pods))
+	}
+	for _, pi := range pods {
+		n.add(pi)
+	}
+	n.generation = nextGeneration()
+	return n
+}
+
+// Name is the node's name, or "" when the node info has no node.
+func (n *NodeInfo) Name() string {
+	if n.node == nil {
+		return ""
+	}
+	return n.node.Name
+}
+
+// AddPod adds pi to the node and its requests, non-zero requests and host
+// ports to the sums. The caller makes sure the pod is not on the node already.
+func (n *NodeInfo) AddPod(pi *PodInfo) {
+	n.add(pi)
+	n.generation = nextGeneration()
+}
+
+func (n *NodeInfo) add(pi *PodInfo) {
+	n.pods = append(n.pods, pi)
+	n.requested.Add(pi.Requests)
+	n.nonZero.Add(pi.NonZero)
+	if len(pi.HostPorts) > 0 && n.ports == nil {
+		n.ports = make(map[HostPort]int, len(pi.HostPorts))
+	}
+	for _, p := range pi.HostPorts {
+		n.ports[p]++
+	}
+}
+
+// RemovePod removes the pod with uid and subtracts what AddPod added. It
+// reports whether the pod was on the node. Pod order is not kept: the last
+// pod takes the removed one's place, as upstream does.
+func (n *NodeInfo) RemovePod(uid types.UID) bool {
+	i := slices.IndexFunc(n.pods, func(pi *PodInfo) bool { return pi.Pod.UID == uid })
+	if i < 0 {
+		return false
+	}
+	pi := n.pods[i]
+	last := len(n.pods) - 1
+	n.pods[i] = n.pods[last]
+	n.pods[last] = nil // let the PodInfo go
+	n.pods = n.pods[:last]
+	if last == 0 {
+		n.pods = nil
+	}
+	n.requested.Sub(pi.Requests)
+	n.nonZero.Sub(pi.NonZero)
+	for _, p := range pi.HostPorts {
+		if c := n.ports[p]; c > 1 {
+			n.ports[p] = c - 1
+		} else {
+			delete(n.ports, p)
+		}
+	}
+	if len(n.ports) == 0 {
+		n.ports = nil // as a node info that never had a port
+	}
+	n.generation = nextGeneration()
+	return true
+}
+
+// SetNode sets the node object and, from it, the allocatable resources. A nil
+// node leaves a node info that only holds pods: the node was deleted before
+// the deletion of all its pods was seen.
+func (n *NodeInfo) SetNode(node *v1.Node) {
+	n.node = node
+	n.allocatable = Resource{}
+	if node != nil {
+		n.allocatable = NewResource(node.Status.Allocatable)
+	}
+	n.generation = nextGeneration()
+}
+
+// Clone returns a copy of n that can be changed without changing n: the pod
+// list, the sums and the port counts are copied. The pods themselves
+// (immutable PodInfos) and the node object are shared. The copy has n's
+// generation, since it has n's contents.
+func (n *NodeInfo) Clone() *NodeInfo {
+	return &NodeInfo{
+		node:        n.node,
+		pods:        slices.Clone(n.pods),
+		requested:   n.requested.Clone(),
+		nonZero:     n.nonZero.Clone(),
+		allocatable: n.allocatable.Clone(),
+		ports:       maps.Clone(n.ports),
+		generation:  n.generation,
+	}
+}
+
+// PortConflict reports whether a pod using host port p would conflict with
+// the pods on the node, with upstream's HostPortInfo.CheckConflict semantics:
+// p is normalised, a port <= 0 never conflicts, 0.0.0.0 conflicts with the
+// same protocol and port on any IP, and a specific IP conflicts with itself
+// and with 0.0.0.0.
+func (n *NodeInfo) PortConflict(p HostPort) bool {
+	if p.Port <= 0 || len(n.ports) == 0 {
+		return false
+	}
+	p = normalisePort(p)
+	if p.IP == bindAllIP {
+		for used := range n.ports {
+			if used.Port == p.Port && used.Protocol == p.Protocol {
+				return true
+			}
+		}
+		return false
+	}
+	if _, ok := n.ports[p]; ok {
+		return true
+	}
+	p.IP = bindAllIP
+	_, ok := n.ports[p]
+	return ok
+}

@@ -1,0 +1,126 @@
+package cache
+
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
+)
+
+// Upstream's schedutil.DefaultMilliCPURequest and DefaultMemoryRequest: what
+// a container that requests no cpu or memory counts as in NonZero, so that
+// scorers do not see zero-request pods as free.
+const (
+	defaultMilliCPURequest = 100               // 0.1 core
+	defaultMemoryRequest   = 200 * 1024 * 1024 // 200 MiB
+)
+
+// NewPodInfo derives what the cache and the filters need from pod once.
+//
+// Requests is upstream's effective request sum
+// (k8s.io/component-helpers/resource.PodRequests: the larger of the
+// containers' sum and each init container's peak with the sidecars started
+// before it, sidecars added to the containers, pod-level requests replacing
+// the containers' sum for the resources they name, pod overhead added) with
+// Pods = 1. For a bound pod (spec.nodeName set) the sum also counts what the
+// kubelet allocated or actuated for an in-place resize, as upstream's
+// NodeInfo does; for a pending pod only the spec counts (host/podview does
+// the same).
+//
+// NonZero is Requests with cpu and memory recomputed as upstream's
+// PodInfo.CalculateResource does: a container that omits them counts 100m
+// and 200Mi; with pod-level requests, only a resource missing at both levels
+// is defaulted.
+//
+// HostPorts are upstream's util.GetHostPorts: the host ports of restartable
+// init containers (sidecars) and of the containers, normalised (IP "" is
+// 0.0.0.0, protocol "" is TCP). Ordinary init containers have finished
+// before the pod runs, so their ports are not held.
+func NewPodInfo(pod *v1.Pod) *PodInfo {
+	opts := requestOptions(pod.Spec.NodeName != "")
+	reqs := resourcehelper.PodRequests(pod, opts)
+
+	pi := &PodInfo{Pod: pod, Requests: NewResource(reqs), HostPorts: podHostPorts(pod)}
+	pi.Requests.Pods = 1
+
+	pi.NonZero = pi.Requests.Clone()
+	if missing := nonMissingContainerRequests(reqs, resourcehelper.IsPodLevelRequestsSet(pod)); len(missing) > 0 {
+		opts.NonMissingContainerRequests = missing
+		nz := resourcehelper.PodRequests(pod, opts)
+		pi.NonZero.MilliCPU = nz.Cpu().MilliValue()
+		pi.NonZero.Memory = nz.Memory().Value()
+	}
+	return pi
+}
+
+// requestOptions are upstream's PodRequests options with the v1.37 default
+// feature gates: InPlacePodVerticalScaling (GA) and
+// InPlacePodLevelResourcesVerticalScaling (beta, on) for bound pods,
+// PodLevelResources (beta, on), DRANodeAllocatableResources (alpha, off).
+// It is host/podview's requestOptions; the two must agree.
+func requestOptions(bound bool) resourcehelper.PodResourcesOptions {
+	return resourcehelper.PodResourcesOptions{
+		UseStatusResources: bound,
+		InPlacePodLevelResourcesVerticalScalingEnabled: bound,
+	}
+}
+
+// nonMissingContainerRequests is upstream's getNonMissingContainerRequests:
+// the defaults that replace a container's missing cpu and memory requests.
+// Without pod-level requests both are defaulted per container; with them,
+// only a resource the effective requests lack altogether (nil when none).
+func nonMissingContainerRequests(reqs v1.ResourceList, podLevel bool) v1.ResourceList {
+	cpu := *resource.NewMilliQuantity(defaultMilliCPURequest, resource.DecimalSI)
+	mem := *resource.NewQuantity(defaultMemoryRequest, resource.DecimalSI)
+	if !podLevel {
+		return v1.ResourceList{v1.ResourceCPU: cpu, v1.ResourceMemory: mem}
+	}
+	var out v1.ResourceList
+	if _, ok := reqs[v1.ResourceCPU]; !ok {
+		out = v1.ResourceList{v1.ResourceCPU: cpu}
+	}
+	if _, ok := reqs[v1.ResourceMemory]; !ok {
+		if out == nil {
+			out = v1.ResourceList{}
+		}
+		out[v1.ResourceMemory] = mem
+	}
+	return out
+}
+
+// podHostPorts lists the normalised host ports of the containers that run for
+// the pod's whole life: restartable init containers first, then containers.
+func podHostPorts(pod *v1.Pod) []HostPort {
+	var out []HostPort
+	add := func(cs []v1.Container, sidecarsOnly bool) {
+		for i := range cs {
+			c := &cs[i]
+			if sidecarsOnly && (c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyAlways) {
+				continue
+			}
+			for _, p := range c.Ports {
+				if p.HostPort > 0 {
+					out = append(out, normalisePort(HostPort{IP: p.HostIP, Protocol: p.Protocol, Port: p.HostPort}))
+				}
+			}
+		}
+	}
+	add(pod.Spec.InitContainers, true)
+	add(pod.Spec.Containers, false)
+	return out
+}
+
+// bindAllIP is upstream's DefaultBindAllHostIP: a host port on it is held on
+// every address of the node.
+const bindAllIP = "0.0.0.0"
+
+// normalisePort applies the API defaults upstream's HostPortInfo.sanitize
+// applies: IP "" is 0.0.0.0, protocol "" is TCP.
+func normalisePort(p HostPort) HostPort {
+	if p.IP == "" {
+		p.IP = bindAllIP
+	}
+	if p.Protocol == "" {
+		p.Protocol = v1.ProtocolTCP
+	}
+	return p
+}
