@@ -1,0 +1,172 @@
+package cache
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Snapshot is the cluster as one scheduling cycle sees it: the node infos of
+// the cache's nodes at one generation, readable without locks while the cache
+// keeps changing. Build one with NewSnapshot (or use a zero Snapshot) and
+// refresh it with Cache.UpdateSnapshot at the start of every cycle.
+//
+// A snapshot's node infos are immutable: the cache hands the same clone to
+// every snapshot that asks for a node at the same generation, and
+// NewSnapshot's caller may keep using the node infos it passed. Assume and
+// Forget therefore change a node copy-on-write: the first change to a node in
+// a snapshot replaces its node info with a private clone, and the next
+// UpdateSnapshot puts the shared one back (see there).
+//
+// A Snapshot is used by one goroutine at a time (the cycle); its methods do
+// not lock. A node info obtained from it never changes while it is held,
+// with one exception: the private clone of a node the snapshot already
+// changed, which later Assume and Forget calls on that node change in place.
+type Snapshot struct {
+	// nodes holds the node infos that have a node, by name.
+	nodes map[string]*NodeInfo
+	// list is nodes' values sorted by node name, so that List does not
+	// allocate and its order does not depend on the order of updates.
+	list []*NodeInfo
+	// generation is the cache generation the snapshot reflects: every node
+	// info the cache changed after it is stale here.
+	generation int64
+	// shared maps each node this snapshot changed with Assume or Forget to
+	// the shared node info its private clone replaced.
+	shared map[string]*NodeInfo
+	// assumed maps the pods placed with Assume to their node.
+	assumed map[types.UID]string
+}
+
+// NewSnapshot returns a snapshot of nodes. Node infos without a node are left
+// out, and of two node infos for one node name the later wins. The node infos
+// are not copied (Assume and Forget never change them).
+func NewSnapshot(nodes ...*NodeInfo) *Snapshot {
+	s := &Snapshot{nodes: make(map[string]*NodeInfo, len(nodes))}
+	for _, n := range nodes {
+		if n != nil && n.node != nil {
+			s.nodes[n.node.Name] = n
+		}
+	}
+	s.rebuildList()
+	return s
+}
+
+// List returns the node infos that have a node, sorted by node name (upstream
+// interleaves zones with its node tree; the cycle rotates its starting node,
+// so a fixed order spreads pods as well). The slice belongs to the snapshot:
+// it must not be modified, and Assume, Forget and UpdateSnapshot change its
+// elements.
+func (s *Snapshot) List() []*NodeInfo { return s.list }
+
+// Get returns the node info of node name, or nil.
+func (s *Snapshot) Get(name string) *NodeInfo { return s.nodes[name] }
+
+// NumNodes is the number of node infos in List.
+func (s *Snapshot) NumNodes() int { return len(s.list) }
+
+// Generation is the cache generation the snapshot was last updated to; 0 for
+// a snapshot no cache has updated.
+func (s *Snapshot) Generation() int64 { return s.generation }
+
+// Assume places pi on node pi.Pod.Spec.NodeName in this snapshot only, so
+// that a pod group's later members are filtered with the earlier ones in
+// place before anything is assumed in the cache. The node info the snapshot
+// shares is not changed: the node gets a private clone first.
+func (s *Snapshot) Assume(pi *PodInfo) error {
+	pod := pi.Pod
+	name := pod.Spec.NodeName
+	if name == "" {
+		return fmt.Errorf("assume pod %s/%s in snapshot: spec.nodeName is empty", pod.Namespace, pod.Name)
+	}
+	if prev, ok := s.assumed[pod.UID]; ok {
+		return fmt.Errorf("assume pod %s/%s in snapshot: already assumed on node %q", pod.Namespace, pod.Name, prev)
+	}
+	n := s.nodes[name]
+	if n == nil {
+		return fmt.Errorf("assume pod %s/%s in snapshot: node %q is not in the snapshot", pod.Namespace, pod.Name, name)
+	}
+	if hasPod(n, pod.UID) {
+		return fmt.Errorf("assume pod %s/%s in snapshot: already on node %q", pod.Namespace, pod.Name, name)
+	}
+	s.writable(name).AddPod(pi)
+	if s.assumed == nil {
+		s.assumed = make(map[types.UID]string)
+	}
+	s.assumed[pod.UID] = name
+	return nil
+}
+
+// Forget removes the pod with uid from node nodeName in this snapshot only,
+// copy-on-write as Assume. It undoes Assume, and it also removes pods the
+// snapshot got from the cache (a preemption dry run removes victims this
+// way). Forgetting a pod that is not there does nothing.
+func (s *Snapshot) Forget(uid types.UID, nodeName string) {
+	n := s.nodes[nodeName]
+	if n == nil || !hasPod(n, uid) {
+		return
+	}
+	s.writable(nodeName).RemovePod(uid)
+	if s.assumed[uid] == nodeName {
+		delete(s.assumed, uid)
+	}
+}
+
+// writable returns the snapshot's private node info for name, cloning the
+// shared one on first use.
+func (s *Snapshot) writable(name string) *NodeInfo {
+	n := s.nodes[name]
+	if _, ok := s.shared[name]; ok {
+		return n
+	}
+	if s.shared == nil {
+		s.shared = make(map[string]*NodeInfo)
+	}
+	s.shared[name] = n
+	c := n.Clone()
+	s.replace(name, c)
+	return c
+}
+
+// revert drops every change Assume and Forget made, putting the shared node
+// infos back. They are the ones of s.generation, which UpdateSnapshot then
+// brings up to date like any other.
+func (s *Snapshot) revert() {
+	for name, n := range s.shared {
+		s.replace(name, n)
+	}
+	clear(s.shared)
+	clear(s.assumed)
+}
+
+// replace swaps the node info of name, a node in the snapshot, for n.
+func (s *Snapshot) replace(name string, n *NodeInfo) {
+	s.nodes[name] = n
+	if i, ok := s.index(name); ok {
+		s.list[i] = n
+	}
+}
+
+// index is the position of node name in the sorted list.
+func (s *Snapshot) index(name string) (int, bool) {
+	return slices.BinarySearchFunc(s.list, name, func(n *NodeInfo, name string) int {
+		return strings.Compare(n.node.Name, name)
+	})
+}
+
+// rebuildList rebuilds list from nodes, after nodes were added or removed.
+func (s *Snapshot) rebuildList() {
+	s.list = s.list[:0]
+	for _, n := range s.nodes {
+		s.list = append(s.list, n)
+	}
+	clear(s.list[len(s.list):cap(s.list)]) // drop removed node infos
+	slices.SortFunc(s.list, func(a, b *NodeInfo) int { return cmp.Compare(a.node.Name, b.node.Name) })
+}
+
+func hasPod(n *NodeInfo, uid types.UID) bool {
+	return slices.ContainsFunc(n.pods, func(pi *PodInfo) bool { return pi.Pod.UID == uid })
+}
