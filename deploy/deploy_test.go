@@ -1,0 +1,527 @@
+package deploy_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/wasmsched/wasmsched/config"
+	"github.com/wasmsched/wasmsched/deploy"
+)
+
+var update = flag.Bool("update", false, "rewrite configmap.yaml from config.yaml")
+
+const (
+	configFile    = "config.yaml"
+	configMapFile = "configmap.yaml"
+	kustomization = "kustomization.yaml"
+	namespace     = "wasmsched"
+)
+
+// access is one thing the scheduler does to the API: a verb on a resource
+// of a group, on any object ("") or on one name.
+type access struct {
+	Group, Resource, Verb, Name string
+}
+
+// clusterNeeds is what the scheduler does cluster-wide. The ClusterRole must
+// grant exactly this: extend the list when the scheduler needs more.
+var clusterNeeds = []access{
+	{"", "pods", "get", ""}, {"", "pods", "list", ""}, {"", "pods", "watch", ""}, {"", "pods", "delete", ""},
+	{"", "pods/binding", "create", ""},
+	{"", "pods/status", "patch", ""}, {"", "pods/status", "update", ""},
+	{"", "nodes", "get", ""}, {"", "nodes", "list", ""}, {"", "nodes", "watch", ""},
+	{"", "events", "create", ""}, {"", "events", "patch", ""}, {"", "events", "update", ""},
+	{"events.k8s.io", "events", "create", ""}, {"events.k8s.io", "events", "patch", ""}, {"events.k8s.io", "events", "update", ""},
+	{"scheduling.k8s.io", "podgroups", "get", ""}, {"scheduling.k8s.io", "podgroups", "list", ""}, {"scheduling.k8s.io", "podgroups", "watch", ""},
+	{"scheduling.k8s.io", "podgroups/status", "patch", ""}, {"scheduling.k8s.io", "podgroups/status", "update", ""},
+	{"scheduling.k8s.io", "workloads", "get", ""}, {"scheduling.k8s.io", "workloads", "list", ""}, {"scheduling.k8s.io", "workloads", "watch", ""},
+	{"policy", "poddisruptionbudgets", "get", ""}, {"policy", "poddisruptionbudgets", "list", ""}, {"policy", "poddisruptionbudgets", "watch", ""},
+}
+
+// leaseNeeds is what leader election (client-go's LeaseLock) does in the
+// Lease's namespace, for the Lease named name.
+func leaseNeeds(name string) []access {
+	return []access{
+		{"coordination.k8s.io", "leases", "create", ""},
+		{"coordination.k8s.io", "leases", "get", name},
+		{"coordination.k8s.io", "leases", "update", name},
+	}
+}
+
+// decoder decodes strictly (unknown or duplicate fields fail) into the
+// typed objects of the groups the manifests may use.
+func decoder(t *testing.T) runtime.Decoder {
+	t.Helper()
+	sch := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, rbacv1.AddToScheme} {
+		if err := add(sch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return serializer.NewCodecFactory(sch, serializer.EnableStrict).UniversalDeserializer()
+}
+
+// decodeAll decodes every document of a YAML stream.
+func decodeAll(dec runtime.Decoder, data []byte) ([]runtime.Object, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var objs []runtime.Object
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+			continue
+		}
+		obj, _, err := dec.Decode(doc, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, obj)
+	}
+}
+
+func stripComments(doc []byte) []byte {
+	var out []byte
+	for line := range bytes.Lines(doc) {
+		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("#")) {
+			out = append(out, line...)
+		}
+	}
+	return out
+}
+
+// manifests are the decoded objects of every manifest, by file.
+type manifests map[string][]runtime.Object
+
+func load(t *testing.T) manifests {
+	t.Helper()
+	dec := decoder(t)
+	names, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := manifests{}
+	for _, name := range names {
+		if name == configFile || name == kustomization {
+			continue
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := decodeAll(dec, data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(objs) == 0 {
+			t.Fatalf("%s: no object", name)
+		}
+		m[name] = objs
+	}
+	return m
+}
+
+// one returns the only object of type T across the manifests.
+func one[T runtime.Object](t *testing.T, m manifests) T {
+	t.Helper()
+	var found []T
+	for _, objs := range m {
+		for _, o := range objs {
+			if x, ok := o.(T); ok {
+				found = append(found, x)
+			}
+		}
+	}
+	if len(found) != 1 {
+		var zero T
+		t.Fatalf("want one %T, found %d", zero, len(found))
+	}
+	return found[0]
+}
+
+// TestFiles checks that deploy.Files holds every YAML file of the folder as
+// it is on disk.
+func TestFiles(t *testing.T) {
+	disk, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedded, err := fs.Glob(deploy.Files(), "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(disk, embedded); diff != "" {
+		t.Fatalf("deploy.Files (-disk, +embedded):\n%s", diff)
+	}
+	for _, name := range disk {
+		a, _ := os.ReadFile(name)
+		b, _ := fs.ReadFile(deploy.Files(), name)
+		if !bytes.Equal(a, b) {
+			t.Errorf("embedded %s differs from the file", name)
+		}
+	}
+}
+
+func TestStrictDecoding(t *testing.T) {
+	_, err := decodeAll(decoder(t), []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  replica: 2\n"))
+	if err == nil || !strings.Contains(err.Error(), `unknown field "spec.replica"`) {
+		t.Errorf("a misspelt field decoded: %v", err)
+	}
+}
+
+// TestKustomization checks that kustomization.yaml lists every manifest (and
+// nothing else) and that every file of the folder is accounted for.
+func TestKustomization(t *testing.T) {
+	m := load(t)
+	data, err := os.ReadFile(kustomization)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := utilyaml.ToJSON(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		APIVersion string   `json:"apiVersion"`
+		Kind       string   `json:"kind"`
+		Resources  []string `json:"resources"`
+	}
+	d := json.NewDecoder(bytes.NewReader(js))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&k); err != nil {
+		t.Fatalf("%s: %v", kustomization, err)
+	}
+	if k.APIVersion != "kustomize.config.k8s.io/v1beta1" || k.Kind != "Kustomization" {
+		t.Errorf("%s is a %s %s", kustomization, k.APIVersion, k.Kind)
+	}
+	var want []string
+	for name := range m {
+		want = append(want, name)
+	}
+	slices.Sort(want)
+	if diff := cmp.Diff(want, slices.Sorted(slices.Values(k.Resources))); diff != "" {
+		t.Errorf("%s resources (-manifests, +listed):\n%s", kustomization, diff)
+	}
+	if k.Resources[0] != "namespace.yaml" {
+		t.Errorf("%s lists %s first, want namespace.yaml", kustomization, k.Resources[0])
+	}
+
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case name == configFile || name == kustomization || name == "README.md" || strings.HasSuffix(name, ".go"):
+		case m[name] != nil:
+		default:
+			t.Errorf("%s: neither a manifest, the config, the README nor Go", name)
+		}
+	}
+}
+
+// configMapYAML is configmap.yaml for a config file: the file verbatim
+// under data.config.yaml.
+func configMapYAML(cfg []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString(`# Generated from deploy/config.yaml by ` + "`go test ./deploy -update`" + `: edit
+# that file, then regenerate this one (a test fails while they differ).
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: wasmsched-config
+  namespace: wasmsched
+  labels:
+    app.kubernetes.io/name: wasmsched
+data:
+  config.yaml: |
+`)
+	for line := range bytes.Lines(cfg) {
+		if len(bytes.TrimSpace(line)) > 0 {
+			b.WriteString("    ")
+		}
+		b.Write(line)
+	}
+	return b.Bytes()
+}
+
+func TestConfigMap(t *testing.T) {
+	cfg, err := os.ReadFile(configFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := configMapYAML(cfg)
+	if *update {
+		if err := os.WriteFile(configMapFile, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(configMapFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s does not carry %s verbatim: run go test ./deploy -update", configMapFile, configFile)
+	}
+	cm := one[*corev1.ConfigMap](t, load(t))
+	if cm.Data[configFile] != string(cfg) {
+		t.Errorf("the ConfigMap's %s differs from %s (-want, +got):\n%s", configFile, configFile, cmp.Diff(string(cfg), cm.Data[configFile]))
+	}
+}
+
+// deployed is the configuration the Deployment runs with: config.yaml with
+// the container's flags as overrides, as `wasmsched run` maps them.
+func deployed(t *testing.T, d *appsv1.Deployment) (*config.Config, string) {
+	t.Helper()
+	args := d.Spec.Template.Spec.Containers[0].Args
+	if len(args) == 0 || args[0] != "run" {
+		t.Fatalf("args %q: want the run command first", args)
+	}
+	flagKeys := map[string]string{
+		"scheduler-name":       "schedulerName",
+		"metrics-bind-address": "metrics.bindAddress",
+		"leader-elect":         "leaderElection.enabled",
+	}
+	var file string
+	over := map[string]string{}
+	for _, a := range args[1:] {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch key, ok := flagKeys[name]; {
+		case name == "config":
+			file = value
+		case ok && name == "leader-elect" && !hasValue:
+			over[key] = "true"
+		case ok && hasValue:
+			over[key] = value
+		default:
+			t.Fatalf("argument %q: this test does not know it; map it onto its config key here", a)
+		}
+	}
+	mount := d.Spec.Template.Spec.Containers[0].VolumeMounts[0].MountPath
+	if filepath.Join(mount, configFile) != file {
+		t.Errorf("--config=%s, but config.yaml is mounted at %s", file, filepath.Join(mount, configFile))
+	}
+	c, err := config.Load(config.Source{File: configFile, Overrides: over})
+	if err != nil {
+		t.Fatalf("the Deployment's configuration (%s with %v): %v", configFile, over, err)
+	}
+	return c, file
+}
+
+func TestConfigLoads(t *testing.T) {
+	if _, err := config.Load(config.Source{File: configFile}); err != nil {
+		t.Fatalf("%s: %v", configFile, err)
+	}
+}
+
+func TestDeployment(t *testing.T) {
+	m := load(t)
+	d := one[*appsv1.Deployment](t, m)
+	c, _ := deployed(t, d)
+	spec := d.Spec.Template.Spec
+	if n := len(spec.Containers); n != 1 {
+		t.Fatalf("%d containers, want 1", n)
+	}
+	ct := spec.Containers[0]
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
+		t.Errorf("replicas %v, want 2", d.Spec.Replicas)
+	}
+	if !c.LeaderElection.Enabled {
+		t.Error("two replicas without leader election would both schedule")
+	}
+	if ct.Image != "wasmsched:dev" {
+		t.Errorf("image %q, want wasmsched:dev", ct.Image)
+	}
+
+	// The probes reach the metrics listener from outside the pod.
+	if c.Metrics.BindAddress != "0.0.0.0:10351" {
+		t.Errorf("metrics.bindAddress %q: the kubelet's probes need 0.0.0.0:10351", c.Metrics.BindAddress)
+	}
+	if len(ct.Ports) != 1 || ct.Ports[0].ContainerPort != 10351 || ct.Ports[0].Name != "metrics" {
+		t.Errorf("ports %+v, want metrics 10351", ct.Ports)
+	}
+	for _, p := range []struct {
+		name  string
+		probe *corev1.Probe
+		path  string
+	}{{"readiness", ct.ReadinessProbe, "/readyz"}, {"liveness", ct.LivenessProbe, "/healthz"}} {
+		if p.probe == nil || p.probe.HTTPGet == nil {
+			t.Errorf("no HTTP %s probe", p.name)
+			continue
+		}
+		if g := p.probe.HTTPGet; g.Path != p.path || g.Port.String() != "metrics" {
+			t.Errorf("%s probe %s on port %s, want %s on metrics", p.name, g.Path, g.Port.String(), p.path)
+		}
+	}
+
+	if ct.Resources.Requests.Cpu().IsZero() || ct.Resources.Requests.Memory().IsZero() {
+		t.Errorf("resource requests %v: want cpu and memory", ct.Resources.Requests)
+	}
+	sc := ct.SecurityContext
+	switch {
+	case sc == nil:
+		t.Fatal("no container securityContext")
+	case sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot:
+		t.Error("runAsNonRoot is not true")
+	case sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem:
+		t.Error("readOnlyRootFilesystem is not true")
+	case sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
+		t.Error("allowPrivilegeEscalation is not false")
+	case sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) > 0:
+		t.Errorf("capabilities %+v, want drop ALL and add none", sc.Capabilities)
+	}
+
+	// The config volume carries the ConfigMap of configmap.yaml.
+	cm := one[*corev1.ConfigMap](t, m)
+	var found bool
+	for _, v := range spec.Volumes {
+		if v.Name != ct.VolumeMounts[0].Name || v.Projected == nil {
+			continue
+		}
+		for _, s := range v.Projected.Sources {
+			if s.ConfigMap != nil && s.ConfigMap.Name == cm.Name && (s.ConfigMap.Optional == nil || !*s.ConfigMap.Optional) {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no volume mounted at %s projects the ConfigMap %s", ct.VolumeMounts[0].MountPath, cm.Name)
+	}
+	sa := one[*corev1.ServiceAccount](t, m)
+	if spec.ServiceAccountName != sa.Name {
+		t.Errorf("serviceAccountName %q, want %q", spec.ServiceAccountName, sa.Name)
+	}
+	if sel := d.Spec.Selector.MatchLabels; !matches(sel, d.Spec.Template.Labels) {
+		t.Errorf("selector %v does not match the pod labels %v", sel, d.Spec.Template.Labels)
+	}
+}
+
+func matches(sel, labels map[string]string) bool {
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return len(sel) > 0
+}
+
+// grants expands RBAC rules into accesses; a wildcard fails the test.
+func grants(t *testing.T, rules []rbacv1.PolicyRule) []access {
+	t.Helper()
+	var out []access
+	for _, r := range rules {
+		names := r.ResourceNames
+		if len(names) == 0 {
+			names = []string{""}
+		}
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					for _, n := range names {
+						if g == "*" || res == "*" || v == "*" || strings.HasSuffix(res, "/*") {
+							t.Errorf("rule %+v has a wildcard: grant what the scheduler needs by name", r)
+						}
+						out = append(out, access{g, res, v, n})
+					}
+				}
+			}
+		}
+		if len(r.NonResourceURLs) > 0 {
+			t.Errorf("rule %+v grants non-resource URLs", r)
+		}
+	}
+	return out
+}
+
+func sortAccess(a []access) []access {
+	return slices.SortedFunc(slices.Values(a), func(x, y access) int {
+		return strings.Compare(x.Group+"/"+x.Resource+"/"+x.Verb+"/"+x.Name, y.Group+"/"+y.Resource+"/"+y.Verb+"/"+y.Name)
+	})
+}
+
+func TestClusterRole(t *testing.T) {
+	m := load(t)
+	cr := one[*rbacv1.ClusterRole](t, m)
+	if diff := cmp.Diff(sortAccess(clusterNeeds), sortAccess(grants(t, cr.Rules))); diff != "" {
+		t.Errorf("ClusterRole %s grants (-needed, +granted):\n%s", cr.Name, diff)
+	}
+	b := one[*rbacv1.ClusterRoleBinding](t, m)
+	checkBinding(t, b.Name, b.RoleRef, b.Subjects, "ClusterRole", cr.Name, one[*corev1.ServiceAccount](t, m))
+}
+
+func TestLeaseRole(t *testing.T) {
+	m := load(t)
+	c, _ := deployed(t, one[*appsv1.Deployment](t, m))
+	r := one[*rbacv1.Role](t, m)
+	if r.Namespace != c.LeaderElection.Namespace {
+		t.Errorf("Role %s is in namespace %q, the Lease in %q (leaderElection.namespace)", r.Name, r.Namespace, c.LeaderElection.Namespace)
+	}
+	if diff := cmp.Diff(sortAccess(leaseNeeds(c.LeaderElection.Name)), sortAccess(grants(t, r.Rules))); diff != "" {
+		t.Errorf("Role %s grants (-needed, +granted):\n%s", r.Name, diff)
+	}
+	b := one[*rbacv1.RoleBinding](t, m)
+	if b.Namespace != r.Namespace {
+		t.Errorf("RoleBinding %s is in %q, its Role in %q", b.Name, b.Namespace, r.Namespace)
+	}
+	checkBinding(t, b.Name, b.RoleRef, b.Subjects, "Role", r.Name, one[*corev1.ServiceAccount](t, m))
+}
+
+func checkBinding(t *testing.T, name string, ref rbacv1.RoleRef, subjects []rbacv1.Subject, kind, role string, sa *corev1.ServiceAccount) {
+	t.Helper()
+	if want := (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: role}); ref != want {
+		t.Errorf("binding %s refers to %+v, want %+v", name, ref, want)
+	}
+	if want := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: sa.Namespace}}; !slices.Equal(subjects, want) {
+		t.Errorf("binding %s binds %+v, want %+v", name, subjects, want)
+	}
+}
+
+// TestNamespaces checks that every namespaced object is in the namespace
+// namespace.yaml creates, and cluster-scoped ones name none.
+func TestNamespaces(t *testing.T) {
+	m := load(t)
+	ns := one[*corev1.Namespace](t, m)
+	if ns.Name != namespace {
+		t.Errorf("namespace %q, want %q", ns.Name, namespace)
+	}
+	for file, objs := range m {
+		for _, o := range objs {
+			meta := o.(interface {
+				GetNamespace() string
+				GetName() string
+			})
+			switch o.(type) {
+			case *corev1.Namespace, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding:
+				if meta.GetNamespace() != "" {
+					t.Errorf("%s: cluster-scoped %s has namespace %q", file, meta.GetName(), meta.GetNamespace())
+				}
+			default:
+				if meta.GetNamespace() != namespace {
+					t.Errorf("%s: %s is in namespace %q, want %q", file, meta.GetName(), meta.GetNamespace(), namespace)
+				}
+			}
+		}
+	}
+}
