@@ -1,0 +1,100 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// benchNodes is a 5000-node cluster: labelled, tainted (a taint the bench
+// pods tolerate, and PreferNoSchedule on some), each node with a few pods,
+// one of them holding a host port.
+func benchNodes(n int) []*cache.NodeInfo {
+	nodes := make([]*cache.NodeInfo, n)
+	for i := range nodes {
+		b := makeNode(fmt.Sprintf("node-%d", i), "cpu", "32", "memory", "128Gi", "example.com/gpu", "4", "pods", "110").
+			label("zone", fmt.Sprintf("zone-%d", i%3)).label("pool", "general").
+			taint("dedicated", "batch", v1.TaintEffectNoSchedule)
+		if i%10 == 0 {
+			b.taint("spot", "", v1.TaintEffectPreferNoSchedule)
+		}
+		b.with(makePod().req("cpu", "2", "memory", "4Gi").port("", v1.ProtocolTCP, 9100),
+			makePod().req("cpu", "500m", "memory", "1Gi"), makePod().req())
+		nodes[i] = b.info()
+	}
+	return nodes
+}
+
+// benchPod exercises every filter: nodeSelector, a toleration, a host port,
+// cpu, memory and an extended resource.
+func benchPod() *podBuilder {
+	return makePod().selector("pool", "general").
+		toleration("dedicated", v1.TolerationOpEqual, "batch", v1.TaintEffectNoSchedule).
+		req("cpu", "1", "memory", "2Gi", "example.com/gpu", "1").port("", v1.ProtocolTCP, 8080)
+}
+
+func BenchmarkFilter(b *testing.B) {
+	nodes := benchNodes(5000)
+	for _, bc := range []struct {
+		name string
+		pod  *podBuilder
+	}{
+		{"nodeSelector", benchPod()},
+		{"requiredAffinity", benchPod().required(labelTerm(expr("zone", v1.NodeSelectorOpIn, "zone-0", "zone-1", "zone-2")))},
+		{"allRejected", benchPod().req("cpu", "64")},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			ps := bc.pod.state()
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, ni := range nodes {
+					Filter(ps, ni)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(nodes)), "ns/node")
+		})
+	}
+}
+
+func BenchmarkFindFeasible(b *testing.B) {
+	nodes := benchNodes(5000)
+	ps := benchPod().state()
+	for _, workers := range []int{1, 2} {
+		for _, want := range []int{int(NumFeasibleNodesToFind(0, 5000)), 0} {
+			b.Run(fmt.Sprintf("workers=%d/want=%d", workers, want), func(b *testing.B) {
+				var d Diagnosis
+				start := 0
+				b.ReportAllocs()
+				for b.Loop() {
+					d.Reset()
+					_, start = FindFeasible(context.Background(), ps, nodes, start, want, workers, &d)
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkScore(b *testing.B) {
+	nodes := benchNodes(500)
+	for _, bc := range []struct {
+		name string
+		pod  *podBuilder
+	}{
+		{"resources", benchPod()},
+		{"preferredAffinity", benchPod().preferred(10, labelTerm(expr("zone", v1.NodeSelectorOpIn, "zone-1")))},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			ps := bc.pod.state()
+			out := make([]int64, len(nodes))
+			b.ReportAllocs()
+			for b.Loop() {
+				out = Score(ps, nodes, out)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(nodes)), "ns/node")
+		})
+	}
+}

@@ -1,0 +1,250 @@
+package plugins
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/wasmsched/wasmsched/abi"
+)
+
+func TestPreparePreFilter(t *testing.T) {
+	tests := []struct {
+		name       string
+		pod        *podBuilder
+		want       *Status
+		wantNames  []string
+		wantAbsent *Status
+	}{
+		{name: "no restriction", pod: makePod()},
+		{name: "a term without names does not restrict",
+			pod: makePod().required(nameTerm("a"), labelTerm(expr("zone", v1.NodeSelectorOpExists)))},
+		{name: "names of the terms are united",
+			pod:        makePod().required(nameTerm("b"), nameTerm("a")),
+			wantNames:  []string{"a", "b"},
+			wantAbsent: &Status{Code: UnschedulableAndUnresolvable, Reasons: []string{"node(s) didn't satisfy plugin(s) [NodeAffinity]"}}},
+		{name: "names within a term are intersected",
+			pod: makePod().required(v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{
+				expr("metadata.name", v1.NodeSelectorOpIn, "a", "b"), expr("metadata.name", v1.NodeSelectorOpIn, "b", "c")}}),
+			wantNames:  []string{"b"},
+			wantAbsent: &Status{Code: UnschedulableAndUnresolvable, Reasons: []string{"node(s) didn't satisfy plugin(s) [NodeAffinity]"}}},
+		{name: "terms that agree on no name conflict",
+			pod: makePod().required(v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{
+				expr("metadata.name", v1.NodeSelectorOpIn, "a"), expr("metadata.name", v1.NodeSelectorOpIn, "b")}}),
+			want: &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity, Reasons: []string{"pod affinity terms conflict"}}},
+		{name: "NotIn does not restrict",
+			pod: makePod().required(v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{
+				expr("metadata.name", v1.NodeSelectorOpNotIn, "a")}})},
+		{name: "spec.nodeName",
+			pod:        makePod().node("a"),
+			wantNames:  []string{"a"},
+			wantAbsent: &Status{Code: UnschedulableAndUnresolvable, Reasons: []string{"node(s) didn't satisfy plugin(s) [NodeName]"}}},
+		{name: "nodeName and affinity agree",
+			pod:        makePod().node("a").required(nameTerm("a"), nameTerm("b")),
+			wantNames:  []string{"a"},
+			wantAbsent: &Status{Code: UnschedulableAndUnresolvable, Reasons: []string{"node(s) didn't satisfy plugin(s) [NodeAffinity NodeName]"}}},
+		{name: "nodeName and affinity disagree",
+			pod: makePod().node("a").required(nameTerm("b")),
+			want: &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
+				Reasons: []string{"node(s) didn't satisfy plugin(s) [NodeAffinity NodeName] simultaneously"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ps, st := Prepare(tc.pod.info())
+			if diff := cmp.Diff(tc.want, st); diff != "" {
+				t.Fatalf("Prepare status (-want, +got):\n%s", diff)
+			}
+			if st != nil {
+				if ps != nil {
+					t.Errorf("Prepare returned a state with a rejection")
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.wantNames, ps.nodeNames); diff != "" {
+				t.Errorf("node names (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantAbsent, ps.absent); diff != "" {
+				t.Errorf("absent status (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPrepareNil(t *testing.T) {
+	if _, st := Prepare(nil); st == nil || st.Code != Error {
+		t.Errorf("Prepare(nil) = %+v, want an Error", st)
+	}
+}
+
+func TestDiagnosisMessage(t *testing.T) {
+	cpu := reject(Unschedulable, abi.PluginNodeResourcesFit, "Insufficient cpu")
+	cpuPods := reject(Unschedulable, abi.PluginNodeResourcesFit, "Too many pods", "Insufficient cpu")
+	mem := reject(Unschedulable, abi.PluginNodeResourcesFit, "Insufficient memory")
+	type rejection struct {
+		node string
+		st   *Status
+	}
+	tests := []struct {
+		name        string
+		numAll      int
+		rejections  []rejection
+		preFilter   *Status
+		postFilter  string
+		absent      *Status
+		want        string
+		wantPlugins []string
+		wantPending []string
+	}{
+		{
+			name:        "two reasons",
+			numAll:      3,
+			rejections:  []rejection{{"n1", cpu}, {"n2", statusNodeAffinity}, {"n3", statusNodeAffinity}},
+			want:        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector.",
+			wantPlugins: []string{"NodeAffinity", "NodeResourcesFit"},
+		},
+		{
+			name:        "a node counts in each of its reasons",
+			numAll:      2,
+			rejections:  []rejection{{"n1", cpuPods}, {"n2", cpu}},
+			want:        "0/2 nodes are available: 1 Too many pods, 2 Insufficient cpu.",
+			wantPlugins: []string{"NodeResourcesFit"},
+		},
+		{
+			name:        "same count sorted by reason",
+			numAll:      2,
+			rejections:  []rejection{{"n1", mem}, {"n2", cpu}},
+			want:        "0/2 nodes are available: 1 Insufficient cpu, 1 Insufficient memory.",
+			wantPlugins: []string{"NodeResourcesFit"},
+		},
+		{
+			name:   "sorted as strings: 10 before 2",
+			numAll: 12,
+			rejections: func() []rejection {
+				r := []rejection{{"c1", cpu}, {"c2", cpu}}
+				for i := range 10 {
+					r = append(r, rejection{fmt.Sprintf("t%d", i), statusTaint})
+				}
+				return r
+			}(),
+			want:        "0/12 nodes are available: 10 node(s) had untolerated taint(s), 2 Insufficient cpu.",
+			wantPlugins: []string{"NodeResourcesFit", "TaintToleration"},
+		},
+		{
+			name:        "a node recorded twice counts once",
+			numAll:      1,
+			rejections:  []rejection{{"n1", cpu}, {"n1", mem}},
+			want:        "0/1 nodes are available: 1 Insufficient memory.",
+			wantPlugins: []string{"NodeResourcesFit"},
+		},
+		{
+			name:        "nodes no filter looked at have no reasons by default",
+			numAll:      5,
+			rejections:  []rejection{{"n1", statusUnschedulable}},
+			want:        "0/5 nodes are available: 1 node(s) were unschedulable.",
+			wantPlugins: []string{"NodeUnschedulable"},
+		},
+		{
+			name:        "PreFilter rejection stands alone",
+			numAll:      3,
+			preFilter:   reject(UnschedulableAndUnresolvable, abi.PluginNodeAffinity, "pod affinity terms conflict"),
+			want:        "0/3 nodes are available: pod affinity terms conflict.",
+			wantPlugins: []string{"NodeAffinity"},
+		},
+		{
+			name:        "PostFilter message follows",
+			numAll:      3,
+			rejections:  []rejection{{"n1", cpu}, {"n2", cpu}, {"n3", statusNodePorts}},
+			postFilter:  "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+			want:        "0/3 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 2 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+			wantPlugins: []string{"NodePorts", "NodeResourcesFit"},
+		},
+		{
+			name:        "PreFilter and PostFilter",
+			numAll:      2,
+			preFilter:   reject(UnschedulableAndUnresolvable, abi.PluginNodeAffinity, "pod affinity terms conflict"),
+			postFilter:  "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+			want:        "0/2 nodes are available: pod affinity terms conflict. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+			wantPlugins: []string{"NodeAffinity"},
+		},
+		{
+			name:        "Pending counts as rejected and as pending",
+			numAll:      1,
+			rejections:  []rejection{{"n1", reject(Pending, "Example", "waiting for a device")}},
+			want:        "0/1 nodes are available: 1 waiting for a device.",
+			wantPlugins: []string{"Example"},
+			wantPending: []string{"Example"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var d Diagnosis
+			for _, r := range tc.rejections {
+				d.Add(r.node, r.st)
+			}
+			if tc.preFilter != nil {
+				d.RecordPreFilter(tc.preFilter)
+			}
+			d.SetPostFilterMessage(tc.postFilter)
+			if diff := cmp.Diff(tc.want, d.Message(tc.numAll)); diff != "" {
+				t.Errorf("Message (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantPlugins, d.UnschedulablePlugins()); diff != "" {
+				t.Errorf("UnschedulablePlugins (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantPending, d.PendingPlugins()); diff != "" {
+				t.Errorf("PendingPlugins (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDiagnosisNodeStatusAndErr(t *testing.T) {
+	var d Diagnosis
+	d.Add("n1", statusTaint)
+	d.Add("n2", nil) // success: ignored
+	boom := errors.New("boom")
+	d.Add("n3", &Status{Code: Error, Err: boom})
+	d.Add("n4", &Status{Code: Error, Err: errors.New("later")})
+	if got := d.NodeStatus("n1"); got != statusTaint {
+		t.Errorf("NodeStatus(n1) = %+v, want the taint status", got)
+	}
+	if got := d.NodeStatus("n2"); got.Code != UnschedulableAndUnresolvable || len(got.Reasons) != 0 {
+		t.Errorf("NodeStatus(n2) = %+v, want upstream's default absent status", got)
+	}
+	if d.Len() != 1 {
+		t.Errorf("Len = %d, want 1", d.Len())
+	}
+	if !errors.Is(d.Err(), boom) {
+		t.Errorf("Err = %v, want the first error", d.Err())
+	}
+	d.Reset()
+	if d.Len() != 0 || d.Err() != nil || d.UnschedulablePlugins() != nil {
+		t.Errorf("after Reset: Len %d, Err %v, plugins %v", d.Len(), d.Err(), d.UnschedulablePlugins())
+	}
+	if got := d.Message(2); got != "0/2 nodes are available:" {
+		t.Errorf("Message after Reset = %q", got)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	var nilStatus *Status
+	if !nilStatus.IsSuccess() || nilStatus.IsRejected() || nilStatus.Message() != "" {
+		t.Errorf("nil status: success %v rejected %v message %q", nilStatus.IsSuccess(), nilStatus.IsRejected(), nilStatus.Message())
+	}
+	st := reject(Unschedulable, abi.PluginNodeResourcesFit, "Too many pods", "Insufficient cpu")
+	if st.Message() != "Too many pods, Insufficient cpu" {
+		t.Errorf("Message = %q", st.Message())
+	}
+	if (&Status{Code: Error, Err: errors.New("boom")}).Message() != "boom" {
+		t.Errorf("Error message without reasons is not the error's")
+	}
+	for c, want := range map[Code]string{Success: "Success", Error: "Error", Unschedulable: "Unschedulable",
+		UnschedulableAndUnresolvable: "UnschedulableAndUnresolvable", Pending: "Pending", Code(42): "Unknown"} {
+		if c.String() != want {
+			t.Errorf("Code(%d).String() = %q, want %q", int(c), c.String(), want)
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package plugins
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// Upstream's bounds on the adaptive share of nodes to find feasible.
+const (
+	minFeasibleNodesToFind           = 100
+	minFeasibleNodesPercentageToFind = 5
+)
+
+// NumFeasibleNodesToFind is how many feasible nodes the search stops at
+// (upstream's numFeasibleNodesToFind): every node of a cluster under 100;
+// otherwise percentage of them, but at least 100. A percentage of 0 is
+// adaptive: 50% minus one point per 125 nodes, at least 5%, so that large
+// clusters score a sample instead of every node.
+func NumFeasibleNodesToFind(percentage int32, numAllNodes int32) int32 {
+	if numAllNodes < minFeasibleNodesToFind {
+		return numAllNodes
+	}
+	if percentage == 0 {
+		percentage = max(50-numAllNodes/125, minFeasibleNodesPercentageToFind)
+	}
+	return max(numAllNodes*percentage/100, minFeasibleNodesToFind)
+}
+
+// passed marks a feasible node in FindFeasible's per-node results.
+var passed = &Status{}
+
+// FindFeasible filters nodes for the pod, round robin from start (upstream's
+// nextStartNodeIndex, so that every node gets its turn across pods), and
+// stops once want nodes are feasible (want <= 0: no limit). It records every
+// rejection in diag, and returns the feasible nodes and the next start:
+// (start + nodes processed) % len(nodes), where processed are the feasible
+// nodes returned and the rejected ones recorded.
+//
+// When the pod names its nodes (spec.nodeName, metadata.name node affinity)
+// only those among nodes are filtered, round robin from start among them,
+// and the others are recorded as upstream records nodes outside its
+// PreFilterResult: "node(s) didn't satisfy plugin(s) [NodeAffinity]".
+//
+// With workers > 1 the nodes are filtered by that many goroutines, in chunks
+// of upstream's parallelizer size (√n, at most n/workers+1), each chunk in
+// order. The result does not depend on workers when the search does not stop
+// early (want at least the number of feasible nodes): the same feasible nodes
+// in the same order (round-robin order), the same rejections. When it stops
+// early, which nodes were looked at beyond the first want feasible ones
+// depends on timing, as upstream's does; the feasible nodes returned are the
+// first want, in round-robin order, of those found.
+//
+// A filter Error (a node info without a node) stops the search: FindFeasible
+// returns no nodes and diag.Err reports it. So does ctx being done.
+func FindFeasible(ctx context.Context, ps *PodState, nodes []*cache.NodeInfo, start int, want int, workers int, diag *Diagnosis) (feasible []*cache.NodeInfo, next int) {
+	numAll := len(nodes)
+	if numAll == 0 {
+		return nil, 0
+	}
+	start = max(start, 0)
+	cands := ps.candidates(nodes)
+	if ps.nodeNames != nil {
+		diag.restrict(ps)
+	}
+	n := len(cands)
+	if n == 0 {
+		return nil, start % numAll
+	}
+	if want <= 0 || want > n {
+		want = n
+	}
+	offset := start % n
+	done := ctx.Done()
+
+	if workers <= 1 || n == 1 {
+		feasible = make([]*cache.NodeInfo, 0, want)
+		processed := 0
+		for i := range n {
+			if done != nil && i%64 == 0 && ctx.Err() != nil {
+				break
+			}
+			ni := cands[(offset+i)%n]
+			st := Filter(ps, ni)
+			if st == nil {
+				processed++
+				if feasible = append(feasible, ni); len(feasible) == want {
+					break
+				}
+				continue
+			}
+			if st.Code == Error {
+				diag.Add(ni.Name(), st)
+				return nil, (start + processed) % numAll
+			}
+			processed++
+			diag.Add(ni.Name(), st)
+		}
+		return feasible, (start + processed) % numAll
+	}
+
+	results := diag.scratchFor(n)
+	defer clear(results)
+	filterParallel(ctx, ps, cands, offset, want, workers, results)
+
+	feasible = make([]*cache.NodeInfo, 0, want)
+	processed := 0
+	var failed bool
+	for i, st := range results {
+		switch {
+		case st == nil:
+		case st == passed:
+			if len(feasible) < want {
+				feasible = append(feasible, cands[(offset+i)%n])
+				processed++
+			}
+		default:
+			if st.Code == Error {
+				failed = true
+			} else {
+				processed++
+			}
+			diag.Add(cands[(offset+i)%n].Name(), st)
+		}
+	}
+	if failed {
+		feasible = nil
+	}
+	return feasible, (start + processed) % numAll
+}
+
+// filterParallel filters cands round robin from offset with workers
+// goroutines, each taking chunks in order, and stores each node's verdict in
+// results (passed for a feasible node, nil for one not looked at). It stops
+// once want nodes passed, at an Error, or when ctx is done.
+func filterParallel(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, offset, want, workers int, results []*Status) {
+	n := len(cands)
+	done := ctx.Done()
+	var found atomic.Int64
+	var stop atomic.Bool
+	chunk := chunkSize(n, workers)
+	chunks := (n + chunk - 1) / chunk
+	var nextChunk atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, chunks) {
+		wg.Go(func() {
+			for {
+				c := int(nextChunk.Add(1) - 1)
+				if c >= chunks {
+					return
+				}
+				for i := c * chunk; i < min((c+1)*chunk, n); i++ {
+					if stop.Load() {
+						return
+					}
+					select {
+					case <-done:
+						return
+					default:
+					}
+					st := Filter(ps, cands[(offset+i)%n])
+					switch {
+					case st == nil:
+						results[i] = passed
+						if found.Add(1) >= int64(want) {
+							stop.Store(true)
+						}
+					case st.Code == Error:
+						results[i] = st
+						stop.Store(true)
+					default:
+						results[i] = st
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// chunkSize is upstream's parallelizer chunk size: √n, but no more than
+// n/workers+1 so that every worker gets a chunk, and at least 1.
+func chunkSize(n, workers int) int {
+	s := int(math.Sqrt(float64(n)))
+	if r := n/workers + 1; s > r {
+		s = r
+	}
+	return max(s, 1)
+}
+
+// scratchFor returns a zeroed slice of n statuses, reusing d's storage.
+func (d *Diagnosis) scratchFor(n int) []*Status {
+	if cap(d.scratch) < n {
+		d.scratch = make([]*Status, n)
+	}
+	d.scratch = d.scratch[:n]
+	clear(d.scratch)
+	return d.scratch
+}
+
+// SelectHost returns the node with the highest score, a tie broken
+// uniformly at random with rnd (reservoir sampling, as upstream's selectHost
+// did before v1.37's score heap); with rnd nil, the first of them. It returns
+// nil for no nodes.
+func SelectHost(nodes []*cache.NodeInfo, scores []int64, rnd *rand.Rand) *cache.NodeInfo {
+	var best *cache.NodeInfo
+	var bestScore int64
+	ties := 0
+	for i, ni := range nodes {
+		switch s := scores[i]; {
+		case best == nil || s > bestScore:
+			best, bestScore, ties = ni, s, 1
+		case s == bestScore:
+			ties++
+			if rnd != nil && rnd.IntN(ties) == 0 {
+				best = ni
+			}
+		}
+	}
+	return best
+}

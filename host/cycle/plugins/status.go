@@ -1,0 +1,101 @@
+package plugins
+
+import (
+	"strings"
+
+	"github.com/wasmsched/wasmsched/abi"
+)
+
+// Code is the outcome of a filter, as upstream's framework.Code.
+type Code int
+
+// The codes a filter returns. Only the rejecting ones (Unschedulable,
+// UnschedulableAndUnresolvable, Pending) count in a Diagnosis; Error aborts
+// the search.
+const (
+	Success Code = iota
+	// Error is an internal failure: the cycle fails with an error, not with a
+	// FitError.
+	Error
+	// Unschedulable rejects a node that preemption could make fit.
+	Unschedulable
+	// UnschedulableAndUnresolvable rejects a node that preemption cannot
+	// help: preemption skips it.
+	UnschedulableAndUnresolvable
+	// Pending rejects a node until something outside the cluster state the
+	// plugins watch happens (upstream's Pending); none of the native filters
+	// returns it, other filter slots may.
+	Pending
+)
+
+var codeNames = [...]string{"Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Pending"}
+
+func (c Code) String() string {
+	if c >= 0 && int(c) < len(codeNames) {
+		return codeNames[c]
+	}
+	return "Unknown"
+}
+
+// Status is a filter's verdict on a node. A nil *Status is success.
+type Status struct {
+	Code Code
+	// Plugin is the upstream name of the plugin that decided (abi.Plugin*).
+	Plugin string
+	// Reasons are the upstream texts the FitError message counts.
+	Reasons []string
+	// Err is set for Code Error.
+	Err error
+}
+
+// IsSuccess reports whether s is nil or Success.
+func (s *Status) IsSuccess() bool { return s == nil || s.Code == Success }
+
+// IsRejected reports whether s rejects the node (upstream's IsRejected):
+// Unschedulable, UnschedulableAndUnresolvable or Pending.
+func (s *Status) IsRejected() bool {
+	return s != nil && (s.Code == Unschedulable || s.Code == UnschedulableAndUnresolvable || s.Code == Pending)
+}
+
+// Message is the reasons joined by ", " (upstream's Status.Message), or the
+// error's text for an Error without reasons.
+func (s *Status) Message() string {
+	if s == nil {
+		return ""
+	}
+	if len(s.Reasons) == 0 && s.Err != nil {
+		return s.Err.Error()
+	}
+	return strings.Join(s.Reasons, ", ")
+}
+
+// Upstream's reason texts (v1.37), as the FitError message counts them.
+const (
+	ReasonNodeName         = "node(s) didn't match the requested node name"
+	ReasonUnschedulable    = "node(s) were unschedulable"
+	ReasonUntoleratedTaint = "node(s) had untolerated taint(s)"
+	ReasonNodeAffinity     = "node(s) didn't match Pod's node affinity/selector"
+	// ReasonAffinityConflict rejects a pod whose required node affinity
+	// names nodes (metadata.name In) that no single term can agree on.
+	ReasonAffinityConflict = "pod affinity terms conflict"
+	ReasonNodePorts        = "node(s) didn't have free ports for the requested pod ports"
+	ReasonTooManyPods      = "Too many pods"
+	// ReasonInsufficient is followed by the resource name: "Insufficient cpu".
+	ReasonInsufficient = "Insufficient "
+)
+
+// The fixed verdicts, shared by every node and pod they apply to.
+var (
+	statusNodeName = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeName,
+		Reasons: []string{ReasonNodeName}}
+	statusUnschedulable = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeUnschedulable,
+		Reasons: []string{ReasonUnschedulable}}
+	statusTaint = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginTaintToleration,
+		Reasons: []string{ReasonUntoleratedTaint}}
+	statusNodeAffinity = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
+		Reasons: []string{ReasonNodeAffinity}}
+	statusNodePorts = &Status{Code: Unschedulable, Plugin: abi.PluginNodePorts,
+		Reasons: []string{ReasonNodePorts}}
+	// statusAbsent is upstream's default status of a node no filter looked at.
+	statusAbsent = &Status{Code: UnschedulableAndUnresolvable}
+)
