@@ -20,6 +20,12 @@ import (
 const usage = `usage: wasmsched <command> [arguments]
 
 commands:
+  run [-kubeconfig FILE] [-config FILE] [-scheduler-name NAME]
+      [-metrics-bind-address ADDR] [-leader-elect] [-set key=value]...
+                            schedule the pods whose spec.schedulerName is one
+                            of the configured profiles (default: wasmsched)
+  help [config]             this text, or every configuration key with its
+                            default, environment variable and meaning
   version                   print the version and the policy ABI it speaks
   policy validate [-config FILE] [-set key=value]... MODULE
                             load a policy module as the scheduler would, under
@@ -39,11 +45,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var err error
 	switch args[0] {
+	case "run":
+		err = serveCmd(ctx, args[1:], stdout, stderr)
 	case "version":
 		err = version(stdout)
 	case "policy":
 		err = policyCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
+		if len(args) > 1 && args[1] == "config" {
+			fmt.Fprint(stdout, config.Help())
+			return 0
+		}
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:

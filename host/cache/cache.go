@@ -563,3 +563,16 @@ func checkBound(pod *v1.Pod, op string) error {
 }
 
 func podRef(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }
+
+// NodeUsage is what the pods on a node (assumed ones included) request, and
+// how many there are: what a node event's record carries, so that a
+// QueueingHint can tell whether a pod now fits.
+func (c *Cache) NodeUsage(name string) (requested v1.ResourceList, pods int) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	it := c.nodes[name]
+	if it == nil {
+		return nil, 0
+	}
+	return it.info.requested.ResourceList(), len(it.info.pods)
+}

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/config"
+	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/cluster"
+	"github.com/wasmsched/wasmsched/host/cycle"
+	"github.com/wasmsched/wasmsched/host/metrics"
+	"github.com/wasmsched/wasmsched/host/queue"
+	"github.com/wasmsched/wasmsched/host/wasm"
+)
+
+// serveCmd is `wasmsched run`: schedule pods of the configured profiles
+// until ctx ends (SIGINT, SIGTERM) or, with leader election, the lease is
+// lost.
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file of the cluster (empty: the in-cluster service account)")
+	cfgFile := fs.String("config", "", "configuration file (YAML); `wasmsched help config` lists the keys")
+	name := fs.String("scheduler-name", "", "scheduler name of the default profile: pods with this spec.schedulerName are scheduled (default from the config, wasmsched)")
+	metricsAddr := fs.String("metrics-bind-address", "", "address of /metrics, /healthz and /readyz (default from the config, 127.0.0.1:10351; empty string in the config disables)")
+	leaderElect := fs.Bool("leader-elect", false, "acquire a Lease before scheduling, so that only one replica schedules")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	var sets setFlags
+	fs.Var(&sets, "set", "override a configuration key, key=value (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("%w: run takes no arguments, got %q", errUsage, fs.Args())
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("%w: -log-level %q: want debug, info, warn or error", errUsage, *logLevel)
+	}
+	overrides := map[string]string{}
+	for k, v := range sets {
+		overrides[k] = v
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "scheduler-name":
+			overrides["schedulerName"] = *name
+		case "metrics-bind-address":
+			overrides["metrics.bindAddress"] = *metricsAddr
+		case "leader-elect":
+			overrides["leaderElection.enabled"] = strconv.FormatBool(*leaderElect)
+		}
+	})
+	cfg, err := config.Load(config.Source{File: *cfgFile, Environ: os.Environ(), Overrides: overrides})
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	restCfg, err := restConfig(*kubeconfig)
+	if err != nil {
+		return err
+	}
+	restCfg.QPS, restCfg.Burst = cfg.Client.QPS, cfg.Client.Burst
+	restCfg.UserAgent = "wasmsched"
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	return serve(ctx, cfg, client, log)
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		c, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no --kubeconfig given and not running in a cluster (%v): pass --kubeconfig FILE", err)
+		}
+		return c, nil
+	}
+	c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+	}
+	return c, nil
+}
+
+// profile is one scheduler name with its queue and cycle.
+type profile struct {
+	name  string
+	queue *queue.Queue
+	sched *cycle.Scheduler
+}
+
+// serve runs the scheduler against client.
+func serve(ctx context.Context, cfg *config.Config, client kubernetes.Interface, log *slog.Logger) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	policyRec, err := metrics.NewPolicy(reg)
+	if err != nil {
+		return err
+	}
+	queueRec, err := metrics.NewQueue(reg)
+	if err != nil {
+		return err
+	}
+	cycleRec, err := metrics.NewCycle(reg)
+	if err != nil {
+		return err
+	}
+
+	rt, err := wasm.NewRuntime(ctx, wasm.WithLogger(log.With("component", "wasm")), wasm.WithWatchdogTick(cfg.Sandbox.WatchdogTick))
+	if err != nil {
+		return err
+	}
+	defer rt.Close(context.Background())
+	ms := &moduleSet{rt: rt, limits: sandboxLimits(cfg.Sandbox), modules: map[[32]byte]*wasm.Module{}}
+	defer ms.close(context.Background())
+
+	broadcaster := events.NewEventBroadcasterAdapter(client)
+	defer broadcaster.Shutdown()
+
+	c := cache.New(cache.WithAssumedTTL(cfg.Scheduling.AssumedPodTTL))
+	members := cluster.NewMembers()
+	var profiles []*profile
+	queues := map[string]cluster.Queue{}
+	for _, pc := range cfg.Profiles {
+		sl, err := ms.loadSlots(ctx, pc.Policies, policyRec)
+		if err != nil {
+			return fmt.Errorf("profile %s: %w", pc.SchedulerName, err)
+		}
+		for _, slot := range abi.Slots {
+			log.Info("policy loaded", "profile", pc.SchedulerName, "slot", slot.String(), "module", sl.describe[slot])
+		}
+		q := queue.New(
+			queue.WithBackoff(cfg.Queue.InitialBackoff, cfg.Queue.MaxBackoff),
+			queue.WithMaxInUnschedulable(cfg.Queue.MaxInUnschedulable),
+			queue.WithPopFromBackoffQ(cfg.Queue.PopFromBackoffQ),
+			queue.WithSort(sl.sort), queue.WithBackoffSort(sl.backoffSort),
+			queue.WithPreEnqueue(sl.preEnqueue), queue.WithQueueingHint(sl.hint),
+			queue.WithRecorder(queueRec), queue.WithGroupMembers(members.Count),
+		)
+		p := &profile{name: pc.SchedulerName, queue: q}
+		profiles = append(profiles, p)
+		queues[pc.SchedulerName] = q
+	}
+	defer func() {
+		for _, p := range profiles {
+			p.queue.Close()
+		}
+	}()
+
+	cl, err := cluster.New(ctx, client, c, queues, members, log.With("component", "cluster"))
+	if err != nil {
+		return err
+	}
+	defer cl.Shutdown()
+	api := cycle.NewAPI(client, cl.PodLister())
+	for _, p := range profiles {
+		p.sched = cycle.New(p.queue, c, api, broadcaster.NewRecorder(p.name),
+			cycle.WithProfile(p.name),
+			cycle.WithPercentageOfNodesToScore(cfg.Scheduling.PercentageOfNodesToScore),
+			cycle.WithParallelism(cfg.Scheduling.Parallelism),
+			cycle.WithRecorder(cycleRec),
+			cycle.WithLogger(log.With("component", "cycle", "profile", p.name)))
+	}
+
+	var ready, leading atomic.Bool
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if addr := cfg.Metrics.BindAddress; addr != "" {
+		srv, err := listen(addr, reg, &ready)
+		if err != nil {
+			return err
+		}
+		log.Info("serving /metrics, /healthz and /readyz", "address", srv.Addr)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-ctx.Done()
+			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer scancel()
+			_ = srv.Shutdown(sctx)
+		}()
+	}
+
+	// Informers start before the election, as upstream's do, so that a
+	// replica that becomes leader schedules from a warm cache at once.
+	if err := cl.Start(ctx); err != nil {
+		return err
+	}
+	broadcaster.StartRecordingToSink(ctx.Done())
+	ready.Store(true)
+
+	schedule := func(ctx context.Context) {
+		leading.Store(true)
+		var swg sync.WaitGroup
+		swg.Add(1)
+		go func() { defer swg.Done(); c.Run(ctx) }()
+		for _, p := range profiles {
+			swg.Add(2)
+			go func() { defer swg.Done(); p.queue.Run(ctx) }()
+			go func() { defer swg.Done(); p.sched.Run(ctx) }()
+		}
+		log.Info("scheduling", "profiles", len(profiles), "gangs", cl.Gangs())
+		<-ctx.Done()
+		for _, p := range profiles {
+			p.queue.Close()
+		}
+		swg.Wait()
+	}
+	if !cfg.LeaderElection.Enabled {
+		schedule(ctx)
+		return ignoreCanceled(ctx)
+	}
+	return elect(ctx, cfg.LeaderElection, client, log, schedule, &leading)
+}
+
+// elect runs schedule while this replica holds the Lease. Losing it ends
+// the process with an error, as upstream does: another replica may be
+// scheduling already, and a fresh start rebuilds the state from the
+// apiserver.
+func elect(ctx context.Context, le config.LeaderElection, client kubernetes.Interface, log *slog.Logger,
+	schedule func(context.Context), leading *atomic.Bool) error {
+	host, _ := os.Hostname()
+	id := host + "_" + string(uuid.NewUUID())
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, le.Namespace, le.Name,
+		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
+	if err != nil {
+		return fmt.Errorf("leader election lock: %w", err)
+	}
+	lost := make(chan struct{})
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   le.LeaseDuration,
+		RenewDeadline:   le.RenewDeadline,
+		RetryPeriod:     le.RetryPeriod,
+		ReleaseOnCancel: true,
+		Name:            le.Name,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				log.Info("became leader", "lease", le.Namespace+"/"+le.Name, "identity", id)
+				schedule(ctx)
+			},
+			OnStoppedLeading: func() {
+				if leading.Load() {
+					close(lost)
+				}
+			},
+			OnNewLeader: func(identity string) {
+				if identity != id {
+					log.Info("another replica leads", "lease", le.Namespace+"/"+le.Name, "leader", identity)
+				}
+			},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("leader election: %w", err)
+	}
+	log.Info("waiting for the lease", "lease", le.Namespace+"/"+le.Name, "identity", id)
+	elector.Run(ctx)
+	select {
+	case <-lost:
+		if ctx.Err() == nil {
+			return errors.New("lost the leader election lease: exiting so that only one replica schedules")
+		}
+	default:
+	}
+	return ignoreCanceled(ctx)
+}
+
+func ignoreCanceled(ctx context.Context) error {
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// listen serves the metrics and health endpoints on addr.
+func listen(addr string, reg *prometheus.Registry, ready *atomic.Bool) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics.bindAddress %s: %w (choose a free address with --metrics-bind-address)", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "informers not synced yet", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	})
+	srv := &http.Server{Addr: ln.Addr().String(), Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return srv, nil
+}

@@ -1,0 +1,393 @@
+// Package cluster connects the scheduler to the apiserver: client-go shared
+// informers for pods, nodes, PodGroups, Workloads and PodDisruptionBudgets,
+// and the handlers that turn their changes into cache updates and queue
+// events, as upstream kube-scheduler's eventhandlers.go does.
+//
+// Unassigned pods whose schedulerName is one of the profiles go to that
+// profile's queue; assigned pods go to the cache. Every change that may
+// make a pending pod schedulable (a node added or changed, an assigned pod
+// deleted, a PodGroup created...) becomes one abi.Event offered to every
+// profile's queue, whose QueueingHint slot decides which pods move.
+//
+// When the cluster does not serve scheduling.k8s.io/v1beta1 PodGroups, this
+// is logged once and pods are scheduled without gangs.
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
+	schedlisters "k8s.io/client-go/listers/scheduling/v1beta1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/podview"
+)
+
+// Queue is what the handlers need of one profile's scheduling queue.
+type Queue interface {
+	Add(pod *v1.Pod)
+	Update(oldPod, newPod *v1.Pod)
+	Delete(pod *v1.Pod)
+	AddPodGroup(pg *schedv1beta1.PodGroup)
+	UpdatePodGroup(pg *schedv1beta1.PodGroup)
+	DeletePodGroup(pg *schedv1beta1.PodGroup)
+	MoveOnEvent(ev abi.Event)
+}
+
+// Cache is what the handlers need of the scheduler cache.
+type Cache interface {
+	AddNode(node *v1.Node)
+	UpdateNode(oldNode, newNode *v1.Node)
+	RemoveNode(node *v1.Node) error
+	AddPod(pod *v1.Pod) error
+	UpdatePod(oldPod, newPod *v1.Pod) error
+	RemovePod(pod *v1.Pod) error
+	IsAssumed(uid types.UID) bool
+	// NodeUsage is what the pods on a node request, and how many there are.
+	NodeUsage(name string) (requested v1.ResourceList, pods int)
+}
+
+// Cluster owns the informers.
+type Cluster struct {
+	client   kubernetes.Interface
+	factory  informers.SharedInformerFactory
+	cache    Cache
+	queues   map[string]Queue // by scheduler name
+	members  *Members
+	log      *slog.Logger
+	gangs    bool
+	pods     corelisters.PodLister
+	pdbs     policylisters.PodDisruptionBudgetLister
+	groups   schedlisters.PodGroupLister
+	handlers []cache.ResourceEventHandlerRegistration
+}
+
+// New prepares the informers of client for the given profiles' queues
+// (keyed by scheduler name) and the shared cache. members is the group
+// member count the queues were built with (queue.WithGroupMembers). It
+// asks the apiserver once whether PodGroups are served.
+func New(ctx context.Context, client kubernetes.Interface, c Cache, queues map[string]Queue, members *Members, log *slog.Logger) (*Cluster, error) {
+	if len(queues) == 0 {
+		return nil, fmt.Errorf("no profile to schedule for: at least one scheduler name is needed")
+	}
+	cl := &Cluster{
+		client:  client,
+		factory: informers.NewSharedInformerFactory(client, 0),
+		cache:   c, queues: queues, members: members, log: log,
+	}
+	gangs, err := servesPodGroups(client)
+	if err != nil {
+		return nil, err
+	}
+	cl.gangs = gangs
+	if !gangs {
+		log.Warn("the cluster does not serve scheduling.k8s.io/v1beta1 podgroups: scheduling without gangs " +
+			"(start kube-apiserver with --runtime-config=scheduling.k8s.io/v1beta1=true --feature-gates=GenericWorkload=true to use them)")
+	}
+	if err := cl.register(); err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// servesPodGroups asks discovery whether scheduling.k8s.io/v1beta1 serves
+// podgroups. Only "not found" means no; any other error is returned.
+func servesPodGroups(client kubernetes.Interface) (bool, error) {
+	list, err := client.Discovery().ServerResourcesForGroupVersion(schedv1beta1.SchemeGroupVersion.String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("discover %s: %w", schedv1beta1.SchemeGroupVersion, err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "podgroups" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Gangs reports whether PodGroups are watched.
+func (cl *Cluster) Gangs() bool { return cl.gangs }
+
+// PodLister reads pods from the informer cache.
+func (cl *Cluster) PodLister() corelisters.PodLister { return cl.pods }
+
+// PDBLister reads PodDisruptionBudgets from the informer cache.
+func (cl *Cluster) PDBLister() policylisters.PodDisruptionBudgetLister { return cl.pdbs }
+
+// PodGroupLister reads PodGroups; nil when the cluster does not serve them.
+func (cl *Cluster) PodGroupLister() schedlisters.PodGroupLister { return cl.groups }
+
+// Start starts the informers and waits until their caches are in sync (or
+// ctx ends).
+func (cl *Cluster) Start(ctx context.Context) error {
+	cl.factory.Start(ctx.Done())
+	start := time.Now()
+	for typ, ok := range cl.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("informer for %v did not sync: %w", typ, context.Cause(ctx))
+		}
+	}
+	for _, h := range cl.handlers {
+		if !cache.WaitForCacheSync(ctx.Done(), h.HasSynced) {
+			return fmt.Errorf("event handlers did not sync: %w", context.Cause(ctx))
+		}
+	}
+	cl.log.Info("informers synced", "after", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// Shutdown stops the informers and waits for them.
+func (cl *Cluster) Shutdown() { cl.factory.Shutdown() }
+
+func (cl *Cluster) register() error {
+	podInf := cl.factory.Core().V1().Pods()
+	cl.pods = podInf.Lister()
+	cl.pdbs = cl.factory.Policy().V1().PodDisruptionBudgets().Lister()
+	nodeInf := cl.factory.Core().V1().Nodes().Informer()
+
+	add := func(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
+		reg, err := inf.AddEventHandler(h)
+		if err != nil {
+			return err
+		}
+		cl.handlers = append(cl.handlers, reg)
+		return nil
+	}
+	if err := add(nodeInf, cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { cl.addNode(o.(*v1.Node)) },
+		UpdateFunc: func(o, n any) { cl.updateNode(o.(*v1.Node), n.(*v1.Node)) },
+		DeleteFunc: func(o any) {
+			if n, ok := unwrap[*v1.Node](o); ok {
+				cl.deleteNode(n)
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	// One handler for every pod, so that the member count, the cache and
+	// the queues see a pod's changes in one order: the count first (the
+	// queue reads it when it encodes a member), then the cache for an
+	// assigned pod, the queue for an unassigned one of ours. A pod that gets
+	// bound leaves its queue (a Delete) and enters the cache (an Add), as in
+	// upstream's two filtered handlers.
+	if err := add(podInf.Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { cl.podChanged(nil, o.(*v1.Pod)) },
+		UpdateFunc: func(o, n any) { cl.podChanged(o.(*v1.Pod), n.(*v1.Pod)) },
+		DeleteFunc: func(o any) {
+			if p, ok := unwrap[*v1.Pod](o); ok {
+				cl.podChanged(p, nil)
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	// PDBs are read by preemption through the lister; registering the
+	// informer makes the factory start it.
+	cl.factory.Policy().V1().PodDisruptionBudgets().Informer()
+	if !cl.gangs {
+		return nil
+	}
+	pgInf := cl.factory.Scheduling().V1beta1().PodGroups()
+	cl.groups = pgInf.Lister()
+	cl.factory.Scheduling().V1beta1().Workloads().Informer()
+	return add(pgInf.Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { cl.addGroup(o.(*schedv1beta1.PodGroup)) },
+		UpdateFunc: func(o, n any) { cl.updateGroup(o.(*schedv1beta1.PodGroup), n.(*schedv1beta1.PodGroup)) },
+		DeleteFunc: func(o any) {
+			if g, ok := unwrap[*schedv1beta1.PodGroup](o); ok {
+				cl.deleteGroup(g)
+			}
+		},
+	})
+}
+
+// unwrap returns the object of a delete notification, which may be a
+// tombstone when the watch missed the delete.
+func unwrap[T any](o any) (T, bool) {
+	if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o = t.Obj
+	}
+	v, ok := o.(T)
+	return v, ok
+}
+
+func (cl *Cluster) broadcast(ev abi.Event) {
+	for _, q := range cl.queues {
+		q.MoveOnEvent(ev)
+	}
+}
+
+func (cl *Cluster) addNode(n *v1.Node) {
+	cl.cache.AddNode(n)
+	req, pods := cl.cache.NodeUsage(n.Name)
+	cl.broadcast(podview.NodeEvent(abi.ActionAdd, nil, n, req, pods))
+}
+
+func (cl *Cluster) updateNode(old, n *v1.Node) {
+	cl.cache.UpdateNode(old, n)
+	if act := podview.NodeUpdateActions(old, n); act != 0 {
+		req, pods := cl.cache.NodeUsage(n.Name)
+		cl.broadcast(podview.NodeEvent(act, old, n, req, pods))
+	}
+}
+
+func (cl *Cluster) deleteNode(n *v1.Node) {
+	if err := cl.cache.RemoveNode(n); err != nil {
+		cl.log.Error("remove a node from the cache", "node", n.Name, "err", err)
+	}
+	cl.broadcast(podview.NodeEvent(abi.ActionDelete, n, nil, nil, 0))
+}
+
+// groupInfo describes pod's PodGroup for event records; nil without one.
+func (cl *Cluster) groupInfo(pod *v1.Pod) *podview.GroupInfo {
+	name := podview.GroupName(pod)
+	if name == "" || cl.groups == nil {
+		return nil
+	}
+	pg, err := cl.groups.PodGroups(pod.Namespace).Get(name)
+	if err != nil {
+		return nil
+	}
+	n, _ := cl.members.Count(pod.Namespace, name)
+	g := podview.Group(pg, n)
+	return &g
+}
+
+// podChanged dispatches one pod change (old nil: added; pod nil: deleted).
+func (cl *Cluster) podChanged(old, pod *v1.Pod) {
+	counted := cl.members.set(old, pod)
+	wasAssigned, isAssigned := old != nil && old.Spec.NodeName != "", pod != nil && pod.Spec.NodeName != ""
+	wasOurs, isOurs := old != nil && !wasAssigned && cl.ours(old), pod != nil && !isAssigned && cl.ours(pod)
+	switch {
+	case wasAssigned && isAssigned:
+		cl.updateAssigned(old, pod)
+	case wasAssigned:
+		cl.deleteAssigned(old)
+	case isAssigned:
+		cl.addAssigned(pod)
+	}
+	switch {
+	case wasOurs && isOurs:
+		cl.updatePending(old, pod)
+	case wasOurs:
+		cl.deletePending(old)
+	case isOurs:
+		cl.addPending(pod)
+	}
+	if counted && !wasOurs && !isOurs {
+		cl.refreshGroup(old, pod)
+	}
+}
+
+func (cl *Cluster) ours(pod *v1.Pod) bool { return cl.queues[pod.Spec.SchedulerName] != nil }
+
+// refreshGroup tells the queues that the member count of a pod's group
+// changed through a pod they do not hold (a bound member, say), so the
+// records they hold carry the new count.
+func (cl *Cluster) refreshGroup(old, pod *v1.Pod) {
+	if cl.groups == nil {
+		return
+	}
+	for _, p := range []*v1.Pod{old, pod} {
+		if p == nil || podview.GroupName(p) == "" {
+			continue
+		}
+		pg, err := cl.groups.PodGroups(p.Namespace).Get(podview.GroupName(p))
+		if err != nil {
+			continue
+		}
+		for _, q := range cl.queues {
+			q.UpdatePodGroup(pg)
+		}
+	}
+}
+
+func (cl *Cluster) addAssigned(p *v1.Pod) {
+	if err := cl.cache.AddPod(p); err != nil {
+		cl.log.Error("add an assigned pod to the cache", "pod", p.Namespace+"/"+p.Name, "err", err)
+	}
+	cl.broadcast(podview.PodEvent(abi.ActionAdd, nil, p, cl.groupInfo(p)))
+}
+
+func (cl *Cluster) updateAssigned(old, p *v1.Pod) {
+	if err := cl.cache.UpdatePod(old, p); err != nil {
+		cl.log.Error("update an assigned pod in the cache", "pod", p.Namespace+"/"+p.Name, "err", err)
+	}
+	if act := podview.PodUpdateActions(old, p); act != 0 {
+		cl.broadcast(podview.PodEvent(act, old, p, cl.groupInfo(p)))
+	}
+}
+
+func (cl *Cluster) deleteAssigned(p *v1.Pod) {
+	if err := cl.cache.RemovePod(p); err != nil {
+		cl.log.Error("remove an assigned pod from the cache", "pod", p.Namespace+"/"+p.Name, "err", err)
+	}
+	cl.broadcast(podview.PodEvent(abi.ActionDelete, p, nil, cl.groupInfo(p)))
+}
+
+func (cl *Cluster) addPending(p *v1.Pod) {
+	cl.queues[p.Spec.SchedulerName].Add(p)
+	// Upstream (GenericWorkload) treats an unscheduled pod's arrival as an
+	// event too: a gang member's arrival may complete its group.
+	cl.broadcast(podview.PodEvent(abi.ActionAdd, nil, p, cl.groupInfo(p)))
+}
+
+func (cl *Cluster) updatePending(old, p *v1.Pod) {
+	// An assumed pod's updates (its own status patches while it binds)
+	// change nothing the queue needs; upstream skips them as well.
+	if cl.cache.IsAssumed(p.UID) {
+		return
+	}
+	q := cl.queues[p.Spec.SchedulerName]
+	q.Update(old, p)
+	if act := podview.PodUpdateActions(old, p); act != 0 {
+		cl.broadcast(podview.PodEvent(act, old, p, cl.groupInfo(p)))
+	}
+}
+
+func (cl *Cluster) deletePending(p *v1.Pod) {
+	if q := cl.queues[p.Spec.SchedulerName]; q != nil {
+		q.Delete(p)
+	}
+	cl.broadcast(podview.PodEvent(abi.ActionDelete, p, nil, cl.groupInfo(p)))
+}
+
+func (cl *Cluster) addGroup(pg *schedv1beta1.PodGroup) {
+	n, _ := cl.members.Count(pg.Namespace, pg.Name)
+	for _, q := range cl.queues {
+		q.AddPodGroup(pg)
+	}
+	cl.broadcast(podview.PodGroupEvent(abi.ActionAdd, nil, pg, n))
+}
+
+func (cl *Cluster) updateGroup(old, pg *schedv1beta1.PodGroup) {
+	for _, q := range cl.queues {
+		q.UpdatePodGroup(pg)
+	}
+	if act := podview.PodGroupUpdateActions(old, pg); act != 0 {
+		n, _ := cl.members.Count(pg.Namespace, pg.Name)
+		cl.broadcast(podview.PodGroupEvent(act, old, pg, n))
+	}
+}
+
+func (cl *Cluster) deleteGroup(pg *schedv1beta1.PodGroup) {
+	for _, q := range cl.queues {
+		q.DeletePodGroup(pg)
+	}
+	n, _ := cl.members.Count(pg.Namespace, pg.Name)
+	cl.broadcast(podview.PodGroupEvent(abi.ActionDelete, pg, nil, n))
+}

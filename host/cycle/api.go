@@ -1,0 +1,105 @@
+package cycle
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+)
+
+// API is what the cycle reads from and writes to the apiserver. The
+// informer-backed reads never leave the process.
+type API interface {
+	// Bind binds pod to node through the pods/binding subresource.
+	Bind(ctx context.Context, pod *v1.Pod, node string) error
+	// SetCondition writes cond into pod's status unless pod already has it
+	// (same status, reason and message).
+	SetCondition(ctx context.Context, pod *v1.Pod, cond v1.PodCondition) error
+	// Current is the informer's copy of the pod, false if it is gone.
+	Current(namespace, name string) (*v1.Pod, bool)
+}
+
+// NewAPI returns the API of a real cluster: writes through client, reads
+// from the pod informer's lister.
+func NewAPI(client kubernetes.Interface, pods corelisters.PodLister) API {
+	return &clientAPI{client: client, pods: pods}
+}
+
+type clientAPI struct {
+	client kubernetes.Interface
+	pods   corelisters.PodLister
+}
+
+func (a *clientAPI) Bind(ctx context.Context, pod *v1.Pod, node string) error {
+	b := &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+		Target:     v1.ObjectReference{Kind: "Node", Name: node},
+	}
+	return a.client.CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{})
+}
+
+func (a *clientAPI) Current(namespace, name string) (*v1.Pod, bool) {
+	p, err := a.pods.Pods(namespace).Get(name)
+	if err != nil {
+		return nil, false
+	}
+	return p, true
+}
+
+// conditionPatch is a strategic-merge patch of one pod condition (the
+// conditions list merges on type), guarded by the pod's UID so that a pod
+// deleted and recreated under the same name is not patched.
+type conditionPatch struct {
+	Metadata struct {
+		UID types.UID `json:"uid"`
+	} `json:"metadata"`
+	Status struct {
+		Conditions []v1.PodCondition `json:"conditions"`
+	} `json:"status"`
+}
+
+func (a *clientAPI) SetCondition(ctx context.Context, pod *v1.Pod, cond v1.PodCondition) error {
+	cur := pod
+	if p, ok := a.Current(pod.Namespace, pod.Name); ok && p.UID == pod.UID {
+		cur = p
+	}
+	if old := findCondition(cur.Status.Conditions, cond.Type); old != nil {
+		if old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message {
+			return nil
+		}
+		if old.Status == cond.Status {
+			cond.LastTransitionTime = old.LastTransitionTime
+		}
+	}
+	var p conditionPatch
+	p.Metadata.UID = pod.UID
+	p.Status.Conditions = []v1.PodCondition{cond}
+	body, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	_, err = a.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, body,
+		metav1.PatchOptions{}, "status")
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // the pod is gone (or replaced): nothing to report on
+	}
+	if err != nil {
+		return fmt.Errorf("set condition %s on pod %s/%s: %w", cond.Type, pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+func findCondition(cs []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
+	for i := range cs {
+		if cs[i].Type == t {
+			return &cs[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,27 @@
+// Package cycle is wasmsched's scheduling cycle: it pops an entity from the
+// queue, filters and scores the nodes of a fresh cache snapshot with the
+// native plugins (host/cycle/plugins), assumes the chosen placement in the
+// cache, and binds through the pods/binding subresource asynchronously,
+// handing the pod back to the queue when the binding is done. It mirrors
+// upstream kube-scheduler v1.37's ScheduleOne (schedule_one.go).
+//
+// A pod that fits nowhere gets what upstream gives it: a FailedScheduling
+// event, the PodScheduled=False condition with a message counting the nodes
+// each filter rejected, and a requeue that names the rejecting plugins, so
+// the QueueingHint slot can bring it back when a cluster event may help.
+//
+// A pod group (gang) popped as one entity is placed all-or-nothing: each
+// member is placed on the snapshot in turn, and only when every member fits
+// are they assumed and bound; otherwise none is.
+//
+// # Notes
+//
+//   - A binding that fails is forgotten in the cache and the pod is requeued
+//     as failed with an error, unless the informer already shows the pod
+//     bound (a 409 because someone bound it) or gone: then it is handed back
+//     with Done and never bound twice.
+//   - The condition patch and the event are sent off the cycle's goroutine:
+//     the cycle never waits for the apiserver except to read the snapshot.
+//   - Preemption (KEP-902, KEP-5710) is not part of this package yet: a pod
+//     that fits nowhere is only requeued.
+package cycle

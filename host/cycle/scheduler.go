@@ -1,0 +1,348 @@
+package cycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+
+	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/cycle/plugins"
+	"github.com/wasmsched/wasmsched/host/podview"
+	"github.com/wasmsched/wasmsched/host/queue"
+)
+
+// Queue is what the cycle needs of the scheduling queue (host/queue).
+type Queue interface {
+	Pop(ctx context.Context) (queue.Entity, error)
+	Done(uid types.UID)
+	AddUnschedulableIfNotPresent(p *queue.Pod, rejected podview.Plugins) error
+	AddAttemptedGroupIfNeeded(g *queue.Group, r queue.GroupResult) error
+}
+
+// Cache is what the cycle needs of the scheduler cache (host/cache).
+type Cache interface {
+	UpdateSnapshot(s *cache.Snapshot) error
+	AssumePod(pod *v1.Pod) error
+	FinishBinding(pod *v1.Pod) error
+	ForgetPod(pod *v1.Pod) error
+}
+
+// Recorder receives the cycle's metrics (host/metrics implements it).
+type Recorder interface {
+	// Attempt is one scheduling attempt of a pod with its result
+	// (ResultScheduled, ResultUnschedulable, ResultError) and how long it
+	// took (for a scheduled pod, until its binding returned).
+	Attempt(profile, result string, d time.Duration)
+	// Scheduled is a pod bound after attempts attempts, sli after its first
+	// attempt began (upstream's pod scheduling SLI).
+	Scheduled(profile string, attempts int, sli time.Duration)
+}
+
+// Results of an attempt, as upstream labels them.
+const (
+	ResultScheduled     = "scheduled"
+	ResultUnschedulable = "unschedulable"
+	ResultError         = "error"
+)
+
+// ErrNoNodes is the error of an attempt made while the cluster has no nodes.
+var ErrNoNodes = errors.New("no nodes available to schedule pods")
+
+// Scheduler runs the scheduling cycle of one profile.
+type Scheduler struct {
+	q      Queue
+	cache  Cache
+	api    API
+	events events.EventRecorder
+	opts   options
+
+	// Owned by the Run goroutine.
+	snap      *cache.Snapshot
+	nextStart int
+	scores    []int64
+	rnd       *rand.Rand
+
+	binds sync.WaitGroup // binding goroutines
+}
+
+// Option configures a Scheduler.
+type Option func(*options)
+
+type options struct {
+	profile     string
+	percentage  int32
+	parallelism int
+	rec         Recorder
+	log         *slog.Logger
+	clock       clock.PassiveClock
+	seed        uint64
+}
+
+// WithProfile names the scheduler profile (its scheduler name) in events
+// and metrics. Default "wasmsched".
+func WithProfile(name string) Option { return func(o *options) { o.profile = name } }
+
+// WithPercentageOfNodesToScore is upstream's percentageOfNodesToScore: 0
+// (the default) adapts it to the cluster's size.
+func WithPercentageOfNodesToScore(p int32) Option { return func(o *options) { o.percentage = p } }
+
+// WithParallelism is how many goroutines filter nodes (default GOMAXPROCS).
+func WithParallelism(n int) Option { return func(o *options) { o.parallelism = n } }
+
+// WithRecorder sets the metrics recorder.
+func WithRecorder(r Recorder) Option { return func(o *options) { o.rec = r } }
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithClock sets the clock attempts are timed with.
+func WithClock(c clock.PassiveClock) Option { return func(o *options) { o.clock = c } }
+
+// WithSeed seeds the random choice among equally scored nodes (tests).
+func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
+
+type discardRecorder struct{}
+
+func (discardRecorder) Attempt(string, string, time.Duration) {}
+func (discardRecorder) Scheduled(string, int, time.Duration)  {}
+
+// New returns a scheduler that pops from q, places against c and writes
+// through api, reporting to ev.
+func New(q Queue, c Cache, api API, ev events.EventRecorder, opts ...Option) *Scheduler {
+	o := options{
+		profile: "wasmsched", parallelism: runtime.GOMAXPROCS(0), rec: discardRecorder{},
+		log: slog.New(slog.DiscardHandler), clock: clock.RealClock{}, seed: uint64(time.Now().UnixNano()),
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	o.parallelism = max(o.parallelism, 1)
+	return &Scheduler{
+		q: q, cache: c, api: api, events: ev, opts: o,
+		snap: cache.NewSnapshot(),
+		rnd:  rand.New(rand.NewPCG(o.seed, o.seed^0x9e3779b97f4a7c15)),
+	}
+}
+
+// Run schedules until ctx ends or the queue is closed, then waits for the
+// bindings in progress.
+func (s *Scheduler) Run(ctx context.Context) {
+	defer s.binds.Wait()
+	for {
+		e, err := s.q.Pop(ctx)
+		if err != nil {
+			return // ctx ended or the queue closed
+		}
+		s.ScheduleOne(ctx, e)
+	}
+}
+
+// ScheduleOne runs one scheduling cycle for an entity popped from the
+// queue. Its binding, if any, finishes asynchronously.
+func (s *Scheduler) ScheduleOne(ctx context.Context, e queue.Entity) {
+	switch e := e.(type) {
+	case *queue.Pod:
+		s.schedulePod(ctx, e)
+	case *queue.Group:
+		s.scheduleGroup(ctx, e)
+	}
+}
+
+// WaitForBindings waits for the bindings started so far (tests).
+func (s *Scheduler) WaitForBindings() { s.binds.Wait() }
+
+func (s *Scheduler) schedulePod(ctx context.Context, p *queue.Pod) {
+	start := s.opts.clock.Now()
+	pod := p.Object()
+	if pod.DeletionTimestamp != nil {
+		s.q.Done(p.UID()) // being deleted: not worth a node (upstream skipPodSchedule)
+		return
+	}
+	if err := s.cache.UpdateSnapshot(s.snap); err != nil {
+		s.fail(ctx, p, failure{err: fmt.Errorf("update the cache snapshot: %w", err)}, start)
+		return
+	}
+	pl := s.placement(pod)
+	node, f := s.place(ctx, pl)
+	if node == "" {
+		s.fail(ctx, p, f, start)
+		return
+	}
+	assumed := pod.DeepCopy()
+	assumed.Spec.NodeName = node
+	if err := s.cache.AssumePod(assumed); err != nil {
+		s.fail(ctx, p, failure{err: fmt.Errorf("assume pod on node %s: %w", node, err)}, start)
+		return
+	}
+	s.bind(ctx, p, assumed, start)
+}
+
+// placement is one pod's input to place.
+type placement struct {
+	pod  *v1.Pod
+	info *cache.PodInfo
+}
+
+func (s *Scheduler) placement(pod *v1.Pod) placement {
+	return placement{pod: pod, info: cache.NewPodInfo(pod)}
+}
+
+// failure says why a pod was not placed: err for an error, otherwise the
+// filters' diagnosis (and a message, when the diagnosis is not the reason).
+type failure struct {
+	err     error
+	diag    *plugins.Diagnosis
+	nodes   int
+	message string
+}
+
+// place finds a node for pl.pod on s.snap: filters (round-robin from where
+// the last cycle stopped, stopping at upstream's adaptive number of
+// feasible nodes), scores, and picks the best, ties at random. It returns
+// "" and why when nothing fits.
+func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
+	ps, st := plugins.Prepare(pl.info)
+	if st != nil && st.Code == plugins.Error {
+		return "", failure{err: st.Err}
+	}
+	nodes := s.snap.List()
+	if len(nodes) == 0 {
+		return "", failure{err: ErrNoNodes}
+	}
+	diag := &plugins.Diagnosis{}
+	if st != nil {
+		// Rejected before any node was looked at (e.g. an unsatisfiable
+		// affinity): every node counts as rejected by that plugin.
+		diag.RecordPreFilter(st)
+		return "", failure{diag: diag, nodes: len(nodes)}
+	}
+	want := int(plugins.NumFeasibleNodesToFind(s.opts.percentage, int32(len(nodes))))
+	feasible, next := plugins.FindFeasible(ctx, ps, nodes, s.nextStart, want, s.opts.parallelism, diag)
+	s.nextStart = next
+	if err := diag.Err(); err != nil {
+		return "", failure{err: err}
+	}
+	switch len(feasible) {
+	case 0:
+		if err := ctx.Err(); err != nil {
+			return "", failure{err: err}
+		}
+		return "", failure{diag: diag, nodes: len(nodes)}
+	case 1:
+		return feasible[0].Node().Name, failure{}
+	}
+	if cap(s.scores) < len(feasible) {
+		s.scores = make([]int64, len(feasible))
+	}
+	scores := s.scores[:len(feasible)]
+	plugins.Score(ps, feasible, scores)
+	return plugins.SelectHost(feasible, scores, s.rnd).Node().Name, failure{}
+}
+
+// bind binds the assumed pod asynchronously, then hands it back.
+func (s *Scheduler) bind(ctx context.Context, p *queue.Pod, assumed *v1.Pod, start time.Time) {
+	s.binds.Add(1)
+	go func() {
+		defer s.binds.Done()
+		node := assumed.Spec.NodeName
+		err := s.api.Bind(ctx, assumed, node)
+		if err == nil {
+			if err := s.cache.FinishBinding(assumed); err != nil {
+				s.opts.log.Warn("finish binding in the cache", "pod", klogRef(assumed), "err", err)
+			}
+			s.q.Done(p.UID())
+			now := s.opts.clock.Now()
+			s.opts.rec.Attempt(s.opts.profile, ResultScheduled, now.Sub(start))
+			s.opts.rec.Scheduled(s.opts.profile, p.Attempts(), now.Sub(p.InitialAttemptTime()))
+			s.events.Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding",
+				"Successfully assigned %s/%s to %s", assumed.Namespace, assumed.Name, node)
+			s.opts.log.Debug("bound", "pod", klogRef(assumed), "node", node)
+			return
+		}
+		if ferr := s.cache.ForgetPod(assumed); ferr != nil {
+			s.opts.log.Error("forget a pod whose binding failed", "pod", klogRef(assumed), "err", ferr)
+		}
+		s.fail(ctx, p, failure{err: fmt.Errorf("binding rejected: %w", err)}, start)
+	}()
+}
+
+// fail hands a pod whose attempt failed back to the queue and tells its
+// owner why: a FailedScheduling event and the PodScheduled condition. A
+// pod the informer shows gone or bound meanwhile is handed back with Done
+// instead, so it is neither lost nor bound twice.
+func (s *Scheduler) fail(ctx context.Context, p *queue.Pod, f failure, start time.Time) {
+	s.failWith(ctx, p, f, start, true)
+}
+
+func (s *Scheduler) failWith(ctx context.Context, p *queue.Pod, f failure, start time.Time, requeue bool) {
+	pod := p.Object()
+	result, reason, msg := s.describe(f)
+	s.opts.rec.Attempt(s.opts.profile, result, s.opts.clock.Now().Sub(start))
+
+	cur, ok := s.api.Current(pod.Namespace, pod.Name)
+	switch {
+	case !ok || cur.UID != pod.UID:
+		s.opts.log.Debug("pod deleted during its attempt", "pod", klogRef(pod))
+		s.q.Done(p.UID())
+		return
+	case cur.Spec.NodeName != "":
+		s.opts.log.Info("pod bound by someone else during its attempt", "pod", klogRef(pod), "node", cur.Spec.NodeName)
+		s.q.Done(p.UID())
+		return
+	}
+	if requeue {
+		var rejected podview.Plugins
+		if f.diag != nil {
+			rejected = podview.Plugins{Unschedulable: f.diag.UnschedulablePlugins(), Pending: f.diag.PendingPlugins()}
+		}
+		if err := s.q.AddUnschedulableIfNotPresent(p, rejected); err != nil {
+			s.opts.log.Error("requeue a pod", "pod", klogRef(pod), "err", err)
+		}
+	}
+	if f.err != nil {
+		s.opts.log.Info("unable to schedule pod", "pod", klogRef(pod), "err", f.err)
+	} else {
+		s.opts.log.Debug("unable to schedule pod", "pod", klogRef(pod), "reason", msg)
+	}
+	s.report(ctx, cur, reason, msg)
+}
+
+// describe turns a failure into the attempt's result and the condition's
+// reason and message.
+func (s *Scheduler) describe(f failure) (result, reason, msg string) {
+	if f.err != nil {
+		return ResultError, v1.PodReasonSchedulerError, f.err.Error()
+	}
+	msg = f.message
+	if msg == "" && f.diag != nil {
+		msg = f.diag.Message(f.nodes)
+	}
+	return ResultUnschedulable, v1.PodReasonUnschedulable, msg
+}
+
+// report sends the FailedScheduling event and the condition, off the
+// caller's goroutine.
+func (s *Scheduler) report(ctx context.Context, pod *v1.Pod, reason, msg string) {
+	s.events.Eventf(pod, nil, v1.EventTypeWarning, "FailedScheduling", "Scheduling", "%s", msg)
+	cond := v1.PodCondition{
+		Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: reason, Message: msg,
+		LastTransitionTime: metaNow(s.opts.clock),
+	}
+	s.binds.Add(1)
+	go func() {
+		defer s.binds.Done()
+		if err := s.api.SetCondition(ctx, pod, cond); err != nil && ctx.Err() == nil {
+			s.opts.log.Warn("update the PodScheduled condition", "pod", klogRef(pod), "err", err)
+		}
+	}()
+}
