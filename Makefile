@@ -24,6 +24,8 @@ BENCHSTAT := $(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 RACE_PKGS ?= ./host/...
 # Extra flags for both go test runs of `make test`, e.g. GOTEST_FLAGS=-v.
 GOTEST_FLAGS ?=
+# Flags of the demo, e.g. DEMO_FLAGS="-nodes 500 -keep" (keep running until Ctrl-C).
+DEMO_FLAGS ?=
 
 # make bench BENCH=Less BENCH_PKGS=./host/... BENCH_COUNT=10 BENCH_OLD=old.out
 BENCH ?= .
@@ -37,12 +39,16 @@ help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: demo
-demo: ## Build bin/wasmsched (the end-to-end demo arrives with the scheduler).
+demo: cluster ## Start etcd, kube-apiserver and KWOK, run bin/wasmsched on a sample workload, print what happened, clean up.
 	$(GO) build -o bin/wasmsched ./cmd/wasmsched
-	@echo "demo: bin/wasmsched builds; the end-to-end demo (wasmsched scheduling pods on a real cluster with Wasm policies) arrives with the scheduler, a later issue."
+	$(GO) run ./e2e/demo -wasmsched bin/wasmsched $(DEMO_FLAGS)
+
+.PHONY: cluster
+cluster: ## Build the test control plane (kube-apiserver, etcd, KWOK) from the Go module proxy into the cache, if missing.
+	@hack/cluster.sh build kube-apiserver etcd kwok >/dev/null
 
 .PHONY: test
-test: tools policies fixtures ## Rebuild policies and fixtures, check them against git, go vet, go test (-race on ./host/...).
+test: tools cluster policies fixtures ## Rebuild policies and fixtures, check them against git, go vet, go test (-race on ./host/...).
 	hack/verify-wasm.sh
 	$(GO) vet ./...
 	GO="$(GO)" RACE_PKGS="$(RACE_PKGS)" hack/gotest.sh $(GOTEST_FLAGS)

@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wasmsched/wasmsched/e2e/testenv"
+)
+
+// TestDeployManifests: deploy/'s RBAC and config, applied to a real
+// apiserver, are enough for the scheduler to run as its ServiceAccount
+// (not as an admin): it elects itself leader, watches what it needs and
+// binds a pod. The Deployment itself is applied too (nothing runs it: no
+// kubelet), which checks it is valid for the apiserver.
+func TestDeployManifests(t *testing.T) {
+	env := testenv.Start(t)
+	c := env.Client
+	ctx := context.Background()
+	var files []string
+	for _, f := range []string{"namespace", "serviceaccount", "clusterrole", "clusterrolebinding", "role", "rolebinding", "configmap", "deployment"} {
+		files = append(files, filepath.Join("..", "deploy", f+".yaml"))
+	}
+	if err := env.Apply(ctx, files...); err != nil {
+		t.Fatalf("apply deploy/: %v", err)
+	}
+	dep, err := c.AppsV1().Deployments("wasmsched").Get(ctx, "wasmsched", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the Deployment was not created: %v", err)
+	}
+	if sa := dep.Spec.Template.Spec.ServiceAccountName; sa != "wasmsched" {
+		t.Fatalf("Deployment runs as ServiceAccount %q, want wasmsched", sa)
+	}
+	kubeconfig, err := env.ServiceAccountKubeconfig(ctx, "wasmsched", "wasmsched")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := env.Namespace(t)
+	createNode(t, c, nodeSpec{name: "n1", cpu: "4"})
+	sched := startScheduler(t, kubeconfig, "-config", filepath.Join("..", "deploy", "config.yaml"), "-leader-elect")
+	waitFor(t, 30*time.Second, "the ServiceAccount's scheduler to lead", func() (bool, error) {
+		return strings.Contains(sched.Log(), "became leader"), nil
+	})
+	createPod(t, c, makePod(ns, "p", "wasmsched", "1"))
+	unsched := makePod(ns, "too-big", "wasmsched", "64")
+	createPod(t, c, unsched)
+	if node := waitBound(t, c, ns, "p", 30*time.Second); node != "n1" {
+		t.Fatalf("bound to %q, want n1", node)
+	}
+	// Status patches and events need their own permissions.
+	waitFor(t, 30*time.Second, "too-big's condition and event", func() (bool, error) {
+		cond := scheduledCondition(getPod(t, c, ns, "too-big"))
+		evs := eventsFor(t, c, ns, "too-big")
+		return cond != nil && len(evs) > 0, nil
+	})
+	if log := sched.Log(); strings.Contains(log, "forbidden") {
+		t.Errorf("the scheduler was refused something with the ServiceAccount's permissions:\n%s", grep(log, "forbidden"))
+	}
+}
+
+func grep(s, substr string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, substr) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

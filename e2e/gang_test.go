@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/wasmsched/wasmsched/e2e/testenv"
+)
+
+func member(ns, name, group, cpu string) *v1.Pod {
+	p := makePod(ns, name, "wasmsched", cpu)
+	p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &group}
+	return p
+}
+
+// TestGangWaitsForQuorum: with the built-in gangpreempt policy, members of
+// a PodGroup with minCount 3 wait (gated, not attempted) until the third
+// exists; then all three are bound together.
+func TestGangWaitsForQuorum(t *testing.T) {
+	env := testenv.Start(t)
+	c := env.Client
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	createNode(t, c, nodeSpec{name: "n1", cpu: "8"})
+	sched := startScheduler(t, env.Kubeconfig)
+	if _, err := env.CreatePodGroup(ctx, ns, "g", 3); err != nil {
+		t.Fatal(err)
+	}
+	createPod(t, c, member(ns, "m0", "g", "1"))
+	createPod(t, c, member(ns, "m1", "g", "1"))
+	waitFor(t, 30*time.Second, "two members gated", func() (bool, error) {
+		return sched.metric(t, "scheduler_pending_pods", `queue="gated"`) == 2, nil
+	})
+	time.Sleep(time.Second)
+	for _, n := range []string{"m0", "m1"} {
+		if p := getPod(t, c, ns, n); p.Spec.NodeName != "" {
+			t.Fatalf("member %s bound before the group had quorum", n)
+		}
+	}
+	if n := sched.metric(t, "scheduler_schedule_attempts_total"); n != 0 {
+		t.Errorf("%v attempts before quorum, want 0", n)
+	}
+	createPod(t, c, member(ns, "m2", "g", "1"))
+	for i := range 3 {
+		waitBound(t, c, ns, "m"+strconv.Itoa(i), 30*time.Second)
+	}
+}
+
+// TestGangAllOrNothing: a group whose members cannot all fit binds none of
+// them, and each says why.
+func TestGangAllOrNothing(t *testing.T) {
+	env := testenv.Start(t)
+	c := env.Client
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	createNode(t, c, nodeSpec{name: "n1", cpu: "4"})
+	startScheduler(t, env.Kubeconfig)
+	if _, err := env.CreatePodGroup(ctx, ns, "big", 3); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 { // 3 x 2 cpu on a 4-cpu node: two fit, the group does not
+		createPod(t, c, member(ns, "b"+strconv.Itoa(i), "big", "2"))
+	}
+	waitFor(t, 30*time.Second, "every member reported unschedulable", func() (bool, error) {
+		for i := range 3 {
+			cond := scheduledCondition(getPod(t, c, ns, "b"+strconv.Itoa(i)))
+			if cond == nil || cond.Reason != v1.PodReasonUnschedulable {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	for i := range 3 {
+		p := getPod(t, c, ns, "b"+strconv.Itoa(i))
+		if p.Spec.NodeName != "" {
+			t.Errorf("member %s bound to %s although the group does not fit", p.Name, p.Spec.NodeName)
+		}
+		if msg := scheduledCondition(p).Message; !strings.Contains(msg, "big") || !strings.Contains(msg, "Insufficient cpu") {
+			t.Errorf("member %s: message %q does not name the group and the reason", p.Name, msg)
+		}
+	}
+}

@@ -1,0 +1,333 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+)
+
+// The scheduler runs as its own process, built from ./cmd/wasmsched once
+// per test binary: the tests see it as a cluster does.
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+func schedulerBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "wasmsched-e2e-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "wasmsched")
+		cmd := exec.Command("go", "build", "-o", binary, "./cmd/wasmsched")
+		cmd.Dir = ".."
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/wasmsched: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+// proc is a running wasmsched.
+type proc struct {
+	cmd     *exec.Cmd
+	metrics string // host:port of /metrics
+	mu      sync.Mutex
+	log     bytes.Buffer
+	done    chan struct{}
+}
+
+// startScheduler runs wasmsched with the kubeconfig and extra flags; it is
+// stopped (SIGTERM, then SIGKILL) at the end of the test, and its log is
+// printed if the test failed.
+func startScheduler(t *testing.T, kubeconfig string, args ...string) *proc {
+	t.Helper()
+	addr := freeAddr(t)
+	full := append([]string{"run", "-kubeconfig", kubeconfig, "-metrics-bind-address", addr, "-log-level", "debug"}, args...)
+	p := &proc{cmd: exec.Command(schedulerBinary(t), full...), metrics: addr, done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), "WASMSCHED_E2E=1")
+	pr, pw := io.Pipe()
+	p.cmd.Stdout, p.cmd.Stderr = pw, pw
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start wasmsched: %v", err)
+	}
+	go func() {
+		s := bufio.NewScanner(pr)
+		s.Buffer(make([]byte, 1<<16), 1<<20)
+		for s.Scan() {
+			p.mu.Lock()
+			p.log.Write(s.Bytes())
+			p.log.WriteByte('\n')
+			p.mu.Unlock()
+		}
+	}()
+	go func() {
+		_ = p.cmd.Wait()
+		pw.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("wasmsched %s log:\n%s", strings.Join(full, " "), tail(p.Log(), 200))
+		}
+	})
+	waitFor(t, 60*time.Second, "wasmsched /readyz", func() (bool, error) {
+		select {
+		case <-p.done:
+			return false, fmt.Errorf("wasmsched exited: %s\n%s", p.cmd.ProcessState, tail(p.Log(), 50))
+		default:
+		}
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	return p
+}
+
+// stop sends SIGTERM and waits, then kills.
+func (p *proc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// Log is what the process printed so far.
+func (p *proc) Log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+// metric returns the sum of the samples of a metric family whose labels
+// contain every given label (as `name="value"`).
+func (p *proc) metric(t *testing.T, name string, labels ...string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + p.metrics + "/metrics")
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var sum float64
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, name) || strings.HasPrefix(line, "#") {
+			continue
+		}
+		rest := line[len(name):]
+		if rest == "" || (rest[0] != '{' && rest[0] != ' ') {
+			continue
+		}
+		ok := true
+		for _, l := range labels {
+			ok = ok && strings.Contains(rest, l)
+		}
+		if !ok {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscanf(rest[strings.LastIndexByte(rest, ' ')+1:], "%g", &v); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func tail(s string, lines int) string {
+	ls := strings.Split(s, "\n")
+	if len(ls) > lines {
+		ls = ls[len(ls)-lines:]
+	}
+	return strings.Join(ls, "\n")
+}
+
+// waitFor polls cond every 100 ms until it holds, fails, or timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+		ok, err := cond()
+		if err != nil {
+			last = err
+			return false, err
+		}
+		return ok, nil
+	})
+	if err != nil {
+		if last != nil {
+			t.Fatalf("waiting for %s: %v", what, last)
+		}
+		t.Fatalf("waiting for %s: not within %v", what, timeout)
+	}
+}
+
+// node builds a Node with the given allocatable cpu, memory and pods.
+type nodeSpec struct {
+	name   string
+	cpu    string
+	memory string
+	pods   string
+	labels map[string]string
+	taints []v1.Taint
+	unsch  bool
+}
+
+func makeNode(s nodeSpec) *v1.Node {
+	if s.memory == "" {
+		s.memory = "16Gi"
+	}
+	if s.pods == "" {
+		s.pods = "110"
+	}
+	labels := map[string]string{"kubernetes.io/hostname": s.name}
+	for k, v := range s.labels {
+		labels[k] = v
+	}
+	rl := v1.ResourceList{
+		v1.ResourceCPU:    resource.MustParse(s.cpu),
+		v1.ResourceMemory: resource.MustParse(s.memory),
+		v1.ResourcePods:   resource.MustParse(s.pods),
+	}
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Labels: labels},
+		Spec:       v1.NodeSpec{Taints: s.taints, Unschedulable: s.unsch},
+		Status: v1.NodeStatus{
+			Capacity: rl, Allocatable: rl,
+			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
+		},
+	}
+}
+
+func createNode(t *testing.T, c kubernetes.Interface, s nodeSpec) *v1.Node {
+	t.Helper()
+	n, err := c.CoreV1().Nodes().Create(context.Background(), makeNode(s), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create node %s: %v", s.name, err)
+	}
+	t.Cleanup(func() {
+		_ = c.CoreV1().Nodes().Delete(context.Background(), s.name, metav1.DeleteOptions{})
+	})
+	return n
+}
+
+// makePod builds a pause pod with a cpu request for scheduler name.
+func makePod(ns, name, scheduler, cpu string) *v1.Pod {
+	p := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1.PodSpec{
+			SchedulerName: scheduler,
+			Containers:    []v1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
+		},
+	}
+	if cpu != "" {
+		p.Spec.Containers[0].Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}
+	}
+	return p
+}
+
+func createPod(t *testing.T, c kubernetes.Interface, p *v1.Pod) *v1.Pod {
+	t.Helper()
+	out, err := c.CoreV1().Pods(p.Namespace).Create(context.Background(), p, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create pod %s/%s: %v", p.Namespace, p.Name, err)
+	}
+	return out
+}
+
+func getPod(t *testing.T, c kubernetes.Interface, ns, name string) *v1.Pod {
+	t.Helper()
+	p, err := c.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get pod %s/%s: %v", ns, name, err)
+	}
+	return p
+}
+
+// waitBound waits until the pod is bound and returns its node.
+func waitBound(t *testing.T, c kubernetes.Interface, ns, name string, timeout time.Duration) string {
+	t.Helper()
+	var node string
+	waitFor(t, timeout, "pod "+ns+"/"+name+" to be bound", func() (bool, error) {
+		p, err := c.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		node = p.Spec.NodeName
+		return node != "", nil
+	})
+	return node
+}
+
+// condition returns the pod's PodScheduled condition, or nil.
+func scheduledCondition(p *v1.Pod) *v1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == v1.PodScheduled {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// eventsFor lists the events.k8s.io/v1 events regarding a pod.
+func eventsFor(t *testing.T, c kubernetes.Interface, ns, name string) []eventsv1.Event {
+	t.Helper()
+	list, err := c.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("regarding.name", name).String(),
+	})
+	if err != nil {
+		t.Fatalf("list events of %s/%s: %v", ns, name, err)
+	}
+	return list.Items
+}
