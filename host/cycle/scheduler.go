@@ -138,7 +138,9 @@ func New(q Queue, c Cache, api API, ev events.EventRecorder, opts ...Option) *Sc
 // bindings in progress.
 func (s *Scheduler) Run(ctx context.Context) {
 	defer s.binds.Wait()
-	for {
+	// Pop hands out what activeQ holds even after ctx ended, so check ctx
+	// first: a cycle run with an ended ctx fails its pod with ctx's error.
+	for ctx.Err() == nil {
 		e, err := s.q.Pop(ctx)
 		if err != nil {
 			return // ctx ended or the queue closed
