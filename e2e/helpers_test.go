@@ -73,7 +73,6 @@ func startScheduler(t *testing.T, kubeconfig string, args ...string) *proc {
 	addr := freeAddr(t)
 	full := append([]string{"run", "-kubeconfig", kubeconfig, "-metrics-bind-address", addr, "-log-level", "debug"}, args...)
 	p := &proc{cmd: exec.Command(schedulerBinary(t), full...), metrics: addr, done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "WASMSCHED_E2E=1")
 	pr, pw := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = pw, pw
 	if err := p.cmd.Start(); err != nil {
@@ -171,6 +170,27 @@ func (p *proc) metric(t *testing.T, name string, labels ...string) float64 {
 		}
 	}
 	return sum
+}
+
+// waitMetric waits until metric (summed as by metric) equals want: the
+// scheduler counts a binding after the apiserver answered it, so a test
+// can see the pod bound a moment before the count.
+func (p *proc) waitMetric(t *testing.T, name string, want float64, labels ...string) {
+	t.Helper()
+	var got float64
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		if got = p.metric(t, name, labels...); got == want {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Errorf("%s%v = %v, want %v", name, labels, got, want)
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 func freeAddr(t *testing.T) string {
