@@ -4,6 +4,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/wasmsched/wasmsched/host/podview"
 )
 
 // Upstream's schedutil.DefaultMilliCPURequest and DefaultMemoryRequest: what
@@ -36,7 +38,7 @@ const (
 // 0.0.0.0, protocol "" is TCP). Ordinary init containers have finished
 // before the pod runs, so their ports are not held.
 func NewPodInfo(pod *v1.Pod) *PodInfo {
-	opts := requestOptions(pod.Spec.NodeName != "")
+	opts := podview.RequestOptions(pod.Spec.NodeName != "")
 	reqs := resourcehelper.PodRequests(pod, opts)
 
 	pi := &PodInfo{Pod: pod, Requests: NewResource(reqs), HostPorts: podHostPorts(pod)}
@@ -50,18 +52,6 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 		pi.NonZero.Memory = nz.Memory().Value()
 	}
 	return pi
-}
-
-// requestOptions are upstream's PodRequests options with the v1.37 default
-// feature gates: InPlacePodVerticalScaling (GA) and
-// InPlacePodLevelResourcesVerticalScaling (beta, on) for bound pods,
-// PodLevelResources (beta, on), DRANodeAllocatableResources (alpha, off).
-// It is host/podview's requestOptions; the two must agree.
-func requestOptions(bound bool) resourcehelper.PodResourcesOptions {
-	return resourcehelper.PodResourcesOptions{
-		UseStatusResources: bound,
-		InPlacePodLevelResourcesVerticalScalingEnabled: bound,
-	}
 }
 
 // nonMissingContainerRequests is upstream's getNonMissingContainerRequests:

@@ -202,7 +202,7 @@ func semanticEqual(a, b any) bool {
 // compared in milli-units, and a resource that disappears is a scale-down
 // (one that appears, a scale-up).
 func requestsChanged(old, new *v1.Pod) (down, up bool) {
-	opts := requestOptions(true)
+	opts := RequestOptions(true)
 	o := resourcehelper.PodRequests(old, opts)
 	n := resourcehelper.PodRequests(new, opts)
 	for name, oq := range o {

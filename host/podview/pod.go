@@ -119,14 +119,14 @@ func GroupName(pod *v1.Pod) string {
 // NodeInfo does; for a pod waiting to be scheduled only the spec counts, as
 // upstream's NodeResourcesFit does.
 func Requests(pod *v1.Pod) []abi.Quantity {
-	return quantities(resourcehelper.PodRequests(pod, requestOptions(pod.Spec.NodeName != "")), true, 1)
+	return quantities(resourcehelper.PodRequests(pod, RequestOptions(pod.Spec.NodeName != "")), true, 1)
 }
 
-// requestOptions are upstream's PodRequests options with the v1.37 default
+// RequestOptions are upstream's PodRequests options with the v1.37 default
 // feature gates: InPlacePodVerticalScaling (GA) and
 // InPlacePodLevelResourcesVerticalScaling (beta, on) for bound pods,
 // PodLevelResources (beta, on), DRANodeAllocatableResources (alpha, off).
-func requestOptions(bound bool) resourcehelper.PodResourcesOptions {
+func RequestOptions(bound bool) resourcehelper.PodResourcesOptions {
 	return resourcehelper.PodResourcesOptions{
 		UseStatusResources: bound,
 		InPlacePodLevelResourcesVerticalScalingEnabled: bound,
