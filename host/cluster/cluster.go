@@ -283,6 +283,11 @@ func (cl *Cluster) podChanged(old, pod *v1.Pod) {
 	switch {
 	case wasOurs && isOurs:
 		cl.updatePending(old, pod)
+	case wasOurs && isAssigned:
+		// Bound, not deleted: it leaves its queue, and the assigned pod's
+		// Add above is its only event (upstream's deletePodFromSchedulingQueue
+		// with inBinding).
+		cl.queues[old.Spec.SchedulerName].Delete(old)
 	case wasOurs:
 		cl.deletePending(old)
 	case isOurs:
