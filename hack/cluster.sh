@@ -36,7 +36,7 @@ build_k8s() { # $1 = component under k8s.io/kubernetes/cmd
     log "writing the k8s.io/kubernetes $K8S_VERSION wrapper module"
     rm -rf "$src" && mkdir -p "$src"
     local gomod
-    gomod=$(cd "$src" && GOFLAGS=-mod=mod "$GO" mod download -json "k8s.io/kubernetes@$K8S_VERSION" |
+    gomod=$(cd "$ROOT" && GOFLAGS=-mod=mod "$GO" mod download -json "k8s.io/kubernetes@$K8S_VERSION" |
       sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')
     [ -f "$gomod" ] || die "could not download k8s.io/kubernetes@$K8S_VERSION from the Go module proxy"
     {
@@ -67,8 +67,10 @@ EOF
   local ld="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION"
   ld+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
   ld+=" -X k8s.io/component-base/version.gitTreeState=clean"
-  (cd "$src" && CGO_ENABLED=0 "$GO" build -tags tools -trimpath -ldflags "$ld" -o "$BIN/$1.tmp" "k8s.io/kubernetes/cmd/$1") ||
+  if ! (cd "$src" && CGO_ENABLED=0 "$GO" build -tags tools -trimpath -ldflags "$ld" -o "$BIN/$1.tmp" "k8s.io/kubernetes/cmd/$1"); then
+    rm -f "$src/go.sum" "$BIN/$1.tmp" # `go mod tidy -e` may have left it incomplete: redo the wrapper next time
     die "building $1 failed"
+  fi
   mv "$BIN/$1.tmp" "$BIN/$1"
 }
 
@@ -100,29 +102,37 @@ EOF
     (cd "$src" && "$GO" mod tidy -e >&2) || die "go mod tidy failed in $src"
   fi
   log "building etcd $ETCD_VERSION"
-  (cd "$src" && CGO_ENABLED=0 "$GO" build -tags tools -trimpath -ldflags "-s -w" -o "$BIN/etcd.tmp" go.etcd.io/etcd/server/v3) ||
+  if ! (cd "$src" && CGO_ENABLED=0 "$GO" build -tags tools -trimpath -ldflags "-s -w" -o "$BIN/etcd.tmp" go.etcd.io/etcd/server/v3); then
+    rm -f "$src/go.sum" "$BIN/etcd.tmp"
     die "building etcd failed"
+  fi
   mv "$BIN/etcd.tmp" "$BIN/etcd"
 }
 
 build_kwok() {
   log "building kwok $KWOK_VERSION"
-  GOBIN="$BIN/.kwok" CGO_ENABLED=0 "$GO" install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" ||
+  # Outside any module: the caller's working directory may be a module whose
+  # go.mod must not be consulted or touched.
+  (cd "$ROOT" && GOBIN="$BIN/.kwok" CGO_ENABLED=0 "$GO" install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION") ||
     die "building kwok failed"
   mv "$BIN/.kwok/kwok" "$BIN/kwok"
   rmdir "$BIN/.kwok"
-  # KWOK needs Stage objects to move pods and nodes along; the default "fast"
-  # stages ship in its module.
+  # Standalone kwok needs Stage objects in its --config to move nodes and
+  # pods along. These are the stages kwokctl configures by default
+  # (pkg/kwokctl/runtime/cluster.go: node-initialize, pod-ready, pod-complete,
+  # pod-delete), taken from the module, minus the node heartbeat: no node
+  # lifecycle controller runs here to miss it, and it would update every Node
+  # every 20 s, which a scheduler under test sees as Node events.
   local mod
-  mod=$(GOFLAGS=-mod=mod "$GO" mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
-  [ -d "$mod/kustomize/stage" ] || die "sigs.k8s.io/kwok@$KWOK_VERSION has no kustomize/stage directory"
+  mod=$(cd "$ROOT" && GOFLAGS=-mod=mod "$GO" mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
   local out="$BIN/kwok-stages.yaml.tmp"
-  : >"$out"
+  echo "# KWOK $KWOK_VERSION stages, written by hack/cluster.sh from sigs.k8s.io/kwok/kustomize/stage" >"$out"
   local f
-  for f in "$mod"/kustomize/stage/node/fast/*.yaml "$mod"/kustomize/stage/pod/fast/*.yaml; do
-    case "$(basename "$f")" in kustomization.yaml) continue ;; esac
+  for f in node/fast/node-initialize.yaml pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+    [ -f "$mod/kustomize/stage/$f" ] || die "sigs.k8s.io/kwok@$KWOK_VERSION has no kustomize/stage/$f"
     echo "---" >>"$out"
-    cat "$f" >>"$out"
+    cat "$mod/kustomize/stage/$f" >>"$out"
   done
   mv "$out" "$BIN/kwok-stages.yaml"
 }
@@ -141,6 +151,26 @@ esac
 
 components=("$@")
 [ ${#components[@]} -gt 0 ] || components=(kube-apiserver etcd kwok)
+have() { # $1 = component: its binary (and kwok's stages) is in place
+  case "$1" in
+  kwok) [ -x "$BIN/kwok" ] && [ -f "$BIN/kwok-stages.yaml" ] ;;
+  *) [ -x "$BIN/$1" ] ;;
+  esac
+}
+for c in "${components[@]}"; do
+  case "$c" in
+  kube-apiserver | kube-scheduler | kubectl | etcd | kwok) ;;
+  *) die "unknown component $c (want kube-apiserver, kube-scheduler, kubectl, etcd or kwok)" ;;
+  esac
+done
+# Fast path without the lock: binaries are moved into place only when
+# complete, so present means usable, even while another build runs.
+missing=()
+for c in "${components[@]}"; do have "$c" || missing+=("$c"); done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "$BIN"
+  exit 0
+fi
 command -v "$GO" >/dev/null 2>&1 || die "go is not on PATH"
 command -v flock >/dev/null 2>&1 || die "flock is not on PATH (Debian package util-linux)"
 mkdir -p "$BIN"
@@ -151,12 +181,12 @@ if ! flock -n 9; then
 fi
 
 start=$SECONDS
-for c in "${components[@]}"; do
+for c in "${missing[@]}"; do
+  have "$c" && continue # built by whoever held the lock before us
   case "$c" in
-  kube-apiserver | kube-scheduler | kubectl) [ -x "$BIN/$c" ] || build_k8s "$c" ;;
-  etcd) [ -x "$BIN/etcd" ] || build_etcd ;;
-  kwok) [ -x "$BIN/kwok" ] && [ -f "$BIN/kwok-stages.yaml" ] || build_kwok ;;
-  *) die "unknown component $c (want kube-apiserver, kube-scheduler, kubectl, etcd or kwok)" ;;
+  kube-apiserver | kube-scheduler | kubectl) build_k8s "$c" ;;
+  etcd) build_etcd ;;
+  kwok) build_kwok ;;
   esac
 done
 [ $((SECONDS - start)) -lt 2 ] || log "built in $((SECONDS - start)) s into $BIN"
