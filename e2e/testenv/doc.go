@@ -61,5 +61,7 @@
 // panics or times out before any cleanup runs. Their logs are files in
 // Env.Dir; a failing test gets their tails in its output. The binaries are
 // built, never skipped, when missing (also under CI=true); a cold build
-// takes about 10 minutes on 2 cores and happens once per machine.
+// takes about 10 minutes on 2 cores and happens once per machine. Main builds
+// before the -timeout clock starts; a package without Main builds inside
+// its first test, so on a cold machine run hack/cluster.sh build first.
 package testenv

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -22,9 +23,18 @@ var shared struct {
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }
 //
-// Nothing starts until a test asks for it, so tests that need no control
-// plane (or a -run that selects none) cost nothing.
+// Main first makes sure the binaries are built (outside the -timeout
+// clock). No process starts until a test asks for one, so tests that need no
+// control plane (or a -run that selects none) cost nothing more.
 func Main(m *testing.M) {
+	// Build what is missing before m.Run starts the -timeout clock: a cold
+	// build (about 10 minutes on 2 cores) would otherwise eat go test's
+	// default 10 minute timeout. With the binaries in place this costs a few
+	// milliseconds.
+	if _, err := EnsureBinaries(context.Background(), os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
+		os.Exit(1)
+	}
 	shared.mu.Lock()
 	shared.enabled = true
 	shared.mu.Unlock()
