@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
+	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -23,6 +26,10 @@ type API interface {
 	SetCondition(ctx context.Context, pod *v1.Pod, cond v1.PodCondition) error
 	// Current is the informer's copy of the pod, false if it is gone.
 	Current(namespace, name string) (*v1.Pod, bool)
+	// SetPodGroupCondition writes cond into pg's status unless pg already
+	// has it, and never turns a True PodGroupInitiallyScheduled back to
+	// False (the API documents it as terminal once True).
+	SetPodGroupCondition(ctx context.Context, pg *schedv1beta1.PodGroup, cond metav1.Condition) error
 }
 
 // NewAPI returns the API of a real cluster: writes through client, reads
@@ -100,6 +107,46 @@ func findCondition(cs []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition
 		if cs[i].Type == t {
 			return &cs[i]
 		}
+	}
+	return nil
+}
+
+// podGroupConditionPatch is a merge patch of one PodGroup condition,
+// guarded by the PodGroup's UID.
+type podGroupConditionPatch struct {
+	Metadata struct {
+		UID types.UID `json:"uid"`
+	} `json:"metadata"`
+	Status struct {
+		Conditions []metav1.Condition `json:"conditions"`
+	} `json:"status"`
+}
+
+func (a *clientAPI) SetPodGroupCondition(ctx context.Context, pg *schedv1beta1.PodGroup, cond metav1.Condition) error {
+	old := apimeta.FindStatusCondition(pg.Status.Conditions, cond.Type)
+	if old != nil && old.Status == metav1.ConditionTrue && cond.Status != metav1.ConditionTrue &&
+		cond.Type == schedv1beta1.PodGroupInitiallyScheduled {
+		return nil
+	}
+	cond.ObservedGeneration = pg.Generation
+	conds := slices.Clone(pg.Status.Conditions)
+	if !apimeta.SetStatusCondition(&conds, cond) {
+		return nil
+	}
+	var p podGroupConditionPatch
+	p.Metadata.UID = pg.UID
+	p.Status.Conditions = []metav1.Condition{*apimeta.FindStatusCondition(conds, cond.Type)}
+	body, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	_, err = a.client.SchedulingV1beta1().PodGroups(pg.Namespace).Patch(ctx, pg.Name, types.StrategicMergePatchType, body,
+		metav1.PatchOptions{}, "status")
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("set condition %s on PodGroup %s/%s: %w", cond.Type, pg.Namespace, pg.Name, err)
 	}
 	return nil
 }

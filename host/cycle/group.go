@@ -6,7 +6,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/utils/clock"
 
 	"github.com/wasmsched/wasmsched/host/cache"
@@ -35,6 +37,10 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 			continue
 		}
 		live = append(live, p)
+	}
+	if err := validateGroup(g.PodGroup(), live); err != nil {
+		s.failGroup(ctx, g, live, failure{err: err}, start)
+		return
 	}
 	placed := make([]*v1.Pod, 0, len(live))
 	for _, p := range live {
@@ -68,6 +74,62 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 	if err := s.q.AddAttemptedGroupIfNeeded(g, queue.GroupResult{Scheduled: true}); err != nil {
 		s.opts.log.Error("hand back a pod group", "group", g.Namespace()+"/"+g.Name(), "err", err)
 	}
+	s.groupCondition(ctx, g, metav1.Condition{
+		Type: schedv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionTrue, Reason: "Scheduled",
+		Message: fmt.Sprintf("%d pods placed", len(live)),
+	})
+}
+
+// groupCondition sets the PodGroup's condition, off the cycle's goroutine.
+func (s *Scheduler) groupCondition(ctx context.Context, g *queue.Group, cond metav1.Condition) {
+	pg := g.PodGroup()
+	if pg == nil {
+		return
+	}
+	s.binds.Add(1)
+	go func() {
+		defer s.binds.Done()
+		if err := s.api.SetPodGroupCondition(ctx, pg, cond); err != nil && ctx.Err() == nil {
+			s.opts.log.Warn("update a PodGroup condition", "group", pg.Namespace+"/"+pg.Name, "err", err)
+		}
+	}()
+}
+
+// validateGroup checks what upstream's validatePodGroup checks (with the
+// alpha PodGroupPreemptionPolicy gate off, as in v1.37's defaults): every
+// member has the same scheduler name, the group's priority, and the same
+// preemption policy as the others. The errors are upstream's.
+func validateGroup(pg *schedv1beta1.PodGroup, members []*queue.Pod) error {
+	if len(members) == 0 {
+		return nil
+	}
+	want := members[0].Object()
+	var groupPriority int32
+	if pg != nil && pg.Spec.Priority != nil {
+		groupPriority = *pg.Spec.Priority
+	}
+	policy := func(p *v1.Pod) v1.PreemptionPolicy {
+		if p.Spec.PreemptionPolicy != nil {
+			return *p.Spec.PreemptionPolicy
+		}
+		return v1.PreemptLowerPriority
+	}
+	for _, m := range members {
+		p := m.Object()
+		if p.Spec.SchedulerName != want.Spec.SchedulerName {
+			return fmt.Errorf("all pods in a single pod group should have the same .spec.schedulerName set, got: %q and %q",
+				p.Spec.SchedulerName, want.Spec.SchedulerName)
+		}
+		if prio := corev1helpers.PodPriority(p); prio != groupPriority {
+			return fmt.Errorf("all pods in a single pod group should have the same priority as the pod group's priority, got %d and %d",
+				prio, groupPriority)
+		}
+		if policy(p) != policy(want) {
+			return fmt.Errorf("all pods in a single pod group should have the same preemption policy, got %v and %v",
+				policy(p), policy(want))
+		}
+	}
+	return nil
 }
 
 // failGroup hands back every member with the same failure, then the group.
@@ -82,6 +144,15 @@ func (s *Scheduler) failGroup(ctx context.Context, g *queue.Group, members []*qu
 	if err := s.q.AddAttemptedGroupIfNeeded(g, queue.GroupResult{Rejected: rejected}); err != nil {
 		s.opts.log.Error("hand back a pod group", "group", g.Namespace()+"/"+g.Name(), "err", err)
 	}
+	_, reason, msg := s.describe(f)
+	if f.err != nil {
+		reason = schedv1beta1.PodGroupReasonSchedulerError
+	} else {
+		reason = schedv1beta1.PodGroupReasonUnschedulable
+	}
+	s.groupCondition(ctx, g, metav1.Condition{
+		Type: schedv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionFalse, Reason: reason, Message: msg,
+	})
 }
 
 // groupMessage says which member of the group did not fit, and why.
