@@ -175,7 +175,8 @@ func serve(ctx context.Context, cfg *config.Config, client kubernetes.Interface,
 		}
 	}()
 
-	cl, err := cluster.New(ctx, client, c, queues, members, log.With("component", "cluster"))
+	nominator := cycle.NewNominator()
+	cl, err := cluster.New(ctx, client, c, queues, members, log.With("component", "cluster"), cluster.WithNominator(nominator))
 	if err != nil {
 		return err
 	}
@@ -187,6 +188,7 @@ func serve(ctx context.Context, cfg *config.Config, client kubernetes.Interface,
 			cycle.WithPercentageOfNodesToScore(cfg.Scheduling.PercentageOfNodesToScore),
 			cycle.WithParallelism(cfg.Scheduling.Parallelism),
 			cycle.WithRecorder(cycleRec),
+			cycle.WithNominator(nominator),
 			cycle.WithLogger(log.With("component", "cycle", "profile", p.name)))
 	}
 

@@ -58,26 +58,39 @@ type Cache interface {
 	NodeUsage(name string) (requested v1.ResourceList, pods int)
 }
 
+// Nominator is told about every pod change, so that nominations made by
+// preemption (status.nominatedNodeName) are known, also after a restart.
+type Nominator interface {
+	Observe(old, pod *v1.Pod)
+}
+
+// Option configures a Cluster.
+type Option func(*Cluster)
+
+// WithNominator feeds n with every pod change.
+func WithNominator(n Nominator) Option { return func(cl *Cluster) { cl.nominator = n } }
+
 // Cluster owns the informers.
 type Cluster struct {
-	client   kubernetes.Interface
-	factory  informers.SharedInformerFactory
-	cache    Cache
-	queues   map[string]Queue // by scheduler name
-	members  *Members
-	log      *slog.Logger
-	gangs    bool
-	pods     corelisters.PodLister
-	pdbs     policylisters.PodDisruptionBudgetLister
-	groups   schedlisters.PodGroupLister
-	handlers []cache.ResourceEventHandlerRegistration
+	client    kubernetes.Interface
+	factory   informers.SharedInformerFactory
+	cache     Cache
+	queues    map[string]Queue // by scheduler name
+	members   *Members
+	log       *slog.Logger
+	gangs     bool
+	pods      corelisters.PodLister
+	pdbs      policylisters.PodDisruptionBudgetLister
+	groups    schedlisters.PodGroupLister
+	handlers  []cache.ResourceEventHandlerRegistration
+	nominator Nominator
 }
 
 // New prepares the informers of client for the given profiles' queues
 // (keyed by scheduler name) and the shared cache. members is the group
 // member count the queues were built with (queue.WithGroupMembers). It
 // asks the apiserver once whether PodGroups are served.
-func New(ctx context.Context, client kubernetes.Interface, c Cache, queues map[string]Queue, members *Members, log *slog.Logger) (*Cluster, error) {
+func New(ctx context.Context, client kubernetes.Interface, c Cache, queues map[string]Queue, members *Members, log *slog.Logger, opts ...Option) (*Cluster, error) {
 	if len(queues) == 0 {
 		return nil, fmt.Errorf("no profile to schedule for: at least one scheduler name is needed")
 	}
@@ -91,6 +104,9 @@ func New(ctx context.Context, client kubernetes.Interface, c Cache, queues map[s
 		return nil, err
 	}
 	cl.gangs = gangs
+	for _, o := range opts {
+		o(cl)
+	}
 	if !gangs {
 		log.Warn("the cluster does not serve scheduling.k8s.io/v1beta1 podgroups: scheduling without gangs " +
 			"(start kube-apiserver with --runtime-config=scheduling.k8s.io/v1beta1=true --feature-gates=GenericWorkload=true to use them)")
@@ -270,6 +286,9 @@ func (cl *Cluster) groupInfo(pod *v1.Pod) *podview.GroupInfo {
 // podChanged dispatches one pod change (old nil: added; pod nil: deleted).
 func (cl *Cluster) podChanged(old, pod *v1.Pod) {
 	counted := cl.members.set(old, pod)
+	if cl.nominator != nil {
+		cl.nominator.Observe(old, pod)
+	}
 	wasAssigned, isAssigned := old != nil && old.Spec.NodeName != "", pod != nil && pod.Spec.NodeName != ""
 	wasOurs, isOurs := old != nil && !wasAssigned && cl.ours(old), pod != nil && !isAssigned && cl.ours(pod)
 	switch {

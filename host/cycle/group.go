@@ -69,6 +69,7 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 		}
 	}
 	for i, p := range live {
+		s.opts.nominator.Remove(p.UID())
 		s.bind(ctx, p, placed[i], start)
 	}
 	if err := s.q.AddAttemptedGroupIfNeeded(g, queue.GroupResult{Scheduled: true}); err != nil {

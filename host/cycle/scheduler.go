@@ -7,12 +7,15 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/utils/clock"
 
 	"github.com/wasmsched/wasmsched/host/cache"
@@ -86,6 +89,7 @@ type options struct {
 	log         *slog.Logger
 	clock       clock.PassiveClock
 	seed        uint64
+	nominator   *Nominator
 }
 
 // WithProfile names the scheduler profile (its scheduler name) in events
@@ -111,6 +115,11 @@ func WithClock(c clock.PassiveClock) Option { return func(o *options) { o.clock 
 // WithSeed seeds the random choice among equally scored nodes (tests).
 func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
 
+// WithNominator shares the record of pods nominated to nodes by preemption
+// (one per process, fed by the pod informer); without it nominations are
+// kept per Scheduler.
+func WithNominator(n *Nominator) Option { return func(o *options) { o.nominator = n } }
+
 type discardRecorder struct{}
 
 func (discardRecorder) Attempt(string, string, time.Duration) {}
@@ -127,6 +136,9 @@ func New(q Queue, c Cache, api API, ev events.EventRecorder, opts ...Option) *Sc
 		opt(&o)
 	}
 	o.parallelism = max(o.parallelism, 1)
+	if o.nominator == nil {
+		o.nominator = NewNominator()
+	}
 	return &Scheduler{
 		q: q, cache: c, api: api, events: ev, opts: o,
 		snap: cache.NewSnapshot(),
@@ -186,6 +198,9 @@ func (s *Scheduler) schedulePod(ctx context.Context, p *queue.Pod) {
 		s.fail(ctx, p, failure{err: fmt.Errorf("assume pod on node %s: %w", node, err)}, start)
 		return
 	}
+	// Assumed, the pod holds its room in the cache: a nomination would count
+	// it twice.
+	s.opts.nominator.Remove(pod.UID)
 	s.bind(ctx, p, assumed, start)
 }
 
@@ -221,6 +236,16 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
 	if len(nodes) == 0 {
 		return "", failure{err: ErrNoNodes}
 	}
+	nodes = s.withNominated(pl.pod, nodes)
+	// A pod nominated by an earlier preemption tries its node first, as
+	// upstream's evaluateNominatedNode: the room was made for it.
+	if nn := s.opts.nominator.NodeOf(pl.pod.UID); nn != "" && st == nil {
+		if i, ok := slices.BinarySearchFunc(nodes, nn, func(ni *cache.NodeInfo, name string) int {
+			return strings.Compare(ni.Node().Name, name)
+		}); ok && plugins.Filter(ps, nodes[i]).IsSuccess() {
+			return nn, failure{}
+		}
+	}
 	diag := &plugins.Diagnosis{}
 	if st != nil {
 		// Rejected before any node was looked at (e.g. an unsatisfiable
@@ -249,6 +274,50 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
 	scores := s.scores[:len(feasible)]
 	plugins.Score(ps, feasible, scores)
 	return plugins.SelectHost(feasible, scores, s.rnd).Node().Name, failure{}
+}
+
+// withNominated returns nodes with the pods nominated to each (those of
+// pod's priority or higher, other than pod) added, as upstream's
+// addNominatedPods, so that pod does not take the room preemption made for
+// a more important pod. Upstream also checks the node without them, which
+// only matters to filters that a pod's presence can satisfy (inter-pod
+// affinity); wasmsched's filters only get stricter with more pods, so the
+// check with them is enough. nodes is returned as is when no pod is
+// nominated.
+func (s *Scheduler) withNominated(pod *v1.Pod, nodes []*cache.NodeInfo) []*cache.NodeInfo {
+	if s.opts.nominator.empty() {
+		return nodes
+	}
+	prio := corev1helpers.PodPriority(pod)
+	var out []*cache.NodeInfo
+	for i, ni := range nodes {
+		var add []*v1.Pod
+		for _, p := range s.opts.nominator.OnNode(ni.Node().Name) {
+			if p.UID != pod.UID && corev1helpers.PodPriority(p) >= prio {
+				add = append(add, p)
+			}
+		}
+		if len(add) == 0 {
+			if out != nil {
+				out = append(out, ni)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]*cache.NodeInfo, 0, len(nodes)), nodes[:i]...)
+		}
+		c := ni.Clone()
+		for _, p := range add {
+			q := p.DeepCopy()
+			q.Spec.NodeName = ni.Node().Name
+			c.AddPod(cache.NewPodInfo(q))
+		}
+		out = append(out, c)
+	}
+	if out == nil {
+		return nodes
+	}
+	return out
 }
 
 // bind binds the assumed pod asynchronously, then hands it back.
