@@ -30,6 +30,12 @@ type API interface {
 	// has it, and never turns a True PodGroupInitiallyScheduled back to
 	// False (the API documents it as terminal once True).
 	SetPodGroupCondition(ctx context.Context, pg *schedv1beta1.PodGroup, cond metav1.Condition) error
+	// Nominate sets pod's status.nominatedNodeName ("" clears it).
+	Nominate(ctx context.Context, pod *v1.Pod, node string) error
+	// Evict preempts victim: condition DisruptionTarget (reason
+	// PreemptionByScheduler, message msg), then delete. A victim already
+	// gone is not an error.
+	Evict(ctx context.Context, victim *v1.Pod, msg string) error
 }
 
 // NewAPI returns the API of a real cluster: writes through client, reads
@@ -147,6 +153,49 @@ func (a *clientAPI) SetPodGroupCondition(ctx context.Context, pg *schedv1beta1.P
 	}
 	if err != nil {
 		return fmt.Errorf("set condition %s on PodGroup %s/%s: %w", cond.Type, pg.Namespace, pg.Name, err)
+	}
+	return nil
+}
+
+func (a *clientAPI) Nominate(ctx context.Context, pod *v1.Pod, node string) error {
+	var nn any = node
+	if node == "" {
+		nn = nil // JSON null removes the field
+	}
+	body, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": pod.UID},
+		"status":   map[string]any{"nominatedNodeName": nn},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = a.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, body,
+		metav1.PatchOptions{}, "status")
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("nominate pod %s/%s to node %q: %w", pod.Namespace, pod.Name, node, err)
+	}
+	return nil
+}
+
+func (a *clientAPI) Evict(ctx context.Context, victim *v1.Pod, msg string) error {
+	cond := v1.PodCondition{
+		Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonPreemptionByScheduler,
+		Message: msg, LastTransitionTime: metav1.Now(),
+	}
+	if err := a.SetCondition(ctx, victim, cond); err != nil {
+		return err
+	}
+	err := a.client.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{
+		Preconditions: metav1.NewUIDPreconditions(string(victim.UID)),
+	})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete victim %s/%s: %w", victim.Namespace, victim.Name, err)
 	}
 	return nil
 }
