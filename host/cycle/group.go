@@ -72,18 +72,19 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 		s.opts.nominator.Remove(p.UID())
 		s.bind(ctx, p, placed[i], start)
 	}
+	pg := g.PodGroup() // nil once the group is handed back
 	if err := s.q.AddAttemptedGroupIfNeeded(g, queue.GroupResult{Scheduled: true}); err != nil {
 		s.opts.log.Error("hand back a pod group", "group", g.Namespace()+"/"+g.Name(), "err", err)
 	}
-	s.groupCondition(ctx, g, metav1.Condition{
+	s.groupCondition(ctx, pg, metav1.Condition{
 		Type: schedv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionTrue, Reason: "Scheduled",
 		Message: fmt.Sprintf("%d pods placed", len(live)),
 	})
 }
 
 // groupCondition sets the PodGroup's condition, off the cycle's goroutine.
-func (s *Scheduler) groupCondition(ctx context.Context, g *queue.Group, cond metav1.Condition) {
-	pg := g.PodGroup()
+// pg is the popped group's PodGroup, read before the group was handed back.
+func (s *Scheduler) groupCondition(ctx context.Context, pg *schedv1beta1.PodGroup, cond metav1.Condition) {
 	if pg == nil {
 		return
 	}
@@ -142,6 +143,7 @@ func (s *Scheduler) failGroup(ctx context.Context, g *queue.Group, members []*qu
 	for _, p := range members {
 		s.failWith(ctx, p, f, start, true)
 	}
+	pg := g.PodGroup() // nil once the group is handed back
 	if err := s.q.AddAttemptedGroupIfNeeded(g, queue.GroupResult{Rejected: rejected}); err != nil {
 		s.opts.log.Error("hand back a pod group", "group", g.Namespace()+"/"+g.Name(), "err", err)
 	}
@@ -151,7 +153,7 @@ func (s *Scheduler) failGroup(ctx context.Context, g *queue.Group, members []*qu
 	} else {
 		reason = schedv1beta1.PodGroupReasonUnschedulable
 	}
-	s.groupCondition(ctx, g, metav1.Condition{
+	s.groupCondition(ctx, pg, metav1.Condition{
 		Type: schedv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionFalse, Reason: reason, Message: msg,
 	})
 }
