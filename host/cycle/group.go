@@ -147,7 +147,8 @@ func (s *Scheduler) failGroup(ctx context.Context, g *queue.Group, members []*qu
 	if err := s.q.AddAttemptedGroupIfNeeded(g, queue.GroupResult{Rejected: rejected}); err != nil {
 		s.opts.log.Error("hand back a pod group", "group", g.Namespace()+"/"+g.Name(), "err", err)
 	}
-	_, reason, msg := s.describe(f)
+	_, _, msg := s.describe(f)
+	var reason string
 	if f.err != nil {
 		reason = schedv1beta1.PodGroupReasonSchedulerError
 	} else {
