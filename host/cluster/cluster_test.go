@@ -1,0 +1,628 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/cluster"
+)
+
+// Builders of v1 test objects, after kube-scheduler's st.MakePod().
+
+type podBuilder struct{ p v1.Pod }
+
+func makePod(name string) *podBuilder {
+	return &podBuilder{p: v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec: v1.PodSpec{SchedulerName: "wasmsched", Containers: []v1.Container{{Name: "c",
+			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")}}}}},
+	}}
+}
+
+func (b *podBuilder) obj() *v1.Pod                      { return b.p.DeepCopy() }
+func (b *podBuilder) scheduler(name string) *podBuilder { b.p.Spec.SchedulerName = name; return b }
+func (b *podBuilder) node(name string) *podBuilder      { b.p.Spec.NodeName = name; return b }
+func (b *podBuilder) phase(p v1.PodPhase) *podBuilder   { b.p.Status.Phase = p; return b }
+func (b *podBuilder) group(name string) *podBuilder {
+	b.p.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: &name}
+	return b
+}
+
+func makeNode(name string) *v1.Node {
+	rl := v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourcePods: resource.MustParse("110")}
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("node-" + name)},
+		Status:     v1.NodeStatus{Allocatable: rl, Capacity: rl},
+	}
+}
+
+func makePodGroup(name string, minCount int32) *schedv1beta1.PodGroup {
+	return &schedv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("pg-" + name)},
+		Spec: schedv1beta1.PodGroupSpec{SchedulingPolicy: schedv1beta1.PodGroupSchedulingPolicy{
+			Gang: &schedv1beta1.GangSchedulingPolicy{MinCount: minCount}}},
+	}
+}
+
+// callLog records the calls the handlers make, in order, as
+// "<who> <method> <object> [details]".
+type callLog struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (l *callLog) add(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, fmt.Sprintf(format, args...))
+}
+
+// of returns the calls whose caller is one of who, in order.
+func (l *callLog) of(who ...string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, c := range l.calls {
+		for _, w := range who {
+			if strings.HasPrefix(c, w+" ") {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func ref(m metav1.Object) string { return m.GetNamespace() + "/" + m.GetName() }
+
+// fakeQueue is a cluster.Queue that records its calls.
+type fakeQueue struct {
+	name string
+	log  *callLog
+}
+
+var _ cluster.Queue = (*fakeQueue)(nil)
+
+func (q *fakeQueue) Add(pod *v1.Pod)          { q.log.add("%s Add %s", q.name, ref(pod)) }
+func (q *fakeQueue) Update(_, newPod *v1.Pod) { q.log.add("%s Update %s", q.name, ref(newPod)) }
+func (q *fakeQueue) Delete(pod *v1.Pod)       { q.log.add("%s Delete %s", q.name, ref(pod)) }
+func (q *fakeQueue) AddPodGroup(pg *schedv1beta1.PodGroup) {
+	q.log.add("%s AddPodGroup %s", q.name, ref(pg))
+}
+func (q *fakeQueue) UpdatePodGroup(pg *schedv1beta1.PodGroup) {
+	q.log.add("%s UpdatePodGroup %s", q.name, ref(pg))
+}
+func (q *fakeQueue) DeletePodGroup(pg *schedv1beta1.PodGroup) {
+	q.log.add("%s DeletePodGroup %s", q.name, ref(pg))
+}
+func (q *fakeQueue) MoveOnEvent(ev abi.Event) { q.log.add("%s Move %s", q.name, describe(ev)) }
+
+// describe decodes an event with the abi views: "<resource> <action>
+// <object>", the object being the new one, or the old one on Delete, with
+// what the record says about the pods on a node or a group's members.
+func describe(ev abi.Event) string {
+	v, err := abi.ReadEvent(abi.AppendEvent(nil, &ev))
+	if err != nil {
+		return "undecodable: " + err.Error()
+	}
+	s := v.Resource().String() + " " + v.Action().String()
+	switch v.Resource() {
+	case abi.ResourceNode:
+		n, ok := v.NewNode()
+		if !ok {
+			n, ok = v.OldNode()
+		}
+		if ok {
+			s += fmt.Sprintf(" %s pods=%d", n.Name(), n.Requested().Get("pods"))
+		}
+	case abi.ResourcePod, abi.ResourceUnscheduledPod:
+		p, ok := v.NewPod()
+		if !ok {
+			p, ok = v.OldPod()
+		}
+		if ok {
+			s += " " + p.Namespace() + "/" + p.Name()
+			if p.GroupName() != "" {
+				s += fmt.Sprintf(" group=%s members=%d", p.GroupName(), p.GroupMembers())
+			}
+		}
+	case abi.ResourcePodGroup:
+		g, ok := v.NewPodGroup()
+		if !ok {
+			g, ok = v.OldPodGroup()
+		}
+		if ok {
+			s += fmt.Sprintf(" %s/%s members=%d", g.Namespace(), g.Name(), g.Members())
+		}
+	}
+	return s
+}
+
+// recCache is the real cache with the handlers' writes recorded.
+type recCache struct {
+	*cache.Cache
+	log *callLog
+}
+
+var _ cluster.Cache = (*recCache)(nil)
+
+func (c *recCache) AddNode(n *v1.Node) { c.log.add("cache AddNode %s", n.Name); c.Cache.AddNode(n) }
+func (c *recCache) UpdateNode(o, n *v1.Node) {
+	c.log.add("cache UpdateNode %s", n.Name)
+	c.Cache.UpdateNode(o, n)
+}
+func (c *recCache) RemoveNode(n *v1.Node) error {
+	c.log.add("cache RemoveNode %s", n.Name)
+	return c.Cache.RemoveNode(n)
+}
+func (c *recCache) AddPod(p *v1.Pod) error {
+	c.log.add("cache AddPod %s %s", ref(p), p.Spec.NodeName)
+	return c.Cache.AddPod(p)
+}
+func (c *recCache) UpdatePod(o, p *v1.Pod) error {
+	c.log.add("cache UpdatePod %s %s", ref(p), p.Spec.NodeName)
+	return c.Cache.UpdatePod(o, p)
+}
+func (c *recCache) RemovePod(p *v1.Pod) error {
+	c.log.add("cache RemovePod %s", ref(p))
+	return c.Cache.RemovePod(p)
+}
+
+// syncBuffer is a bytes.Buffer for a logger's handler.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// clusterEnv is a Cluster over a fake clientset, with two profiles'
+// queues ("wasmsched" as q1, "second" as q2) and a recorded real cache.
+type clusterEnv struct {
+	t       *testing.T
+	ctx     context.Context
+	client  *fake.Clientset
+	cache   *cache.Cache
+	log     *callLog
+	members *cluster.Members
+	cl      *cluster.Cluster
+	logs    *syncBuffer
+}
+
+// newCluster starts a Cluster; gangs says whether discovery serves
+// scheduling.k8s.io/v1beta1 podgroups. objs exist before the informers
+// start.
+func newCluster(t *testing.T, gangs bool, objs ...runtime.Object) *clusterEnv {
+	t.Helper()
+	e := &clusterEnv{t: t, client: fake.NewClientset(objs...), cache: cache.New(), log: &callLog{},
+		members: cluster.NewMembers(), logs: &syncBuffer{}}
+	disc := e.client.Discovery().(*fakediscovery.FakeDiscovery)
+	if gangs {
+		disc.Resources = []*metav1.APIResourceList{{
+			GroupVersion: schedv1beta1.SchemeGroupVersion.String(),
+			APIResources: []metav1.APIResource{{Name: "podgroups", Namespaced: true, Kind: "PodGroup"},
+				{Name: "workloads", Namespaced: true, Kind: "Workload"}},
+		}}
+	}
+	queues := map[string]cluster.Queue{
+		"wasmsched": &fakeQueue{name: "q1", log: e.log},
+		"second":    &fakeQueue{name: "q2", log: e.log},
+	}
+	logger := slog.New(slog.NewTextHandler(e.logs, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	e.ctx = ctx
+	cl, err := cluster.New(ctx, e.client, &recCache{Cache: e.cache, log: e.log}, queues, e.members, logger)
+	if err != nil {
+		cancel()
+		t.Fatalf("New: %v", err)
+	}
+	e.cl = cl
+	t.Cleanup(cl.Shutdown)
+	t.Cleanup(cancel) // runs first: stops the informers Shutdown waits for
+	// ctx is the informers' lifetime too.
+	if err := cl.Start(ctx); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return e
+}
+
+// expect waits until the calls of who are want, and fails if they are
+// something else once they are as many. A call that should not happen is
+// caught by a later expected one: the handlers of one informer run in order.
+func (e *clusterEnv) expect(want []string, who ...string) {
+	e.t.Helper()
+	var got []string
+	err := wait.PollUntilContextTimeout(e.ctx, time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) {
+			got = e.log.of(who...)
+			return len(got) >= len(want), nil
+		})
+	if err != nil {
+		e.t.Fatalf("waiting for %d calls of %v: %v; got %q", len(want), who, err, got)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		e.t.Fatalf("calls of %v (-want, +got):\n%s", who, diff)
+	}
+}
+
+func (e *clusterEnv) createPod(p *v1.Pod) {
+	e.t.Helper()
+	if _, err := e.client.CoreV1().Pods(p.Namespace).Create(e.ctx, p, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *clusterEnv) updatePod(p *v1.Pod) {
+	e.t.Helper()
+	if _, err := e.client.CoreV1().Pods(p.Namespace).Update(e.ctx, p, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *clusterEnv) deletePod(p *v1.Pod) {
+	e.t.Helper()
+	if err := e.client.CoreV1().Pods(p.Namespace).Delete(e.ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func TestNewNeedsAProfile(t *testing.T) {
+	_, err := cluster.New(context.Background(), fake.NewClientset(), cache.New(), nil, cluster.NewMembers(),
+		slog.New(slog.DiscardHandler))
+	if err == nil {
+		t.Error("New without queues: want an error")
+	}
+}
+
+func TestUnassignedPodsGoToTheirProfilesQueue(t *testing.T) {
+	e := newCluster(t, false)
+
+	e.createPod(makePod("ours").obj())
+	e.createPod(makePod("theirs").scheduler("default-scheduler").obj())
+	e.createPod(makePod("second").scheduler("second").obj())
+
+	// Both queues hear of every pod added; only its profile's queue gets it.
+	e.expect([]string{
+		"q1 Add default/ours",
+		"q1 Move UnscheduledPod Add default/ours",
+		"q1 Move UnscheduledPod Add default/second",
+	}, "q1")
+	e.expect([]string{
+		"q2 Move UnscheduledPod Add default/ours",
+		"q2 Add default/second",
+		"q2 Move UnscheduledPod Add default/second",
+	}, "q2")
+	if got := e.log.of("cache"); len(got) != 0 {
+		t.Errorf("cache calls for unassigned pods: %q", got)
+	}
+}
+
+func TestPendingPodUpdateAndDelete(t *testing.T) {
+	e := newCluster(t, false)
+	pod := makePod("p").obj()
+	e.createPod(pod)
+	e.expect([]string{"q1 Add default/p", "q1 Move UnscheduledPod Add default/p"}, "q1")
+
+	// A status-only change: the queue gets the object, no event.
+	st := makePod("p").obj()
+	st.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse}}
+	e.updatePod(st)
+	// A label change is an event.
+	labelled := st.DeepCopy()
+	labelled.Labels = map[string]string{"app": "x"}
+	e.updatePod(labelled)
+	e.deletePod(labelled)
+
+	e.expect([]string{
+		"q1 Add default/p",
+		"q1 Move UnscheduledPod Add default/p",
+		"q1 Update default/p",
+		"q1 Update default/p",
+		"q1 Move UnscheduledPod UpdatePodLabel default/p",
+		"q1 Delete default/p",
+		"q1 Move UnscheduledPod Delete default/p",
+	}, "q1")
+	e.expect([]string{
+		"q2 Move UnscheduledPod Add default/p",
+		"q2 Move UnscheduledPod UpdatePodLabel default/p",
+		"q2 Move UnscheduledPod Delete default/p",
+	}, "q2")
+}
+
+func TestAssignedPodsGoToTheCache(t *testing.T) {
+	e := newCluster(t, false)
+	e.createPod(makePod("ours").node("n1").obj())
+	e.createPod(makePod("theirs").scheduler("default-scheduler").node("n1").obj())
+
+	e.expect([]string{
+		"cache AddPod default/ours n1",
+		"q1 Move Pod Add default/ours",
+		"cache AddPod default/theirs n1",
+		"q1 Move Pod Add default/theirs",
+	}, "cache", "q1")
+	if n := e.cache.PodCount(); n != 2 {
+		t.Errorf("cache holds %d pods, want 2", n)
+	}
+
+	e.deletePod(makePod("theirs").obj())
+	e.expect([]string{
+		"cache AddPod default/ours n1",
+		"q1 Move Pod Add default/ours",
+		"cache AddPod default/theirs n1",
+		"q1 Move Pod Add default/theirs",
+		"cache RemovePod default/theirs",
+		"q1 Move Pod Delete default/theirs",
+	}, "cache", "q1")
+	if _, ok := e.cache.GetPod("uid-theirs"); ok {
+		t.Error("the deleted pod is still in the cache")
+	}
+}
+
+// A pod that gets bound leaves its queue and enters the cache, as with
+// upstream's handler (cache first), and its binding is one event, an
+// assigned pod's Add: not also an unscheduled pod's Delete, since the pod
+// was not deleted.
+func TestBindingMovesThePodFromItsQueueToTheCache(t *testing.T) {
+	e := newCluster(t, false)
+	pod := makePod("p").obj()
+	e.createPod(pod)
+	e.expect([]string{"q1 Add default/p", "q1 Move UnscheduledPod Add default/p"}, "cache", "q1")
+
+	bound := pod.DeepCopy()
+	bound.Spec.NodeName = "n1"
+	e.updatePod(bound)
+	// A later pod, so that a stray call for p shows up before it.
+	e.createPod(makePod("sentinel").obj())
+
+	e.expect([]string{
+		"q1 Add default/p",
+		"q1 Move UnscheduledPod Add default/p",
+		"cache AddPod default/p n1",
+		"q1 Move Pod Add default/p",
+		"q1 Delete default/p",
+		"q1 Add default/sentinel",
+		"q1 Move UnscheduledPod Add default/sentinel",
+	}, "cache", "q1")
+	if got, ok := e.cache.GetPod(pod.UID); !ok || got.Spec.NodeName != "n1" {
+		t.Errorf("cache has %v, %v; want the pod on n1", got, ok)
+	}
+}
+
+// An update of a pod the cache has assumed (its binding in flight) is not
+// passed to the queue, as upstream.
+func TestUpdateOfAnAssumedPodIsSkipped(t *testing.T) {
+	e := newCluster(t, false)
+	pod := makePod("p").obj()
+	e.createPod(pod)
+	e.expect([]string{"q1 Add default/p", "q1 Move UnscheduledPod Add default/p"}, "q1")
+	assumed := pod.DeepCopy()
+	assumed.Spec.NodeName = "n1"
+	if err := e.cache.AssumePod(assumed); err != nil {
+		t.Fatal(err)
+	}
+
+	labelled := pod.DeepCopy()
+	labelled.Labels = map[string]string{"app": "x"}
+	e.updatePod(labelled)
+	e.createPod(makePod("sentinel").obj())
+
+	e.expect([]string{
+		"q1 Add default/p",
+		"q1 Move UnscheduledPod Add default/p",
+		"q1 Add default/sentinel",
+		"q1 Move UnscheduledPod Add default/sentinel",
+	}, "q1")
+}
+
+func TestNodeEvents(t *testing.T) {
+	e := newCluster(t, false)
+	if err := e.cache.AddPod(makePod("running").node("n1").obj()); err != nil {
+		t.Fatal(err)
+	}
+	nodes := e.client.CoreV1().Nodes()
+	n := makeNode("n1")
+	if _, err := nodes.Create(e.ctx, n, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	labelled := n.DeepCopy()
+	labelled.Labels = map[string]string{"zone": "a"}
+	if _, err := nodes.Update(e.ctx, labelled, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A heartbeat changes nothing a pod's placement depends on: no event.
+	heartbeat := labelled.DeepCopy()
+	heartbeat.Status.NodeInfo.KubeletVersion = "v1.37.1"
+	if _, err := nodes.Update(e.ctx, heartbeat, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tainted := heartbeat.DeepCopy()
+	tainted.Spec.Taints = []v1.Taint{{Key: "k", Effect: v1.TaintEffectNoSchedule}}
+	tainted.Status.Allocatable = v1.ResourceList{v1.ResourceCPU: resource.MustParse("8"), v1.ResourcePods: resource.MustParse("110")}
+	if _, err := nodes.Update(e.ctx, tainted, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes.Delete(e.ctx, "n1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The records carry the pods the cache has on the node.
+	e.expect([]string{
+		"cache AddNode n1",
+		"q1 Move Node Add n1 pods=1",
+		"cache UpdateNode n1",
+		"q1 Move Node UpdateNodeLabel n1 pods=1",
+		"cache UpdateNode n1",
+		"cache UpdateNode n1",
+		"q1 Move Node UpdateNodeAllocatable|UpdateNodeTaint n1 pods=1",
+		"cache RemoveNode n1",
+		"q1 Move Node Delete n1 pods=0",
+	}, "cache", "q1")
+	e.expect([]string{
+		"q2 Move Node Add n1 pods=1",
+		"q2 Move Node UpdateNodeLabel n1 pods=1",
+		"q2 Move Node UpdateNodeAllocatable|UpdateNodeTaint n1 pods=1",
+		"q2 Move Node Delete n1 pods=0",
+	}, "q2")
+	if n := e.cache.NodeCount(); n != 1 {
+		t.Errorf("cache has %d node infos, want only the one kept for the pod of the deleted node", n)
+	}
+}
+
+func TestMembersFollowTheInformer(t *testing.T) {
+	e := newCluster(t, false)
+	count := func() int32 { n, _ := e.members.Count("default", "g"); return n }
+	waitCount := func(want int32) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(e.ctx, time.Millisecond, 10*time.Second, true,
+			func(context.Context) (bool, error) { return count() == want, nil })
+		if err != nil {
+			t.Fatalf("members of default/g: %d, want %d", count(), want)
+		}
+	}
+	e.createPod(makePod("m1").group("g").obj())
+	e.createPod(makePod("m2").group("g").node("n1").obj())
+	e.createPod(makePod("m3").group("g").scheduler("default-scheduler").obj())
+	waitCount(3)
+	e.updatePod(makePod("m2").group("g").node("n1").phase(v1.PodSucceeded).obj())
+	waitCount(2)
+	e.updatePod(makePod("m3").group("h").scheduler("default-scheduler").obj())
+	waitCount(1)
+	e.deletePod(makePod("m1").obj())
+	waitCount(0)
+	if n, ok := e.members.Count("default", "h"); n != 1 || !ok {
+		t.Errorf("members of default/h: %d, %v; want 1, true", n, ok)
+	}
+}
+
+func TestWithoutPodGroups(t *testing.T) {
+	e := newCluster(t, false, makePodGroup("g", 2))
+
+	if e.cl.Gangs() {
+		t.Error("Gangs() = true; the cluster does not serve podgroups")
+	}
+	if e.cl.PodGroupLister() != nil {
+		t.Error("a PodGroup lister without PodGroups")
+	}
+	for _, a := range e.client.Actions() {
+		if r := a.GetResource().Resource; r == "podgroups" || r == "workloads" {
+			t.Errorf("%s %s: no informer should watch %s", a.GetVerb(), r, r)
+		}
+	}
+	if n := strings.Count(e.logs.String(), "does not serve scheduling.k8s.io/v1beta1 podgroups"); n != 1 {
+		t.Errorf("the missing podgroups were logged %d times, want once:\n%s", n, e.logs)
+	}
+	// A member is queued as a pod without a group record.
+	e.createPod(makePod("m1").group("g").obj())
+	e.expect([]string{"q1 Add default/m1", "q1 Move UnscheduledPod Add default/m1 group=g members=0"}, "q1")
+}
+
+func TestServedPodGroups(t *testing.T) {
+	e := newCluster(t, true)
+
+	if !e.cl.Gangs() {
+		t.Fatal("Gangs() = false; the cluster serves podgroups")
+	}
+	if e.cl.PodGroupLister() == nil {
+		t.Fatal("no PodGroup lister")
+	}
+	// Synced informers have listed (their watches may start later).
+	listed := map[string]bool{}
+	for _, a := range e.client.Actions() {
+		if a.GetVerb() == "list" {
+			listed[a.GetResource().Resource] = true
+		}
+	}
+	for _, r := range []string{"pods", "nodes", "poddisruptionbudgets", "podgroups", "workloads"} {
+		if !listed[r] {
+			t.Errorf("no informer lists %s (listed: %v)", r, listed)
+		}
+	}
+	if strings.Contains(e.logs.String(), "does not serve") {
+		t.Errorf("logged a missing podgroups API:\n%s", e.logs)
+	}
+
+	// A member arrives before its PodGroup: its record names the group
+	// with zero counts (podview.Pod with no GroupInfo).
+	e.createPod(makePod("m1").group("g").obj())
+	e.expect([]string{"q1 Add default/m1", "q1 Move UnscheduledPod Add default/m1 group=g members=0"}, "q1")
+	groups := e.client.SchedulingV1beta1().PodGroups("default")
+	pg := makePodGroup("g", 2)
+	if _, err := groups.Create(e.ctx, pg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.expect([]string{
+		"q1 Add default/m1",
+		"q1 Move UnscheduledPod Add default/m1 group=g members=0",
+		"q1 AddPodGroup default/g",
+		"q1 Move PodGroup Add default/g members=1",
+	}, "q1")
+	// Wait for the lister to have the group, as the pod handler reads it.
+	if err := wait.PollUntilContextTimeout(e.ctx, time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) {
+			_, err := e.cl.PodGroupLister().PodGroups("default").Get("g")
+			return err == nil, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	// A bound member the queues do not hold changes the count: they are
+	// told through UpdatePodGroup.
+	e.createPod(makePod("m2").group("g").node("n1").obj())
+	e.expect([]string{
+		"q1 Add default/m1",
+		"q1 Move UnscheduledPod Add default/m1 group=g members=0",
+		"q1 AddPodGroup default/g",
+		"q1 Move PodGroup Add default/g members=1",
+		"q1 Move Pod Add default/m2 group=g members=2",
+		"q1 UpdatePodGroup default/g",
+	}, "q1")
+
+	updated := pg.DeepCopy()
+	updated.Labels = map[string]string{"team": "a"}
+	if _, err := groups.Update(e.ctx, updated, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := groups.Delete(e.ctx, "g", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.expect([]string{
+		"q1 Add default/m1",
+		"q1 Move UnscheduledPod Add default/m1 group=g members=0",
+		"q1 AddPodGroup default/g",
+		"q1 Move PodGroup Add default/g members=1",
+		"q1 Move Pod Add default/m2 group=g members=2",
+		"q1 UpdatePodGroup default/g",
+		"q1 UpdatePodGroup default/g",
+		"q1 Move PodGroup UpdateOther default/g members=2",
+		"q1 DeletePodGroup default/g",
+		"q1 Move PodGroup Delete default/g members=2",
+	}, "q1")
+}
