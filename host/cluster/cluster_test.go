@@ -223,6 +223,11 @@ type clusterEnv struct {
 // start.
 func newCluster(t *testing.T, gangs bool, objs ...runtime.Object) *clusterEnv {
 	t.Helper()
+	return newClusterWith(t, gangs, nil, objs...)
+}
+
+func newClusterWith(t *testing.T, gangs bool, opts []cluster.Option, objs ...runtime.Object) *clusterEnv {
+	t.Helper()
 	e := &clusterEnv{t: t, client: fake.NewClientset(objs...), cache: cache.New(), log: &callLog{},
 		members: cluster.NewMembers(), logs: &syncBuffer{}}
 	disc := e.client.Discovery().(*fakediscovery.FakeDiscovery)
@@ -240,7 +245,7 @@ func newCluster(t *testing.T, gangs bool, objs ...runtime.Object) *clusterEnv {
 	logger := slog.New(slog.NewTextHandler(e.logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	e.ctx = ctx
-	cl, err := cluster.New(ctx, e.client, &recCache{Cache: e.cache, log: e.log}, queues, e.members, logger)
+	cl, err := cluster.New(ctx, e.client, &recCache{Cache: e.cache, log: e.log}, queues, e.members, logger, opts...)
 	if err != nil {
 		cancel()
 		t.Fatalf("New: %v", err)
@@ -625,4 +630,44 @@ func TestServedPodGroups(t *testing.T) {
 		"q1 DeletePodGroup default/g",
 		"q1 Move PodGroup Delete default/g members=2",
 	}, "q1")
+}
+
+// fakeNominator records what it observes as "nominator <old> -> <new>",
+// each "name@nominatedNodeName" or "nil".
+type fakeNominator struct{ log *callLog }
+
+func (n fakeNominator) Observe(old, pod *v1.Pod) {
+	str := func(p *v1.Pod) string {
+		if p == nil {
+			return "nil"
+		}
+		return p.Name + "@" + p.Status.NominatedNodeName
+	}
+	n.log.add("nominator %s -> %s", str(old), str(pod))
+}
+
+// The nominator sees every pod change, ours or not, bound or not.
+func TestNominatorObservesEveryPodChange(t *testing.T) {
+	log := &callLog{}
+	e := newClusterWith(t, false, []cluster.Option{cluster.WithNominator(fakeNominator{log})})
+	e.createPod(makePod("p").obj())
+	nominated := makePod("p").obj()
+	nominated.Status.NominatedNodeName = "n1"
+	e.updatePod(nominated)
+	e.createPod(makePod("theirs").scheduler("default-scheduler").node("n2").obj())
+	e.deletePod(nominated)
+
+	want := []string{
+		"nominator nil -> p@",
+		"nominator p@ -> p@n1",
+		"nominator nil -> theirs@",
+		"nominator p@n1 -> nil",
+	}
+	if err := wait.PollUntilContextTimeout(e.ctx, time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) { return len(log.of("nominator")) >= len(want), nil }); err != nil {
+		t.Fatalf("waiting for %d observations: %v; got %q", len(want), err, log.of("nominator"))
+	}
+	if diff := cmp.Diff(want, log.of("nominator")); diff != "" {
+		t.Errorf("observed (-want, +got):\n%s", diff)
+	}
 }

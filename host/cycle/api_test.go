@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -272,5 +273,196 @@ func TestAPISetCondition(t *testing.T) {
 				t.Errorf("conditions on the server (-want, +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestAPISetPodGroupCondition(t *testing.T) {
+	then := metav1.NewTime(t0.Add(-time.Hour))
+	scheduled := metav1.Condition{Type: schedv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionTrue,
+		Reason: "Scheduled", Message: "3 pods placed", LastTransitionTime: then}
+	unschedulable := metav1.Condition{Type: schedv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionFalse,
+		Reason: schedv1beta1.PodGroupReasonUnschedulable, Message: "0/2 nodes are available: 2 Insufficient cpu.",
+		LastTransitionTime: then}
+	group := func(gen int64, conds ...metav1.Condition) *schedv1beta1.PodGroup {
+		pg := makePodGroup("g", 3)
+		pg.Generation = gen
+		for _, c := range conds {
+			c.ObservedGeneration = gen
+			pg.Status.Conditions = append(pg.Status.Conditions, c)
+		}
+		return pg
+	}
+	withGen := func(c metav1.Condition, gen int64) metav1.Condition { c.ObservedGeneration = gen; return c }
+
+	tests := []struct {
+		name      string
+		pg        *schedv1beta1.PodGroup
+		server    bool // the clientset holds pg
+		cond      metav1.Condition
+		wantPatch *metav1.Condition // nil: no patch
+	}{{
+		name:      "first condition",
+		pg:        group(2),
+		server:    true,
+		cond:      unschedulable,
+		wantPatch: func() *metav1.Condition { c := withGen(unschedulable, 2); return &c }(),
+	}, {
+		name:   "the same condition: no patch",
+		pg:     group(2, unschedulable),
+		server: true,
+		cond:   unschedulable,
+	}, {
+		name:      "unschedulable, then scheduled",
+		pg:        group(2, unschedulable),
+		server:    true,
+		cond:      scheduled,
+		wantPatch: func() *metav1.Condition { c := withGen(scheduled, 2); return &c }(),
+	}, {
+		name:   "scheduled is terminal: never back to False",
+		pg:     group(2, scheduled),
+		server: true,
+		cond:   unschedulable,
+	}, {
+		name:      "the PodGroup is gone: NotFound is not an error",
+		pg:        group(2),
+		cond:      unschedulable,
+		wantPatch: func() *metav1.Condition { c := withGen(unschedulable, 2); return &c }(),
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var objs []runtime.Object
+			if tt.server {
+				objs = append(objs, tt.pg.DeepCopy())
+			}
+			client := fake.NewClientset(objs...)
+			api := cycle.NewAPI(client, listerOf(t))
+
+			if err := api.SetPodGroupCondition(context.Background(), tt.pg, tt.cond); err != nil {
+				t.Fatalf("SetPodGroupCondition: %v", err)
+			}
+
+			var patches []k8stesting.PatchAction
+			for _, a := range client.Actions() {
+				if p, ok := a.(k8stesting.PatchAction); ok {
+					patches = append(patches, p)
+				}
+			}
+			if tt.wantPatch == nil {
+				if len(patches) != 0 {
+					t.Errorf("%d patches, want none: %s", len(patches), patches[0].GetPatch())
+				}
+				return
+			}
+			if len(patches) != 1 {
+				t.Fatalf("%d patches, want 1 (actions %v)", len(patches), actions(client))
+			}
+			p := patches[0]
+			if p.GetResource().Resource != "podgroups" || p.GetSubresource() != "status" || p.GetName() != "g" {
+				t.Errorf("patch of %s %s/%s, want podgroups g/status", p.GetResource().Resource, p.GetName(), p.GetSubresource())
+			}
+			var body struct {
+				Metadata struct {
+					UID types.UID `json:"uid"`
+				} `json:"metadata"`
+				Status struct {
+					Conditions []metav1.Condition `json:"conditions"`
+				} `json:"status"`
+			}
+			if err := json.Unmarshal(p.GetPatch(), &body); err != nil {
+				t.Fatalf("patch %s: %v", p.GetPatch(), err)
+			}
+			if body.Metadata.UID != tt.pg.UID {
+				t.Errorf("patch guarded by uid %q, want %q", body.Metadata.UID, tt.pg.UID)
+			}
+			if diff := cmp.Diff([]metav1.Condition{*tt.wantPatch}, body.Status.Conditions); diff != "" {
+				t.Errorf("patched conditions (-want, +got):\n%s", diff)
+			}
+			if !tt.server {
+				return
+			}
+			got, err := client.SchedulingV1beta1().PodGroups("default").Get(context.Background(), "g", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]metav1.Condition{*tt.wantPatch}, got.Status.Conditions); diff != "" {
+				t.Errorf("conditions on the server (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAPINominate(t *testing.T) {
+	pod := makePod("p").obj()
+	client := fake.NewClientset(pod)
+	api := cycle.NewAPI(client, listerOf(t, pod))
+	get := func() string {
+		t.Helper()
+		p, err := client.CoreV1().Pods("default").Get(context.Background(), "p", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Status.NominatedNodeName
+	}
+
+	if err := api.Nominate(context.Background(), pod, "n1"); err != nil {
+		t.Fatalf("Nominate(n1): %v", err)
+	}
+	if got := get(); got != "n1" {
+		t.Errorf("nominatedNodeName %q, want n1", got)
+	}
+	if err := api.Nominate(context.Background(), pod, ""); err != nil {
+		t.Fatalf("Nominate(\"\"): %v", err)
+	}
+	if got := get(); got != "" {
+		t.Errorf("nominatedNodeName %q after clearing it", got)
+	}
+	if diff := cmp.Diff([]string{"patch pods/status", "get pods/", "patch pods/status", "get pods/"}, actions(client)); diff != "" {
+		t.Errorf("actions (-want, +got):\n%s", diff)
+	}
+	if err := api.Nominate(context.Background(), makePod("gone").obj(), "n1"); err != nil {
+		t.Errorf("Nominate of a pod that is gone: %v, want nil", err)
+	}
+}
+
+func TestAPIEvict(t *testing.T) {
+	victim := makePod("victim").obj()
+	victim.Spec.NodeName = "n1"
+	client := fake.NewClientset(victim)
+	var deleted *metav1.DeleteOptions
+	client.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		opts := a.(k8stesting.DeleteAction).GetDeleteOptions()
+		deleted = &opts
+		return false, nil, nil
+	})
+	api := cycle.NewAPI(client, listerOf(t, victim))
+
+	if err := api.Evict(context.Background(), victim, "preempted by default/p on node n1"); err != nil {
+		t.Fatalf("Evict: %v", err)
+	}
+
+	if diff := cmp.Diff([]string{"patch pods/status", "delete pods/"}, actions(client)); diff != "" {
+		t.Fatalf("actions (-want, +got):\n%s", diff)
+	}
+	var body struct {
+		Status struct {
+			Conditions []v1.PodCondition `json:"conditions"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(client.Actions()[0].(k8stesting.PatchAction).GetPatch(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if c := body.Status.Conditions; len(c) != 1 || c[0].Type != v1.DisruptionTarget || c[0].Status != v1.ConditionTrue ||
+		c[0].Reason != v1.PodReasonPreemptionByScheduler || c[0].Message != "preempted by default/p on node n1" {
+		t.Errorf("condition patched: %+v, want DisruptionTarget=True, PreemptionByScheduler", c)
+	}
+	if deleted == nil || deleted.Preconditions == nil || deleted.Preconditions.UID == nil || *deleted.Preconditions.UID != victim.UID {
+		t.Errorf("delete options %+v, want a precondition on uid %s", deleted, victim.UID)
+	}
+	if _, err := client.CoreV1().Pods("default").Get(context.Background(), "victim", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the victim is still there (%v)", err)
+	}
+	// A victim already gone is not an error.
+	if err := api.Evict(context.Background(), victim, "again"); err != nil {
+		t.Errorf("Evict of a victim already gone: %v", err)
 	}
 }
