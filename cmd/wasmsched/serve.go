@@ -145,6 +145,10 @@ func serve(ctx context.Context, cfg *config.Config, client kubernetes.Interface,
 	broadcaster := events.NewEventBroadcasterAdapter(client)
 	defer broadcaster.Shutdown()
 
+	gangs, err := cluster.ServesPodGroups(client)
+	if err != nil {
+		return err
+	}
 	c := cache.New(cache.WithAssumedTTL(cfg.Scheduling.AssumedPodTTL))
 	members := cluster.NewMembers()
 	var profiles []*profile
@@ -157,14 +161,18 @@ func serve(ctx context.Context, cfg *config.Config, client kubernetes.Interface,
 		for _, slot := range abi.Slots {
 			log.Info("policy loaded", "profile", pc.SchedulerName, "slot", slot.String(), "module", sl.describe[slot])
 		}
-		q := queue.New(
+		qopts := []queue.Option{
 			queue.WithBackoff(cfg.Queue.InitialBackoff, cfg.Queue.MaxBackoff),
 			queue.WithMaxInUnschedulable(cfg.Queue.MaxInUnschedulable),
 			queue.WithPopFromBackoffQ(cfg.Queue.PopFromBackoffQ),
 			queue.WithSort(sl.sort), queue.WithBackoffSort(sl.backoffSort),
 			queue.WithPreEnqueue(sl.preEnqueue), queue.WithQueueingHint(sl.hint),
 			queue.WithRecorder(queueRec), queue.WithGroupMembers(members.Count),
-		)
+		}
+		if !gangs {
+			qopts = append(qopts, queue.WithoutGroups())
+		}
+		q := queue.New(qopts...)
 		p := &profile{name: pc.SchedulerName, queue: q}
 		profiles = append(profiles, p)
 		queues[pc.SchedulerName] = q

@@ -99,7 +99,7 @@ func New(ctx context.Context, client kubernetes.Interface, c Cache, queues map[s
 		factory: informers.NewSharedInformerFactory(client, 0),
 		cache:   c, queues: queues, members: members, log: log,
 	}
-	gangs, err := servesPodGroups(client)
+	gangs, err := ServesPodGroups(client)
 	if err != nil {
 		return nil, err
 	}
@@ -117,9 +117,9 @@ func New(ctx context.Context, client kubernetes.Interface, c Cache, queues map[s
 	return cl, nil
 }
 
-// servesPodGroups asks discovery whether scheduling.k8s.io/v1beta1 serves
+// ServesPodGroups asks discovery whether scheduling.k8s.io/v1beta1 serves
 // podgroups. Only "not found" means no; any other error is returned.
-func servesPodGroups(client kubernetes.Interface) (bool, error) {
+func ServesPodGroups(client kubernetes.Interface) (bool, error) {
 	list, err := client.Discovery().ServerResourcesForGroupVersion(schedv1beta1.SchemeGroupVersion.String())
 	if apierrors.IsNotFound(err) {
 		return false, nil
@@ -286,7 +286,9 @@ func (cl *Cluster) groupInfo(pod *v1.Pod) *podview.GroupInfo {
 // podChanged dispatches one pod change (old nil: added; pod nil: deleted).
 func (cl *Cluster) podChanged(old, pod *v1.Pod) {
 	counted := cl.members.set(old, pod)
-	if cl.nominator != nil {
+	// An assumed pod is binding: its room is held by the cache, and a
+	// nomination from a stale status would count it twice.
+	if cl.nominator != nil && (pod == nil || !cl.cache.IsAssumed(pod.UID)) {
 		cl.nominator.Observe(old, pod)
 	}
 	wasAssigned, isAssigned := old != nil && old.Spec.NodeName != "", pod != nil && pod.Spec.NodeName != ""

@@ -391,6 +391,11 @@ func (s *Scheduler) failWith(ctx context.Context, p *queue.Pod, f failure, start
 // describe turns a failure into the attempt's result and the condition's
 // reason and message.
 func (s *Scheduler) describe(f failure) (result, reason, msg string) {
+	if errors.Is(f.err, ErrNoNodes) {
+		// Upstream reports an empty cluster as unschedulable (and requeues the
+		// pod like an error, with no rejecting plugin to wake it).
+		return ResultUnschedulable, v1.PodReasonUnschedulable, f.err.Error()
+	}
 	if f.err != nil {
 		return ResultError, v1.PodReasonSchedulerError, f.err.Error()
 	}

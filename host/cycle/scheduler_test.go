@@ -196,6 +196,9 @@ func TestScheduleOneUnschedulable(t *testing.T) {
 	}
 }
 
+// TestScheduleOneWithoutNodes: as upstream, an empty cluster makes the
+// attempt unschedulable (reason Unschedulable), with no rejecting plugin to
+// wake the pod, so it backs off in the error heap.
 func TestScheduleOneWithoutNodes(t *testing.T) {
 	e := newEnv(t)
 	pod := makePod("p").obj()
@@ -204,7 +207,7 @@ func TestScheduleOneWithoutNodes(t *testing.T) {
 	e.scheduleNext()
 
 	wantCond := []condCall{{Pod: "default/p", Type: v1.PodScheduled, Status: v1.ConditionFalse,
-		Reason: v1.PodReasonSchedulerError, Message: cycle.ErrNoNodes.Error(), LastTransitionTime: t0}}
+		Reason: v1.PodReasonUnschedulable, Message: cycle.ErrNoNodes.Error(), LastTransitionTime: t0}}
 	if diff := cmp.Diff(wantCond, e.api.conditions()); diff != "" {
 		t.Errorf("conditions (-want, +got):\n%s", diff)
 	}
@@ -213,14 +216,14 @@ func TestScheduleOneWithoutNodes(t *testing.T) {
 	if diff := cmp.Diff(wantEvents, e.events.all()); diff != "" {
 		t.Errorf("events (-want, +got):\n%s", diff)
 	}
-	// An error names no plugin: the pod backs off in the error heap.
+	// No plugin rejected it: the pod backs off in the error heap.
 	if diff := cmp.Diff([]podview.Plugins{{}}, e.q.rejections(pod.UID)); diff != "" {
 		t.Errorf("rejecting plugins handed to the queue (-want, +got):\n%s", diff)
 	}
 	if got := e.state(pod.UID); got != queue.QueueBackoff {
 		t.Errorf("queue holds the pod in %q, want %q", got, queue.QueueBackoff)
 	}
-	if diff := cmp.Diff([]string{cycle.ResultError}, e.rec.results()); diff != "" {
+	if diff := cmp.Diff([]string{cycle.ResultUnschedulable}, e.rec.results()); diff != "" {
 		t.Errorf("attempt results (-want, +got):\n%s", diff)
 	}
 }
@@ -516,7 +519,7 @@ func TestRecorderSeesEveryAttempt(t *testing.T) {
 		wantAttempts: []attempt{{tenant, cycle.ResultUnschedulable, 0}},
 	}, {
 		name:         "no nodes",
-		wantAttempts: []attempt{{tenant, cycle.ResultError, 0}},
+		wantAttempts: []attempt{{tenant, cycle.ResultUnschedulable, 0}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

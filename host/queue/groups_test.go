@@ -335,3 +335,23 @@ func TestGroupMembersCount(t *testing.T) {
 		t.Errorf("members in the records (-want, +got):\n%s", diff)
 	}
 }
+
+// TestWithoutGroups: in a cluster that does not serve PodGroups, a pod
+// naming one is scheduled alone, and its record names no group (so a gang
+// PreEnqueue policy does not hold it for a PodGroup that cannot exist).
+func TestWithoutGroups(t *testing.T) {
+	e := newEnv(t, WithoutGroups())
+	e.q.Add(member("m1", "g").obj())
+	if s := e.q.Stats(); s.Incomplete != 0 || s.Active != 1 {
+		t.Fatalf("stats %+v, want the member active on its own", s)
+	}
+	p, ok := e.pop(t).(*Pod)
+	if !ok {
+		t.Fatal("popped a group, want the pod alone")
+	}
+	if name := p.View().GroupName(); name != "" {
+		t.Errorf("record names group %q, want none", name)
+	}
+	e.q.Done(p.UID())
+	e.check(t)
+}

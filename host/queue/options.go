@@ -44,6 +44,7 @@ type options struct {
 	rec                Recorder
 	maxInFlightEvents  int
 	groupMembers       func(namespace, name string) (int32, bool)
+	noGroups           bool
 }
 
 func defaultOptions() options {
@@ -117,3 +118,8 @@ func WithMaxInFlightEvents(n int) Option { return func(o *options) { o.maxInFlig
 func WithGroupMembers(f func(namespace, name string) (members int32, ok bool)) Option {
 	return func(o *options) { o.groupMembers = f }
 }
+
+// WithoutGroups schedules every pod alone, ignoring spec.schedulingGroup:
+// for a cluster that does not serve PodGroups, where a member would
+// otherwise wait for its PodGroup object forever.
+func WithoutGroups() Option { return func(o *options) { o.noGroups = true } }

@@ -33,7 +33,7 @@ func (q *Queue) add(pod *v1.Pod, event string) {
 	p := newPod(pod)
 	p.timestamp = q.clock.Now()
 	q.pods[p.uid] = p
-	if name := podview.GroupName(pod); name != "" {
+	if name := podview.GroupName(pod); name != "" && !q.noGroups {
 		g := q.groupFor(groupKey{pod.Namespace, name})
 		p.grp = g
 		g.known++

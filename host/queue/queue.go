@@ -26,6 +26,7 @@ type Queue struct {
 	maxInUnschedulable time.Duration
 	popFromBackoffQ    bool
 	groupMembers       func(namespace, name string) (int32, bool)
+	noGroups           bool
 	rec                Recorder
 	stop               chan struct{} // closed by Close
 	closeOnce          sync.Once
@@ -136,6 +137,7 @@ func New(opts ...Option) *Queue {
 		maxInUnschedulable: o.maxInUnschedulable,
 		popFromBackoffQ:    o.popFromBackoffQ,
 		groupMembers:       o.groupMembers,
+		noGroups:           o.noGroups,
 		rec:                o.rec,
 		stop:               make(chan struct{}),
 		pods:               map[types.UID]*Pod{},

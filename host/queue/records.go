@@ -42,6 +42,9 @@ func (q *Queue) encodePod(p *Pod, objChanged bool) {
 		}
 		p.src.SetQueueState(p.queueState())
 	}
+	if q.noGroups {
+		p.src.Group = abi.PodGroupRef{}
+	}
 	p.view = readOwn(abi.AppendPod(nil, &p.src))
 	p.pendingView = abi.PodView{}
 	if len(p.src.PendingPlugins) > 0 {
