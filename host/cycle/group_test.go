@@ -178,9 +178,10 @@ func TestGroupMemberBindingFails(t *testing.T) {
 	if diff := cmp.Diff([]podview.Plugins{{}}, e.q.rejections(pods[1].UID)); diff != "" {
 		t.Errorf("m2 handed back (-want, +got):\n%s", diff)
 	}
-	// The group was scheduled, so its leftover member is retried at once.
-	if got := e.state(pods[1].UID); got != queue.QueueActive {
-		t.Errorf("m2 is in %q, want %q", got, queue.QueueActive)
+	// Its binding failed with an error: the member backs off (as a group of
+	// its own) rather than being retried at once on every cycle.
+	if got := e.state(pods[1].UID); got != queue.QueueBackoff {
+		t.Errorf("m2 is in %q, want %q", got, queue.QueueBackoff)
 	}
 	for _, p := range []*v1.Pod{pods[0], pods[2]} {
 		if got := e.state(p.UID); got != "" {

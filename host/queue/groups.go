@@ -56,6 +56,18 @@ func (q *Queue) addMember(p *Pod, event string) {
 	g.members = insertMember(g.members, p)
 	if prev == locNone {
 		q.startGroup(g)
+		if p.unschedCount+p.errCount > 0 {
+			// A member handed back failed after its group was scheduled (its
+			// binding, say): the group it starts inherits the failure and
+			// backs off, rather than retrying at once on every cycle.
+			g.unschedCount, g.errCount = p.unschedCount, p.errCount
+			g.timestamp = p.timestamp
+			q.setExpiry(&g.entity)
+			if q.backingOff(&g.entity) {
+				q.moveToBackoff(&g.entity, event, locNone)
+				return
+			}
+		}
 		q.moveToActive(&g.entity, event, false, locNone)
 		return
 	}

@@ -3,6 +3,7 @@ package queue
 import (
 	"slices"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -191,16 +192,22 @@ func (q *Queue) moveToActive(e *entity, event string, fromBackoff bool, prev loc
 		q.stage(e, locGated, event, prev)
 		return
 	}
+	var now time.Time
 	if e.initialAttempt.IsZero() {
-		now := q.clock.Now()
+		now = q.clock.Now()
 		e.initialAttempt = now
-		for _, p := range e.pods() {
-			if p.initialAttempt.IsZero() {
-				p.initialAttempt = now
-				p.patch()
-			}
-		}
 		e.patch()
+	}
+	// A member that joined a group already past its first attempt is
+	// stamped too: its scheduling SLI starts now.
+	for _, p := range e.pods() {
+		if p.initialAttempt.IsZero() {
+			if now.IsZero() {
+				now = q.clock.Now()
+			}
+			p.initialAttempt = now
+			p.patch()
+		}
 	}
 	q.stage(e, locActive, event, prev)
 }
