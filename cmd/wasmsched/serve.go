@@ -18,6 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	policyv1 "k8s.io/api/policy/v1"
+	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -110,6 +113,7 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 // profile is one scheduler name with its queue and cycle.
 type profile struct {
 	name  string
+	slots *slots
 	queue *queue.Queue
 	sched *cycle.Scheduler
 }
@@ -173,7 +177,7 @@ func serve(ctx context.Context, cfg *config.Config, client kubernetes.Interface,
 			qopts = append(qopts, queue.WithoutGroups())
 		}
 		q := queue.New(qopts...)
-		p := &profile{name: pc.SchedulerName, queue: q}
+		p := &profile{name: pc.SchedulerName, slots: sl, queue: q}
 		profiles = append(profiles, p)
 		queues[pc.SchedulerName] = q
 	}
@@ -190,6 +194,23 @@ func serve(ctx context.Context, cfg *config.Config, client kubernetes.Interface,
 	}
 	defer cl.Shutdown()
 	api := cycle.NewAPI(client, cl.PodLister())
+	pdbs := func() []*policyv1.PodDisruptionBudget {
+		list, err := cl.PDBLister().List(labels.Everything())
+		if err != nil {
+			log.Error("list PodDisruptionBudgets", "err", err)
+		}
+		return list
+	}
+	var groups func(namespace, name string) *schedv1beta1.PodGroup
+	if pgl := cl.PodGroupLister(); pgl != nil {
+		groups = func(namespace, name string) *schedv1beta1.PodGroup {
+			pg, err := pgl.PodGroups(namespace).Get(name)
+			if err != nil {
+				return nil
+			}
+			return pg
+		}
+	}
 	for _, p := range profiles {
 		p.sched = cycle.New(p.queue, c, api, broadcaster.NewRecorder(p.name),
 			cycle.WithProfile(p.name),
@@ -197,6 +218,7 @@ func serve(ctx context.Context, cfg *config.Config, client kubernetes.Interface,
 			cycle.WithParallelism(cfg.Scheduling.Parallelism),
 			cycle.WithRecorder(cycleRec),
 			cycle.WithNominator(nominator),
+			cycle.WithPreemption(cycle.Preemption{PDBs: pdbs, Group: groups, Order: p.slots.victims}),
 			cycle.WithLogger(log.With("component", "cycle", "profile", p.name)))
 	}
 

@@ -48,6 +48,13 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 		node, f := s.place(ctx, pl)
 		if node == "" {
 			f.message = groupMessage(g, p, f, s)
+			objs := make([]*v1.Pod, len(live))
+			for i, m := range live {
+				objs[i] = m.Object()
+			}
+			if msg := s.preemptForGroup(ctx, g, objs, f); msg != "" {
+				f.message += " " + msg
+			}
 			s.failGroup(ctx, g, live, f, start)
 			return
 		}

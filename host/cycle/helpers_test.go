@@ -356,6 +356,9 @@ func (r *attemptLog) Attempt(profile, result string, d time.Duration) {
 	r.attempts = append(r.attempts, attempt{profile, result, d})
 }
 
+func (r *attemptLog) Preemption(int, bool)        {}
+func (r *attemptLog) GroupPreemption(string, int) {}
+
 func (r *attemptLog) Scheduled(profile string, attempts int, sli time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -49,6 +49,12 @@ type Recorder interface {
 	// Scheduled is a pod bound after attempts attempts, sli after its first
 	// attempt began (upstream's pod scheduling SLI).
 	Scheduled(profile string, attempts int, sli time.Duration)
+	// Preemption is one preemption attempt for a pod; found says whether it
+	// chose victims (victims of them).
+	Preemption(victims int, found bool)
+	// GroupPreemption is one preemption attempt for a pod group, with its
+	// result (PreemptionSuccess, ...) and the number of victim pods.
+	GroupPreemption(result string, victims int)
 }
 
 // Results of an attempt, as upstream labels them.
@@ -90,6 +96,7 @@ type options struct {
 	clock       clock.PassiveClock
 	seed        uint64
 	nominator   *Nominator
+	preemption  *Preemption
 }
 
 // WithProfile names the scheduler profile (its scheduler name) in events
@@ -124,6 +131,8 @@ type discardRecorder struct{}
 
 func (discardRecorder) Attempt(string, string, time.Duration) {}
 func (discardRecorder) Scheduled(string, int, time.Duration)  {}
+func (discardRecorder) Preemption(int, bool)                  {}
+func (discardRecorder) GroupPreemption(string, int)           {}
 
 // New returns a scheduler that pops from q, places against c and writes
 // through api, reporting to ev.
@@ -189,6 +198,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, p *queue.Pod) {
 	pl := s.placement(pod)
 	node, f := s.place(ctx, pl)
 	if node == "" {
+		s.preemptForPod(ctx, pod, &f)
 		s.fail(ctx, p, f, start)
 		return
 	}

@@ -21,6 +21,8 @@ type Cycle struct {
 	// Preemption is counted by the preemption code.
 	preemptionAttempts prometheus.Counter
 	preemptionVictims  prometheus.Histogram
+	groupAttempts      *prometheus.CounterVec
+	groupVictims       prometheus.Histogram
 }
 
 // NewCycle creates and registers the cycle collectors.
@@ -50,7 +52,19 @@ func NewCycle(reg prometheus.Registerer) (*Cycle, error) {
 			Buckets: prometheus.ExponentialBuckets(1, 2, 7),
 		}),
 	}
-	for _, col := range []prometheus.Collector{c.attempts, c.duration, c.sli, c.preemptionAttempts, c.preemptionVictims} {
+	// Upstream v1.37 names these scheduler_workload_preemption_*; the names
+	// here are the ones wasmsched documents for pod groups.
+	c.groupAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "scheduler_podgroup_preemption_attempts_total",
+		Help: "Preemption attempts initiated by pod groups, by result (Success, Unschedulable, Error).",
+	}, []string{"result"})
+	c.groupVictims = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "scheduler_podgroup_preemption_victims",
+		Help:    "Number of pods preempted by one pod-group preemption.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 11),
+	})
+	for _, col := range []prometheus.Collector{c.attempts, c.duration, c.sli, c.preemptionAttempts, c.preemptionVictims,
+		c.groupAttempts, c.groupVictims} {
 		if err := reg.Register(col); err != nil {
 			return nil, err
 		}
@@ -74,8 +88,20 @@ func (c *Cycle) Scheduled(_ string, attempts int, sli time.Duration) {
 	c.sli.WithLabelValues(label).Observe(sli.Seconds())
 }
 
-// Preemption counts one preemption attempt that chose victims victims.
-func (c *Cycle) Preemption(victims int) {
+// Preemption counts one preemption attempt for a pod and, when it chose
+// victims, observes how many.
+func (c *Cycle) Preemption(victims int, found bool) {
 	c.preemptionAttempts.Inc()
-	c.preemptionVictims.Observe(float64(victims))
+	if found {
+		c.preemptionVictims.Observe(float64(victims))
+	}
+}
+
+// GroupPreemption counts one preemption attempt for a pod group by result
+// and, when it chose victims, observes how many pods.
+func (c *Cycle) GroupPreemption(result string, victims int) {
+	c.groupAttempts.WithLabelValues(result).Inc()
+	if victims > 0 {
+		c.groupVictims.Observe(float64(victims))
+	}
 }

@@ -140,13 +140,33 @@ func TestCyclePreemption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Preemption(3)
-	c.Preemption(1)
-	if got := testutil.ToFloat64(c.preemptionAttempts); got != 2 {
-		t.Errorf("scheduler_preemption_attempts_total = %v, want 2", got)
+	c.Preemption(3, true)
+	c.Preemption(1, true)
+	c.Preemption(0, false) // an attempt that found no victims counts, observes nothing
+	if got := testutil.ToFloat64(c.preemptionAttempts); got != 3 {
+		t.Errorf("scheduler_preemption_attempts_total = %v, want 3", got)
 	}
 	if diff := cmp.Diff(map[string]observed{"": {2, 4}}, histograms(t, reg, "scheduler_preemption_victims")); diff != "" {
 		t.Errorf("scheduler_preemption_victims (-want, +got):\n%s", diff)
+	}
+}
+
+func TestCycleGroupPreemption(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	c, err := NewCycle(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.GroupPreemption("Success", 4)
+	c.GroupPreemption("Unschedulable", 0)
+	c.GroupPreemption("Success", 2)
+	for result, want := range map[string]float64{"Success": 2, "Unschedulable": 1} {
+		if got := testutil.ToFloat64(c.groupAttempts.WithLabelValues(result)); got != want {
+			t.Errorf("scheduler_podgroup_preemption_attempts_total{result=%q} = %v, want %v", result, got, want)
+		}
+	}
+	if diff := cmp.Diff(map[string]observed{"": {2, 6}}, histograms(t, reg, "scheduler_podgroup_preemption_victims")); diff != "" {
+		t.Errorf("scheduler_podgroup_preemption_victims (-want, +got):\n%s", diff)
 	}
 }
 
