@@ -16,11 +16,14 @@ import (
 	"github.com/wasmsched/wasmsched/host/queue"
 )
 
-// scheduleGroup places a pod group all-or-nothing: each member in the
-// queue's member order on the snapshot, with the members placed before it
-// counted. Only when all fit are they assumed in the cache and bound;
-// otherwise every member is handed back unschedulable with the reason of
-// the first one that did not fit, and the group backs off as a unit.
+// scheduleGroup places a pod group as upstream's pod-group cycle does: each
+// member in the queue's member order on the snapshot, with the members
+// placed before it counted. When the group's members already bound plus
+// those placed reach minCount (1 for a group without a gang policy), the
+// placed members are assumed in the cache and bound, and any member that
+// did not fit is handed back on its own; otherwise none is bound, the group
+// may preempt (KEP-5710), and every member is handed back with the reason
+// of the first one that did not fit, the group backing off as a unit.
 func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 	start := s.opts.clock.Now()
 	members := g.Members()
@@ -42,21 +45,23 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 		s.failGroup(ctx, g, live, failure{err: err}, start)
 		return
 	}
-	placed := make([]*v1.Pod, 0, len(live))
+	need := groupMinCount(g.PodGroup()) - s.boundMembers(g)
+	var (
+		placed   []*v1.Pod    // assumed copies, in member order
+		bindable []*queue.Pod // their queue pods
+		misfits  []*queue.Pod
+		reasons  []failure
+	)
 	for _, p := range live {
 		pl := s.placement(p.Object())
 		node, f := s.place(ctx, pl)
 		if node == "" {
-			f.message = groupMessage(g, p, f, s)
-			objs := make([]*v1.Pod, len(live))
-			for i, m := range live {
-				objs[i] = m.Object()
+			if f.err != nil {
+				s.failGroup(ctx, g, live, f, start)
+				return
 			}
-			if msg := s.preemptForGroup(ctx, g, objs, f); msg != "" {
-				f.message += " " + msg
-			}
-			s.failGroup(ctx, g, live, f, start)
-			return
+			misfits, reasons = append(misfits, p), append(reasons, f)
+			continue
 		}
 		assumed := pl.pod.DeepCopy()
 		assumed.Spec.NodeName = node
@@ -64,7 +69,20 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 			s.failGroup(ctx, g, live, failure{err: fmt.Errorf("place member %s on node %s: %w", klogRef(assumed), node, err)}, start)
 			return
 		}
-		placed = append(placed, assumed)
+		placed, bindable = append(placed, assumed), append(bindable, p)
+	}
+	if len(misfits) > 0 && len(placed) < need {
+		f := reasons[0]
+		f.message = groupMessage(g, misfits[0], f, s)
+		objs := make([]*v1.Pod, len(live))
+		for i, m := range live {
+			objs[i] = m.Object()
+		}
+		if msg := s.preemptForGroup(ctx, g, objs, f); msg != "" {
+			f.message += " " + msg
+		}
+		s.failGroup(ctx, g, live, f, start)
+		return
 	}
 	for i, assumed := range placed {
 		if err := s.cache.AssumePod(assumed); err != nil {
@@ -75,9 +93,13 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 			return
 		}
 	}
-	for i, p := range live {
+	for i, p := range bindable {
 		s.opts.nominator.Remove(p.UID())
 		s.bind(ctx, p, placed[i], start)
+	}
+	// The group has its quorum: a member that did not fit waits on its own.
+	for i, p := range misfits {
+		s.failWith(ctx, p, reasons[i], start, true)
 	}
 	pg := g.PodGroup() // nil once the group is handed back
 	if err := s.q.AddAttemptedGroupIfNeeded(g, queue.GroupResult{Scheduled: true}); err != nil {
@@ -85,8 +107,32 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 	}
 	s.groupCondition(ctx, pg, metav1.Condition{
 		Type: schedv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionTrue, Reason: "Scheduled",
-		Message: fmt.Sprintf("%d pods placed", len(live)),
+		Message: fmt.Sprintf("%d pods placed", len(placed)),
 	})
+}
+
+// groupMinCount is the gang's minCount, 1 for a group without a gang
+// policy (upstream's basic group), 1 when the PodGroup is unknown.
+func groupMinCount(pg *schedv1beta1.PodGroup) int {
+	if pg != nil && pg.Spec.SchedulingPolicy.Gang != nil {
+		return int(pg.Spec.SchedulingPolicy.Gang.MinCount)
+	}
+	return 1
+}
+
+// boundMembers counts the group's pods already on a node in the snapshot
+// (bound or assumed): they count towards minCount, as upstream counts a
+// gang's scheduled pods.
+func (s *Scheduler) boundMembers(g *queue.Group) int {
+	n := 0
+	for _, ni := range s.snap.List() {
+		for _, pi := range ni.Pods() {
+			if pi.Pod.Namespace == g.Namespace() && podview.GroupName(pi.Pod) == g.Name() {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // groupCondition sets the PodGroup's condition, off the cycle's goroutine.

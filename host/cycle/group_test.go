@@ -259,3 +259,30 @@ func TestGroupValidation(t *testing.T) {
 		})
 	}
 }
+
+// A gang whose minCount is below its size is scheduled once minCount
+// members fit, as upstream: the member that does not fit waits on its own,
+// and the bound ones count towards minCount at the next attempt.
+func TestGroupQuorumBelowSize(t *testing.T) {
+	pods := []*v1.Pod{member("m1").obj(), member("m2").obj(), member("m3").obj()}
+	e := newEnv(t)
+	e.addNodes(makeNode("n1", "cpu", "1").obj(), makeNode("n2", "cpu", "1").obj())
+	e.q.AddPodGroup(makePodGroup("g", 2))
+	e.addPods(pods...)
+
+	e.scheduleNext()
+
+	if diff := cmp.Diff([]string{"default/m1", "default/m2"}, sortedKeys(e.api.boundTo())); diff != "" {
+		t.Errorf("bound members (-want, +got):\n%s", diff)
+	}
+	conds := e.api.conditions()
+	if len(conds) != 1 || conds[0].Pod != "default/m3" || conds[0].Reason != v1.PodReasonUnschedulable {
+		t.Errorf("conditions %+v, want only m3's Unschedulable", conds)
+	}
+	if diff := cmp.Diff([]queue.GroupResult{{Scheduled: true}}, e.q.groupResults()); diff != "" {
+		t.Errorf("group hand-backs (-want, +got):\n%s", diff)
+	}
+	if got := e.state(pods[2].UID); got == "" {
+		t.Error("m3 left the queue, want it requeued")
+	}
+}

@@ -77,7 +77,7 @@ func Group(ctx context.Context, members []*v1.Pod, pg *schedv1beta1.PodGroup, in
 		}
 	}
 	scheduled := len(r.groupPods(groupKey{pg.Namespace, pg.Name}))
-	placed, why, err := r.place(ctx, snap, members, scheduled)
+	placed, why, err := r.place(ctx, snap, members, scheduled, required(pg, scheduled))
 	if err != nil {
 		return Result{}, false, fmt.Errorf("pod group preemption for %s/%s: %w", pg.Namespace, pg.Name, err)
 	}
@@ -203,26 +203,31 @@ type placement struct {
 }
 
 // required is the number of members that must be placed for the group to
-// count as schedulable: all of them, as wasmsched's pod-group cycle
-// requires. (Upstream's gang PlacementFeasible asks for minCount scheduled
-// pods, those already running included, and 1 for a basic group.)
-func required(members []*v1.Pod) int { return len(members) }
+// count as schedulable, as upstream's gang PlacementFeasible and
+// wasmsched's pod-group cycle ask: minCount (1 for a basic group) less the
+// group's pods already scheduled, and at least one.
+func required(pg *schedv1beta1.PodGroup, scheduled int) int {
+	minCount := 1
+	if g := pg.Spec.SchedulingPolicy.Gang; g != nil {
+		minCount = int(g.MinCount)
+	}
+	return max(minCount-scheduled, 1)
+}
 
 // place puts members, in order, on snap: each on the feasible node (with
 // the nominated pods it must leave room for) of the best score, ties to the
 // first in node name order. The members stay assumed on snap only while
 // place runs. A member's own nomination stops counting once it is placed,
-// as upstream's assume withdraws it. why is upstream's PlacementFeasible text when they do not all
-// fit: "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining", the
-// count counting the group's pods already in the snapshot (scheduled), as
-// upstream counts for a gang whose minCount is its size.
-func (r *run) place(ctx context.Context, snap *cache.Snapshot, members []*v1.Pod, scheduled int) (placed []placement, why string, err error) {
+// as upstream's assume withdraws it. A member that fits nowhere is skipped
+// while need can still be met; why is upstream's PlacementFeasible text
+// once it cannot: "minCount (3) cannot be satisfied: 1 scheduled, 1
+// remaining", scheduled counting the group's pods already in the snapshot.
+func (r *run) place(ctx context.Context, snap *cache.Snapshot, members []*v1.Pod, scheduled, need int) (placed []placement, why string, err error) {
 	defer func() {
 		for _, p := range placed {
 			snap.Forget(p.pod.UID, p.node)
 		}
 	}()
-	need := required(members)
 	skip := make(map[types.UID]bool, len(members))
 	var feasible []*cache.NodeInfo
 	var scores []int64
