@@ -239,25 +239,28 @@ func (d *demo) preemption(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, name := range []string{"urgent", "urgent-never"} {
-		cond, err := d.waitCondition(ctx, name, time.Minute)
-		if err != nil {
-			return err
-		}
-		d.say("   %s: PodScheduled=%s: %s", name, cond.Status, cond.Message)
+	node, err := d.waitBound(ctx, "urgent", time.Minute)
+	if err != nil {
+		return err
 	}
 	list, err := d.c.CoreV1().Pods(d.ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
-	var low []string
+	var left []string
 	for _, p := range list.Items {
-		if strings.HasPrefix(p.Name, "low-") {
-			low = append(low, p.Name)
+		if strings.HasPrefix(p.Name, "low-") && p.DeletionTimestamp == nil {
+			left = append(left, p.Name)
 		}
 	}
-	slices.Sort(low)
-	d.say("   low-priority pods still on the full node: %s (this build does not preempt yet: both pods wait for room)", strings.Join(low, ", "))
+	slices.Sort(left)
+	d.say("   urgent preempted %d low-priority pod(s) and was bound to %s; still running there: %s",
+		4-len(left), node, strings.Join(left, ", "))
+	cond, err := d.waitCondition(ctx, "urgent-never", time.Minute)
+	if err != nil {
+		return err
+	}
+	d.say("   urgent-never (preemptionPolicy: Never) preempted nobody and waits: %s", cond.Message)
 	return nil
 }
 
@@ -269,7 +272,7 @@ func (d *demo) summary(addr string) {
 	}
 	d.say("from http://%s/metrics:", addr)
 	for _, line := range strings.Split(body, "\n") {
-		for _, prefix := range []string{"scheduler_schedule_attempts_total{", "wasmsched_policy_calls_total{", "wasmsched_policy_fallbacks_total{", "scheduler_pending_pods{"} {
+		for _, prefix := range []string{"scheduler_schedule_attempts_total{", "wasmsched_policy_calls_total{", "wasmsched_policy_fallbacks_total{", "scheduler_pending_pods{", "scheduler_preemption_attempts_total", "scheduler_preemption_victims_sum"} {
 			if strings.HasPrefix(line, prefix) && !strings.HasSuffix(line, " 0") {
 				fmt.Fprintf(d.out, "          %s\n", line)
 			}
