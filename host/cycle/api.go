@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -47,6 +49,51 @@ func NewAPI(client kubernetes.Interface, pods corelisters.PodLister) API {
 type clientAPI struct {
 	client kubernetes.Interface
 	pods   corelisters.PodLister
+
+	// written remembers the last condition written per object and type, so
+	// that a retry loop faster than the informer (a pod group retried from
+	// backoffQ while its preemption is under way) does not patch the same
+	// condition again and again, starving the client's rate limit.
+	mu      sync.Mutex
+	written map[writtenKey]string
+}
+
+type writtenKey struct {
+	uid  types.UID
+	kind string
+}
+
+// maxWritten bounds the memo; past it, it starts over (a repeated write is
+// harmless, just wasted).
+const maxWritten = 10000
+
+// fresh records value as written for key and reports whether it differs
+// from what was last written.
+func (a *clientAPI) fresh(key writtenKey, value string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.written[key] == value {
+		return false
+	}
+	if a.written == nil || len(a.written) >= maxWritten {
+		a.written = map[writtenKey]string{}
+	}
+	a.written[key] = value
+	return true
+}
+
+// last is the value last written for key, "" if none is remembered.
+func (a *clientAPI) last(key writtenKey) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.written[key]
+}
+
+// forget drops key from the memo after a failed write, so it is retried.
+func (a *clientAPI) forget(key writtenKey) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.written, key)
 }
 
 func (a *clientAPI) Bind(ctx context.Context, pod *v1.Pod, node string) error {
@@ -90,6 +137,10 @@ func (a *clientAPI) SetCondition(ctx context.Context, pod *v1.Pod, cond v1.PodCo
 			cond.LastTransitionTime = old.LastTransitionTime
 		}
 	}
+	key := writtenKey{pod.UID, string(cond.Type)}
+	if !a.fresh(key, string(cond.Status)+"\x00"+cond.Reason+"\x00"+cond.Message) {
+		return nil
+	}
 	var p conditionPatch
 	p.Metadata.UID = pod.UID
 	p.Status.Conditions = []v1.PodCondition{cond}
@@ -103,6 +154,7 @@ func (a *clientAPI) SetCondition(ctx context.Context, pod *v1.Pod, cond v1.PodCo
 		return nil // the pod is gone (or replaced): nothing to report on
 	}
 	if err != nil {
+		a.forget(key)
 		return fmt.Errorf("set condition %s on pod %s/%s: %w", cond.Type, pod.Namespace, pod.Name, err)
 	}
 	return nil
@@ -139,6 +191,14 @@ func (a *clientAPI) SetPodGroupCondition(ctx context.Context, pg *schedv1beta1.P
 	if !apimeta.SetStatusCondition(&conds, cond) {
 		return nil
 	}
+	key := writtenKey{pg.UID, "podgroup/" + cond.Type}
+	if cond.Type == schedv1beta1.PodGroupInitiallyScheduled && cond.Status != metav1.ConditionTrue &&
+		strings.HasPrefix(a.last(key), string(metav1.ConditionTrue)+"\x00") {
+		return nil // written True already; the popped PodGroup may not show it yet
+	}
+	if !a.fresh(key, string(cond.Status)+"\x00"+cond.Reason+"\x00"+cond.Message) {
+		return nil
+	}
 	var p podGroupConditionPatch
 	p.Metadata.UID = pg.UID
 	p.Status.Conditions = []metav1.Condition{*apimeta.FindStatusCondition(conds, cond.Type)}
@@ -152,6 +212,7 @@ func (a *clientAPI) SetPodGroupCondition(ctx context.Context, pg *schedv1beta1.P
 		return nil
 	}
 	if err != nil {
+		a.forget(key)
 		return fmt.Errorf("set condition %s on PodGroup %s/%s: %w", cond.Type, pg.Namespace, pg.Name, err)
 	}
 	return nil

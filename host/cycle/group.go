@@ -25,8 +25,11 @@ import (
 // may preempt (KEP-5710), and every member is handed back with the reason
 // of the first one that did not fit, the group backing off as a unit.
 func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
-	start := s.opts.clock.Now()
 	members := g.Members()
+	for _, p := range members {
+		s.waitPreemption(ctx, p.UID())
+	}
+	start := s.opts.clock.Now()
 	if err := s.cache.UpdateSnapshot(s.snap); err != nil {
 		s.failGroup(ctx, g, members, failure{err: fmt.Errorf("update the cache snapshot: %w", err)}, start)
 		return
@@ -72,16 +75,24 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 		placed, bindable = append(placed, assumed), append(bindable, p)
 	}
 	if len(misfits) > 0 && len(placed) < need {
-		f := reasons[0]
-		f.message = groupMessage(g, misfits[0], f, s)
+		// As upstream: a member that did not fit reports its own filters'
+		// reasons; the others report the unmet quorum (and the preemption).
+		minCount := groupMinCount(g.PodGroup())
+		quorum := failure{diag: reasons[0].diag, nodes: reasons[0].nodes, message: fmt.Sprintf(
+			"pod group is unschedulable, minCount (%d) cannot be satisfied: %d scheduled, 0 remaining",
+			minCount, minCount-need+len(placed))}
 		objs := make([]*v1.Pod, len(live))
 		for i, m := range live {
 			objs[i] = m.Object()
 		}
-		if msg := s.preemptForGroup(ctx, g, objs, f); msg != "" {
-			f.message += " " + msg
+		if msg := s.preemptForGroup(ctx, g, objs, reasons[0]); msg != "" {
+			quorum.message += ", " + msg
 		}
-		s.failGroup(ctx, g, live, f, start)
+		own := make(map[*queue.Pod]failure, len(misfits))
+		for i, p := range misfits {
+			own[p] = reasons[i]
+		}
+		s.failGroupEach(ctx, g, live, quorum, own, start)
 		return
 	}
 	for i, assumed := range placed {
@@ -150,10 +161,11 @@ func (s *Scheduler) groupCondition(ctx context.Context, pg *schedv1beta1.PodGrou
 	}()
 }
 
-// validateGroup checks what upstream's validatePodGroup checks (with the
-// alpha PodGroupPreemptionPolicy gate off, as in v1.37's defaults): every
+// validateGroup checks what upstream's validatePodGroup checks: every
 // member has the same scheduler name, the group's priority, and the same
-// preemption policy as the others. The errors are upstream's.
+// preemption policy as the others, or as the PodGroup's when it sets one
+// (the field of the alpha PodGroupPreemptionPolicy gate). The errors are
+// upstream's.
 func validateGroup(pg *schedv1beta1.PodGroup, members []*queue.Pod) error {
 	if len(members) == 0 {
 		return nil
@@ -179,7 +191,14 @@ func validateGroup(pg *schedv1beta1.PodGroup, members []*queue.Pod) error {
 			return fmt.Errorf("all pods in a single pod group should have the same priority as the pod group's priority, got %d and %d",
 				prio, groupPriority)
 		}
-		if policy(p) != policy(want) {
+		if pg != nil && pg.Spec.PreemptionPolicy != nil {
+			// The field exists only with upstream's PodGroupPreemptionPolicy
+			// gate on; then every member must agree with the group.
+			if policy(p) != v1.PreemptionPolicy(*pg.Spec.PreemptionPolicy) {
+				return fmt.Errorf("all pods in a single pod group should have the same preemption policy as the pod group's preemption policy, got %v and %v",
+					policy(p), *pg.Spec.PreemptionPolicy)
+			}
+		} else if policy(p) != policy(want) {
 			return fmt.Errorf("all pods in a single pod group should have the same preemption policy, got %v and %v",
 				policy(p), policy(want))
 		}
@@ -189,12 +208,23 @@ func validateGroup(pg *schedv1beta1.PodGroup, members []*queue.Pod) error {
 
 // failGroup hands back every member with the same failure, then the group.
 func (s *Scheduler) failGroup(ctx context.Context, g *queue.Group, members []*queue.Pod, f failure, start time.Time) {
+	s.failGroupEach(ctx, g, members, f, nil, start)
+}
+
+// failGroupEach is failGroup where the members in own report their own
+// failure instead of f (which the group as a whole reports).
+func (s *Scheduler) failGroupEach(ctx context.Context, g *queue.Group, members []*queue.Pod, f failure,
+	own map[*queue.Pod]failure, start time.Time) {
 	var rejected podview.Plugins
 	if f.diag != nil {
 		rejected = podview.Plugins{Unschedulable: f.diag.UnschedulablePlugins(), Pending: f.diag.PendingPlugins()}
 	}
 	for _, p := range members {
-		s.failWith(ctx, p, f, start, true)
+		mf, ok := own[p]
+		if !ok {
+			mf = f
+		}
+		s.failWith(ctx, p, mf, start, true)
 	}
 	pg := g.PodGroup() // nil once the group is handed back
 	if err := s.q.AddAttemptedGroupIfNeeded(g, queue.GroupResult{Rejected: rejected}); err != nil {
@@ -210,16 +240,6 @@ func (s *Scheduler) failGroup(ctx context.Context, g *queue.Group, members []*qu
 	s.groupCondition(ctx, pg, metav1.Condition{
 		Type: schedv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionFalse, Reason: reason, Message: msg,
 	})
-}
-
-// groupMessage says which member of the group did not fit, and why.
-func groupMessage(g *queue.Group, p *queue.Pod, f failure, s *Scheduler) string {
-	if f.err != nil {
-		return ""
-	}
-	_, _, why := s.describe(f)
-	return fmt.Sprintf("pod group %s/%s cannot be placed as a whole: member %s does not fit: %s",
-		g.Namespace(), g.Name(), p.Object().Name, why)
 }
 
 func klogRef(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }

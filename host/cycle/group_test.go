@@ -92,16 +92,21 @@ func TestGroupOneMemberDoesNotFit(t *testing.T) {
 		t.Errorf("cache holds %d pods, want none", n)
 	}
 	// Members are placed in the queue's order (priority, attempts,
-	// timestamp, name): m1 and m2 take the two nodes, m3 is left out.
-	const msg = "pod group default/g cannot be placed as a whole: member m3 does not fit: " +
-		"0/2 nodes are available: 2 Insufficient cpu."
+	// timestamp, name): m1 and m2 take the two nodes, m3 is left out. As
+	// upstream, m3 reports its filters' reasons, the others the quorum.
+	const msg = "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
+	const m3msg = "0/2 nodes are available: 2 Insufficient cpu."
 	var wantConds []condCall
 	var wantEvents []event
 	for _, p := range pods {
+		m := msg
+		if p.Name == "m3" {
+			m = m3msg
+		}
 		wantConds = append(wantConds, condCall{Pod: "default/" + p.Name, Type: v1.PodScheduled, Status: v1.ConditionFalse,
-			Reason: v1.PodReasonUnschedulable, Message: msg, LastTransitionTime: t0})
+			Reason: v1.PodReasonUnschedulable, Message: m, LastTransitionTime: t0})
 		wantEvents = append(wantEvents, event{Object: "default/" + p.Name, Type: v1.EventTypeWarning,
-			Reason: "FailedScheduling", Action: "Scheduling", Note: msg})
+			Reason: "FailedScheduling", Action: "Scheduling", Note: m})
 	}
 	if diff := cmp.Diff(wantConds, e.api.conditions()); diff != "" {
 		t.Errorf("conditions (-want, +got):\n%s", diff)

@@ -3,6 +3,7 @@ package cycle
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -136,17 +137,31 @@ func (s *Scheduler) lowerNominated(pod *v1.Pod, node string) []*v1.Pod {
 }
 
 // actuate writes a preemption to the cluster, off the cycle's goroutine:
-// the nominations, then for each victim the DisruptionTarget condition, the
-// delete and a Preempted event; lower-priority pods nominated to the same
-// nodes lose their nomination. preemptor is the pod the events relate to;
-// kind and uid name the preemptor in the events ("pod" or "podgroup", as
-// upstream).
+// the nominations, then for each victim (all at once, as upstream) the
+// DisruptionTarget condition, the delete and a Preempted event; finally
+// lower-priority pods nominated to the same nodes lose their nomination.
+// Until it is done, the preemptors are held (waitPreemption), as
+// upstream's DefaultPreemption PreEnqueue holds a pod whose preemption is
+// running: a preemptor that fits once its first victim is gone must not
+// bind before every victim's eviction has been issued. preemptor is the pod
+// the events relate to; kind and uid name the preemptor in the events
+// ("pod" or "podgroup", as upstream).
 func (s *Scheduler) actuate(ctx context.Context, preemptor *v1.Pod, kind, uid string, placements []preempt.Placement,
 	victims []*v1.Pod, lower []*v1.Pod) {
 	msg := fmt.Sprintf("%s: preempting to accommodate a higher priority %s", s.opts.profile, kind)
+	done := make(chan struct{})
+	for _, pl := range placements {
+		s.preempting.Store(pl.Pod.UID, done)
+	}
 	s.binds.Add(1)
 	go func() {
 		defer s.binds.Done()
+		defer func() {
+			for _, pl := range placements {
+				s.preempting.CompareAndDelete(pl.Pod.UID, done)
+			}
+			close(done)
+		}()
 		for _, pl := range placements {
 			if pl.Node != "" {
 				if err := s.api.Nominate(ctx, pl.Pod, pl.Node); err != nil && ctx.Err() == nil {
@@ -154,23 +169,46 @@ func (s *Scheduler) actuate(ctx context.Context, preemptor *v1.Pod, kind, uid st
 				}
 			}
 		}
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, evictParallelism)
 		for _, v := range victims {
-			if err := s.api.Evict(ctx, v, msg); err != nil {
-				if ctx.Err() == nil {
-					s.opts.log.Error("evict a preemption victim", "victim", klogRef(v), "preemptor", klogRef(preemptor), "err", err)
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				if err := s.api.Evict(ctx, v, msg); err != nil {
+					if ctx.Err() == nil {
+						s.opts.log.Error("evict a preemption victim", "victim", klogRef(v), "preemptor", klogRef(preemptor), "err", err)
+					}
+					return
 				}
-				continue
-			}
-			s.events.Eventf(v, preemptor, v1.EventTypeNormal, "Preempted", "Preempting",
-				"Preempted by %s %s on node %s", kind, types.UID(uid), v.Spec.NodeName)
-			s.opts.log.Info("preempted", "victim", klogRef(v), "node", v.Spec.NodeName, "preemptor", klogRef(preemptor))
+				s.events.Eventf(v, preemptor, v1.EventTypeNormal, "Preempted", "Preempting",
+					"Preempted by %s %s on node %s", kind, types.UID(uid), v.Spec.NodeName)
+				s.opts.log.Info("preempted", "victim", klogRef(v), "node", v.Spec.NodeName, "preemptor", klogRef(preemptor))
+			}()
 		}
+		wg.Wait()
 		for _, p := range lower {
 			if err := s.api.Nominate(ctx, p, ""); err != nil && ctx.Err() == nil {
 				s.opts.log.Warn("withdraw a nomination", "pod", klogRef(p), "err", err)
 			}
 		}
 	}()
+}
+
+// evictParallelism bounds the victims evicted at once (upstream's
+// parallelizer uses 16 workers).
+const evictParallelism = 16
+
+// waitPreemption holds a preemptor until the preemption it started has
+// been written (see actuate).
+func (s *Scheduler) waitPreemption(ctx context.Context, uid types.UID) {
+	if ch, ok := s.preempting.Load(uid); ok {
+		select {
+		case <-ch.(chan struct{}):
+		case <-ctx.Done():
+		}
+	}
 }
 
 // async runs an API write off the cycle's goroutine.

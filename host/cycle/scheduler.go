@@ -82,6 +82,10 @@ type Scheduler struct {
 	rnd       *rand.Rand
 
 	binds sync.WaitGroup // binding goroutines
+
+	// preempting maps a preemptor's UID to a channel closed once the
+	// preemption it started has been written (see actuate).
+	preempting sync.Map
 }
 
 // Option configures a Scheduler.
@@ -185,6 +189,7 @@ func (s *Scheduler) ScheduleOne(ctx context.Context, e queue.Entity) {
 func (s *Scheduler) WaitForBindings() { s.binds.Wait() }
 
 func (s *Scheduler) schedulePod(ctx context.Context, p *queue.Pod) {
+	s.waitPreemption(ctx, p.UID())
 	start := s.opts.clock.Now()
 	pod := p.Object()
 	if pod.DeletionTimestamp != nil {
