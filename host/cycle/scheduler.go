@@ -292,7 +292,7 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
 }
 
 // withNominated returns nodes with the pods nominated to each (those of
-// pod's priority or higher, other than pod) added, as upstream's
+// pod's priority or higher, other than pod and its group's members) added, as upstream's
 // addNominatedPods, so that pod does not take the room preemption made for
 // a more important pod. Upstream also checks the node without them, which
 // only matters to filters that a pod's presence can satisfy (inter-pod
@@ -304,11 +304,15 @@ func (s *Scheduler) withNominated(pod *v1.Pod, nodes []*cache.NodeInfo) []*cache
 		return nodes
 	}
 	prio := corev1helpers.PodPriority(pod)
+	group := podview.GroupName(pod)
 	var out []*cache.NodeInfo
 	for i, ni := range nodes {
 		var add []*v1.Pod
 		for _, p := range s.opts.nominator.OnNode(ni.Node().Name) {
-			if p.UID != pod.UID && corev1helpers.PodPriority(p) >= prio {
+			// A sibling in pod's group is placed in the same cycle: its
+			// room is counted when it is placed, not held for it.
+			sibling := group != "" && p.Namespace == pod.Namespace && podview.GroupName(p) == group
+			if p.UID != pod.UID && !sibling && corev1helpers.PodPriority(p) >= prio {
 				add = append(add, p)
 			}
 		}
