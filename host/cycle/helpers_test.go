@@ -139,6 +139,13 @@ type fakeAPI struct {
 	pgConds   []pgCondCall
 	nominated []string // "namespace/name node" per Nominate
 	evicted   []string // "namespace/name: message" per Evict
+	// writes are the Bind, Nominate and Evict calls in the order they came:
+	// "bind namespace/name node", "nominate namespace/name node",
+	// "evict namespace/name".
+	writes []string
+	// evictHook, if set, runs at the start of every Evict without mu held
+	// (it may block, e.g. until a test releases the eviction).
+	evictHook func(victim *v1.Pod)
 	// hook, if set, runs at the start of every Bind with mu held; a non-nil
 	// error fails the Bind without binding.
 	hook func(a *fakeAPI, pod *v1.Pod, node string) error
@@ -195,6 +202,7 @@ func (a *fakeAPI) Bind(_ context.Context, pod *v1.Pod, node string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	k := key(pod.Namespace, pod.Name)
+	a.writes = append(a.writes, "bind "+k+" "+node)
 	if cur := a.pods[k]; cur != nil && cur.UID == pod.UID && cur.Spec.NodeName != "" {
 		a.doubleBinds++
 	}
@@ -247,15 +255,44 @@ func (a *fakeAPI) Nominate(_ context.Context, pod *v1.Pod, node string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.nominated = append(a.nominated, key(pod.Namespace, pod.Name)+" "+node)
+	a.writes = append(a.writes, "nominate "+key(pod.Namespace, pod.Name)+" "+node)
 	return nil
 }
 
 func (a *fakeAPI) Evict(_ context.Context, victim *v1.Pod, msg string) error {
+	if a.evictHook != nil {
+		a.evictHook(victim)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.evicted = append(a.evicted, key(victim.Namespace, victim.Name)+": "+msg)
+	a.writes = append(a.writes, "evict "+key(victim.Namespace, victim.Name))
 	a.removeLocked(victim.Namespace, victim.Name)
 	return nil
+}
+
+// nominations are the Nominate calls ("namespace/name node"), in call order.
+func (a *fakeAPI) nominations() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.nominated...)
+}
+
+// evictions are the Evict calls ("namespace/name: message"), sorted (the
+// victims are evicted in parallel).
+func (a *fakeAPI) evictions() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := append([]string(nil), a.evicted...)
+	slices.Sort(out)
+	return out
+}
+
+// writeLog is writes, in call order.
+func (a *fakeAPI) writeLog() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.writes...)
 }
 
 func (a *fakeAPI) podGroupConditions() []pgCondCall {
@@ -332,9 +369,21 @@ func (l *eventLog) all() []event {
 
 // attemptLog is a cycle.Recorder that keeps what it is told.
 type attemptLog struct {
-	mu        sync.Mutex
-	attempts  []attempt
-	scheduled []scheduled
+	mu          sync.Mutex
+	attempts    []attempt
+	scheduled   []scheduled
+	preemptions []preemption
+	groupPreems []groupPreemption
+}
+
+type preemption struct {
+	Victims int
+	Found   bool
+}
+
+type groupPreemption struct {
+	Result  string
+	Victims int
 }
 
 type attempt struct {
@@ -356,8 +405,29 @@ func (r *attemptLog) Attempt(profile, result string, d time.Duration) {
 	r.attempts = append(r.attempts, attempt{profile, result, d})
 }
 
-func (r *attemptLog) Preemption(int, bool)        {}
-func (r *attemptLog) GroupPreemption(string, int) {}
+func (r *attemptLog) Preemption(victims int, found bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.preemptions = append(r.preemptions, preemption{victims, found})
+}
+
+func (r *attemptLog) GroupPreemption(result string, victims int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.groupPreems = append(r.groupPreems, groupPreemption{result, victims})
+}
+
+func (r *attemptLog) podPreemptions() []preemption {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]preemption(nil), r.preemptions...)
+}
+
+func (r *attemptLog) groupPreemptions() []groupPreemption {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]groupPreemption(nil), r.groupPreems...)
+}
 
 func (r *attemptLog) Scheduled(profile string, attempts int, sli time.Duration) {
 	r.mu.Lock()
