@@ -1,0 +1,19 @@
+;; victimOrder-abi2: a victimOrder policy module that reports ABI 2.0 from
+;; wasmsched_abi_version; the host speaks 1.x and refuses it at load.
+;; Otherwise it follows the contract (abi/abi.go). Memory: 0x100 registrations,
+;; 0x200 error message, 0x300 gates, 0x3c0 an all-zero sort key, 0x400 the
+;; input buffer (up to 0xfc00 bytes), 0x10000 outputs.
+(module
+  (memory (export "memory") 2)
+  (data (i32.const 0x200) "policy exploded")
+  (func (export "wasmsched_abi_version") (result i32) (i32.const 0x00020000))
+  (func (export "wasmsched_buffer") (param $n i32) (result i32)
+    (if (result i32) (i32.gt_u (local.get $n) (i32.const 0xfc00))
+      (then (i32.const 0))
+      (else (i32.const 0x400))))
+  (func (export "wasmsched_last_error") (result i64)
+    (i64.const 0x000002000000000f)) ;; "policy exploded"
+
+  (func (export "wasmsched_victim_order") (param $n i32) (result i64)
+    (i64.or (i64.const 0x0001000000000000) (i64.extend_i32_u (i32.shl (i32.load (i32.const 0x414)) (i32.const 2)))))
+)

@@ -1,0 +1,24 @@
+;; victimOrder-env: a victimOrder policy module that imports env.getenv (not
+;; WASI, so not on the allow-list) and reads an environment variable in
+;; wasmsched_victim_order; Load refuses the import.
+;; Otherwise it follows the contract (abi/abi.go). Memory: 0x100 registrations,
+;; 0x200 error message, 0x300 gates, 0x3c0 an all-zero sort key, 0x400 the
+;; input buffer (up to 0xfc00 bytes), 0x10000 outputs.
+(module
+  (import "env" "getenv" (func $getenv (param i32 i32) (result i32)))
+  (memory (export "memory") 2)
+  (data (i32.const 0x200) "policy exploded")
+  (data (i32.const 0x3a0) "POLICY_MODE")
+  (func (export "wasmsched_abi_version") (result i32) (i32.const 0x00010000))
+  (func (export "wasmsched_buffer") (param $n i32) (result i32)
+    (if (result i32) (i32.gt_u (local.get $n) (i32.const 0xfc00))
+      (then (i32.const 0))
+      (else (i32.const 0x400))))
+  (func (export "wasmsched_last_error") (result i64)
+    (i64.const 0x000002000000000f)) ;; "policy exploded"
+
+  (func (export "wasmsched_victim_order") (param $n i32) (result i64)
+    ;; look up $POLICY_MODE in the host's environment
+    (drop (call $getenv (i32.const 0x3a0) (i32.const 11)))
+    (i64.or (i64.const 0x0001000000000000) (i64.extend_i32_u (i32.shl (i32.load (i32.const 0x414)) (i32.const 2)))))
+)
