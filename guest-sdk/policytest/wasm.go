@@ -145,6 +145,12 @@ func (r strictRecorder) FellBack(slot abi.Slot, n int) {
 
 func (r strictRecorder) Observe(abi.Slot, time.Duration) {}
 
+func (r strictRecorder) Swapped(abi.Slot, string) {}
+
+func (r strictRecorder) BreakerTripped(slot abi.Slot) {
+	r.t.Errorf("the %s slot's circuit breaker opened", slot)
+}
+
 // zeroFallback is every slot's fallback in a wasm run. The recorder already
 // fails the test on a fallback; answering zero values rather than a real
 // native policy makes sure a fallback cannot also make the answers right.

@@ -15,13 +15,17 @@ import (
 
 var _ policy.Recorder = (*Policy)(nil)
 
-// Policy records the Wasm policy slots' calls, failures and fallbacks.
+// Policy records the Wasm policy slots' calls, failures, fallbacks, module
+// swaps and circuit breakers.
 type Policy struct {
 	// Per-slot children are bound once: Called sits on per-pod paths.
-	calls     [len(abi.Slots)]prometheus.Counter
-	fallbacks [len(abi.Slots)]prometheus.Counter
-	durations [len(abi.Slots)]prometheus.Observer
-	errors    *prometheus.CounterVec
+	calls       [len(abi.Slots)]prometheus.Counter
+	fallbacks   [len(abi.Slots)]prometheus.Counter
+	durations   [len(abi.Slots)]prometheus.Observer
+	trips       [len(abi.Slots)]prometheus.Counter
+	breakerOpen [len(abi.Slots)]prometheus.Gauge
+	errors      *prometheus.CounterVec
+	swaps       *prometheus.CounterVec
 
 	mu          sync.Mutex // guards errorsByKey
 	errorsByKey map[errorKey]prometheus.Counter
@@ -51,16 +55,30 @@ func NewPolicy(reg prometheus.Registerer) (*Policy, error) {
 		Name: "wasmsched_policy_errors_total",
 		Help: "Failed policy calls, by slot and reason (trap, deadline, guest_error, bad_output, exit, instantiate).",
 	}, []string{"slot", "reason"})
-	for _, c := range []prometheus.Collector{calls, fallbacks, durations, errs} {
+	swaps := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wasmsched_policy_swaps_total",
+		Help: "Attempts to load a policy module into a slot, by slot and result (success, or why it was refused: invalid, slot, sha256, smoke, closed, unwired).",
+	}, []string{"slot", "result"})
+	trips := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wasmsched_policy_breaker_trips_total",
+		Help: "Times a slot's circuit breaker opened after repeated failures of its module, by slot.",
+	}, []string{"slot"})
+	open := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "wasmsched_policy_breaker_open",
+		Help: "1 while a slot's circuit breaker is open (its native default answers without calling the module, until a module is loaded), else 0; by slot.",
+	}, []string{"slot"})
+	for _, c := range []prometheus.Collector{calls, fallbacks, durations, errs, swaps, trips, open} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
-	p := &Policy{errors: errs, errorsByKey: map[errorKey]prometheus.Counter{}}
+	p := &Policy{errors: errs, swaps: swaps, errorsByKey: map[errorKey]prometheus.Counter{}}
 	for _, s := range abi.Slots {
 		p.calls[s] = calls.WithLabelValues(s.String())
 		p.fallbacks[s] = fallbacks.WithLabelValues(s.String())
 		p.durations[s] = durations.WithLabelValues(s.String())
+		p.trips[s] = trips.WithLabelValues(s.String())
+		p.breakerOpen[s] = open.WithLabelValues(s.String())
 	}
 	return p, nil
 }
@@ -94,4 +112,21 @@ func (p *Policy) Failed(s abi.Slot, reason string, _ error) {
 	}
 	p.mu.Unlock()
 	c.Inc()
+}
+
+// Swapped counts a load attempt; a successful one closes the slot's breaker
+// (the new module comes with a new one).
+func (p *Policy) Swapped(s abi.Slot, result string) {
+	p.swaps.WithLabelValues(s.String(), result).Inc()
+	if result == "success" && int(s) < len(p.breakerOpen) {
+		p.breakerOpen[s].Set(0)
+	}
+}
+
+// BreakerTripped counts the trip and marks the slot's breaker open.
+func (p *Policy) BreakerTripped(s abi.Slot) {
+	if int(s) < len(p.trips) {
+		p.trips[s].Inc()
+		p.breakerOpen[s].Set(1)
+	}
 }

@@ -20,6 +20,14 @@ type Recorder interface {
 	// Observe records the duration of a batched call (hints, victims); per-pod
 	// calls are too cheap to time.
 	Observe(slot abi.Slot, d time.Duration)
+	// Swapped counts an attempt to load a module into a slot (see
+	// [Set.Load]): result is "success" or the short reason it was refused
+	// ("invalid", "slot", "sha256", "smoke", "closed", "unwired").
+	Swapped(slot abi.Slot, result string)
+	// BreakerTripped reports that the slot's circuit breaker opened: the slot
+	// answers with its native default, without calling its module, until a
+	// module is loaded into it (a "success" Swapped closes it again).
+	BreakerTripped(slot abi.Slot)
 }
 
 // Discard is a Recorder that records nothing, for tests and tools.
@@ -29,3 +37,5 @@ func (Discard) Called(abi.Slot)                 {}
 func (Discard) Failed(abi.Slot, string, error)  {}
 func (Discard) FellBack(abi.Slot, int)          {}
 func (Discard) Observe(abi.Slot, time.Duration) {}
+func (Discard) Swapped(abi.Slot, string)        {}
+func (Discard) BreakerTripped(abi.Slot)         {}

@@ -20,12 +20,15 @@ var (
 	_ VictimOrder  = (*WasmVictimOrder)(nil)
 )
 
-// slotModule is what every adapter shares: the module, the slot it serves and
-// where failures are counted.
+// slotModule is what every adapter shares: the module, the slot it serves,
+// where failures are counted and, for adapters built by a [Set], the
+// module's circuit breaker and whether a swap has retired the module.
 type slotModule struct {
 	mod  *wasm.Module
 	slot abi.Slot
 	rec  Recorder
+	// brk is nil for adapters built by the NewWasm* constructors: no breaker.
+	brk *breaker
 }
 
 func newSlotModule(m *wasm.Module, slot abi.Slot, rec Recorder) (slotModule, error) {
@@ -60,11 +63,21 @@ func sdkPackage(s abi.Slot) string {
 // Module returns the module the adapter calls.
 func (s *slotModule) Module() *wasm.Module { return s.mod }
 
-// acquire returns an instance, or nil after counting the failure.
+// acquire returns an instance, or nil when the caller must answer with the
+// native default: the breaker is open (the module is not called), the module
+// was retired by a swap after the caller picked this adapter (not a failure
+// of the module), or instantiation failed (counted).
 func (s *slotModule) acquire() *wasm.Instance {
+	if s.brk.isOpen() {
+		return nil
+	}
 	inst, err := s.mod.Acquire(context.Background())
 	if err != nil {
+		if s.brk.isRetired() {
+			return nil
+		}
 		s.rec.Failed(s.slot, "instantiate", err)
+		s.brk.fail()
 		return nil
 	}
 	s.rec.Called(s.slot)
@@ -74,6 +87,7 @@ func (s *slotModule) acquire() *wasm.Instance {
 // failed counts a failed call by the kind of its error.
 func (s *slotModule) failed(err error) {
 	s.rec.Failed(s.slot, wasm.KindOf(err).String(), err)
+	s.brk.fail()
 }
 
 // put copies records into the guest's input buffer back to back.
@@ -246,23 +260,25 @@ func (s *WasmBackoffSort) MayPop(p abi.PodView) bool {
 		return s.fallback.MayPop(p)
 	}
 	defer s.mod.Release(inst)
-	may, err := func() (bool, error) {
-		n, err := put(inst, p.Bytes())
-		if err != nil {
-			return false, err
-		}
-		r, err := inst.Call(wasm.FuncBackoffMayPop, uint64(n), 0)
-		if err != nil {
-			return false, err
-		}
-		return inst.Bool(r)
-	}()
+	may, err := s.callMayPop(inst, p.Bytes())
 	if err != nil {
 		s.failed(err)
 		s.rec.FellBack(s.slot, 1)
 		return s.fallback.MayPop(p)
 	}
 	return may
+}
+
+func (s *WasmBackoffSort) callMayPop(inst *wasm.Instance, rec []byte) (bool, error) {
+	n, err := put(inst, rec)
+	if err != nil {
+		return false, err
+	}
+	r, err := inst.Call(wasm.FuncBackoffMayPop, uint64(n), 0)
+	if err != nil {
+		return false, err
+	}
+	return inst.Bool(r)
 }
 
 // WasmPreEnqueue runs the PreEnqueue slot through a module.
@@ -288,30 +304,31 @@ func (s *WasmPreEnqueue) PreEnqueue(p abi.PodView) abi.Gate {
 	}
 	defer s.mod.Release(inst)
 	var g abi.Gate
-	err := func() error {
-		n, err := put(inst, p.Bytes())
-		if err != nil {
-			return err
-		}
-		r, err := inst.Call(wasm.FuncPreEnqueue, uint64(n), 0)
-		if err != nil {
-			return err
-		}
-		out, err := inst.Output(abi.Result(r))
-		if err != nil {
-			return err
-		}
-		if err := abi.DecodeGate(out, &g); err != nil {
-			return badOutput(s.mod, s.slot, abi.ExportPreEnqueue, err.Error())
-		}
-		return nil
-	}()
-	if err != nil {
+	if err := s.callPreEnqueue(inst, p.Bytes(), &g); err != nil {
 		s.failed(err)
 		s.rec.FellBack(s.slot, 1)
 		return s.fallback.PreEnqueue(p)
 	}
 	return g
+}
+
+func (s *WasmPreEnqueue) callPreEnqueue(inst *wasm.Instance, rec []byte, g *abi.Gate) error {
+	n, err := put(inst, rec)
+	if err != nil {
+		return err
+	}
+	r, err := inst.Call(wasm.FuncPreEnqueue, uint64(n), 0)
+	if err != nil {
+		return err
+	}
+	out, err := inst.Output(abi.Result(r))
+	if err != nil {
+		return err
+	}
+	if err := abi.DecodeGate(out, g); err != nil {
+		return badOutput(s.mod, s.slot, abi.ExportPreEnqueue, err.Error())
+	}
+	return nil
 }
 
 // WasmQueueingHint runs the QueueingHint slot through a module: one call per

@@ -26,11 +26,21 @@ type counting struct {
 	calls     map[abi.Slot]int
 	failures  map[string]int // "slot/reason"
 	fallbacks map[abi.Slot]int
+	swaps     map[string]int // "slot/result"
+	trips     map[abi.Slot]int
 }
 
 func newCounting() *counting {
-	return &counting{calls: map[abi.Slot]int{}, failures: map[string]int{}, fallbacks: map[abi.Slot]int{}}
+	return &counting{calls: map[abi.Slot]int{}, failures: map[string]int{}, fallbacks: map[abi.Slot]int{},
+		swaps: map[string]int{}, trips: map[abi.Slot]int{}}
 }
+
+func (c *counting) Swapped(s abi.Slot, result string) {
+	c.mu.Lock()
+	c.swaps[s.String()+"/"+result]++
+	c.mu.Unlock()
+}
+func (c *counting) BreakerTripped(s abi.Slot) { c.mu.Lock(); c.trips[s]++; c.mu.Unlock() }
 
 func (c *counting) Called(s abi.Slot) { c.mu.Lock(); c.calls[s]++; c.mu.Unlock() }
 func (c *counting) Failed(s abi.Slot, why string, _ error) {

@@ -30,6 +30,10 @@ func (r *failRecorder) FellBack(slot abi.Slot, n int) {
 	r.t.Errorf("the %s slot answered %d decisions with the fallback", slot, n)
 }
 func (r *failRecorder) Observe(abi.Slot, time.Duration) {}
+func (r *failRecorder) Swapped(abi.Slot, string)        {}
+func (r *failRecorder) BreakerTripped(slot abi.Slot) {
+	r.t.Errorf("the %s slot's circuit breaker opened", slot)
+}
 
 // wrongFallback answers the opposite of the logic of one slot, so that a
 // fallback the recorder somehow missed still fails the comparison.

@@ -80,3 +80,7 @@ func (r strictRecorder) FellBack(s abi.Slot, n int) {
 	r.tb.Fatalf("%s fell back to native for %d decisions", s, n)
 }
 func (strictRecorder) Observe(abi.Slot, time.Duration) {}
+func (strictRecorder) Swapped(abi.Slot, string)        {}
+func (r strictRecorder) BreakerTripped(s abi.Slot) {
+	r.tb.Fatalf("%s circuit breaker opened", s)
+}
