@@ -1,0 +1,500 @@
+package policy_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
+	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/wasm"
+)
+
+// The fault tests load every module of testdata/faults (see its README) into
+// the real runtime and the slot adapters.
+//
+// Timing: each module gets a 50 ms deadline. The runtime interrupts a call
+// within the deadline plus two watchdog ticks (1 ms) when the watchdog gets
+// the CPU on time; the tests allow twice the deadline plus faultMargin for
+// the scheduling noise of a loaded 2-core machine running with -race, where
+// the watchdog goroutine or the caller can be descheduled for a few tens of
+// milliseconds. A call is never interrupted before its deadline, so a call
+// that failed with "deadline" took at least the deadline.
+const (
+	faultDeadline = 50 * time.Millisecond
+	faultMargin   = 25 * time.Millisecond
+	faultBound    = 2*faultDeadline + faultMargin
+	// faultPages is the memory limit, low so that the grow fixtures reach it
+	// well before the deadline: growing a page at a time is slow in wazero
+	// (measured here to the limit: 16 pages 5 ms, 64 pages 21 ms, 256 pages
+	// 82 ms; with -race 16, 62 and 311 ms), so at 64 pages a grow fixture
+	// would end as often on the deadline as on its trap.
+	faultPages = 8
+)
+
+// faultRecorder counts what the adapters report. It embeds policy.Discard so
+// that it keeps implementing policy.Recorder if the interface grows.
+type faultRecorder struct {
+	policy.Discard
+	mu        sync.Mutex
+	called    int
+	failures  map[string]int // by reason
+	errs      []error
+	fallbacks int
+}
+
+func newFaultRecorder() *faultRecorder { return &faultRecorder{failures: map[string]int{}} }
+
+func (r *faultRecorder) Called(abi.Slot) { r.mu.Lock(); r.called++; r.mu.Unlock() }
+func (r *faultRecorder) Failed(_ abi.Slot, reason string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failures[reason]++
+	r.errs = append(r.errs, err)
+}
+func (r *faultRecorder) FellBack(_ abi.Slot, n int) { r.mu.Lock(); r.fallbacks += n; r.mu.Unlock() }
+
+// take returns what was recorded since the last take and resets it.
+func (r *faultRecorder) take() (failures map[string]int, errs []error, fallbacks int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	failures, errs, fallbacks = r.failures, r.errs, r.fallbacks
+	r.failures, r.errs, r.fallbacks, r.called = map[string]int{}, nil, 0, 0
+	return failures, errs, fallbacks
+}
+
+// faultCall is one decision of a slot, made through the adapter.
+type faultCall struct {
+	name   string
+	export string
+	// pods is how many decisions the call answers (the fallback count).
+	pods int
+	// run asks adapter a about inputs whose (first) priority is prio, and
+	// returns its answer and the native default's answer to the same inputs.
+	run func(a any, prio int32) (got, native any)
+	// slow is what the slow fixture answers when prio is even.
+	slow func(prio int32) any
+}
+
+// faultSlot is a slot, how to build its adapter with the native default as
+// fallback, and its decisions.
+type faultSlot struct {
+	slot  abi.Slot
+	build func(m *wasm.Module, rec policy.Recorder) (any, error)
+	calls []faultCall
+}
+
+// adapter returns a as an any that is nil when a is nil.
+func adapter[T any](a *T, err error) (any, error) {
+	if a == nil {
+		return nil, err
+	}
+	return a, err
+}
+
+func faultPod(name string, prio int32) *policytest.PodWrapper {
+	return policytest.MakePod().UID("uid-" + name).Namespace("ns").Name(name).Priority(prio)
+}
+
+var faultSlots = []faultSlot{
+	{
+		slot: abi.SlotQueueSort,
+		build: func(m *wasm.Module, rec policy.Recorder) (any, error) {
+			return adapter(policy.NewWasmSort(m, abi.SlotQueueSort, policy.PrioritySort{}, rec))
+		},
+		calls: []faultCall{
+			{
+				name: "less", export: abi.ExportQueueSortLess, pods: 1,
+				run: func(a any, prio int32) (any, any) {
+					x, y := faultPod("a", prio).Queued(time.Unix(1, 0)).View(), faultPod("b", 10).Queued(time.Unix(2, 0)).View()
+					return a.(*policy.WasmSort).Less(x, y), policy.PrioritySort{}.Less(x, y)
+				},
+				slow: func(prio int32) any { return prio < 10 },
+			},
+			{
+				name: "key", export: abi.ExportQueueSortKey, pods: 1,
+				run: func(a any, prio int32) (any, any) {
+					x := faultPod("a", prio).Queued(time.Unix(1, 0)).View()
+					return a.(*policy.WasmSort).Key(x), policy.PrioritySort{}.Key(x)
+				},
+				slow: func(prio int32) any { return abi.SortKey{abi.Asc(int64(prio))} },
+			},
+		},
+	},
+	{
+		slot: abi.SlotBackoffSort,
+		build: func(m *wasm.Module, rec policy.Recorder) (any, error) {
+			return adapter(policy.NewWasmBackoffSort(m, policy.BackoffExpiry{}, rec))
+		},
+		calls: []faultCall{
+			{
+				name: "less", export: abi.ExportBackoffSortLess, pods: 1,
+				run: func(a any, prio int32) (any, any) {
+					x, y := faultPod("a", prio).BackoffExpiry(time.Unix(9, 0)).View(), faultPod("b", 10).BackoffExpiry(time.Unix(5, 0)).View()
+					return a.(*policy.WasmBackoffSort).Less(x, y), policy.BackoffExpiry{}.Less(x, y)
+				},
+				slow: func(prio int32) any { return prio < 10 },
+			},
+			{
+				name: "key", export: abi.ExportBackoffSortKey, pods: 1,
+				run: func(a any, prio int32) (any, any) {
+					x := faultPod("a", prio).BackoffExpiry(time.Unix(9, 0)).View()
+					return a.(*policy.WasmBackoffSort).Key(x), policy.BackoffExpiry{}.Key(x)
+				},
+				slow: func(prio int32) any { return abi.SortKey{abi.Asc(int64(prio))} },
+			},
+			{
+				name: "mayPop", export: abi.ExportBackoffMayPop, pods: 1,
+				run: func(a any, prio int32) (any, any) {
+					x := faultPod("a", prio).BackoffExpiry(time.Unix(9, 0)).View() // no rejecting plugin: native says no
+					return a.(*policy.WasmBackoffSort).MayPop(x), policy.BackoffExpiry{}.MayPop(x)
+				},
+				slow: func(int32) any { return true },
+			},
+		},
+	},
+	{
+		slot: abi.SlotPreEnqueue,
+		build: func(m *wasm.Module, rec policy.Recorder) (any, error) {
+			return adapter(policy.NewWasmPreEnqueue(m, policy.Admit{}, rec))
+		},
+		calls: []faultCall{{
+			name: "preEnqueue", export: abi.ExportPreEnqueue, pods: 1,
+			run: func(a any, prio int32) (any, any) {
+				x := faultPod("a", prio).View()
+				return a.(*policy.WasmPreEnqueue).PreEnqueue(x), policy.Admit{}.PreEnqueue(x)
+			},
+			slow: func(int32) any { return abi.Gate{Code: abi.GateWait, Plugin: "Slow", Reason: "even priority"} },
+		}},
+	},
+	{
+		slot: abi.SlotQueueingHint,
+		build: func(m *wasm.Module, rec policy.Recorder) (any, error) {
+			return adapter(policy.NewWasmQueueingHint(m, policy.AlwaysQueue{}, rec))
+		},
+		calls: []faultCall{{
+			name: "hints", export: abi.ExportQueueingHint, pods: 2,
+			run: func(a any, prio int32) (any, any) {
+				ev := policytest.NodeAdd(policytest.MakeNode().Name("n").Allocatable("cpu", 4000).Obj())
+				pods := []abi.PodView{faultPod("a", prio).View(), faultPod("b", 4).View()}
+				got, native := make([]abi.Hint, len(pods)), make([]abi.Hint, len(pods))
+				a.(*policy.WasmQueueingHint).Hints(ev, pods, got)
+				policy.AlwaysQueue{}.Hints(ev, pods, native)
+				return got, native
+			},
+			slow: func(int32) any { return []abi.Hint{abi.HintSkip, abi.HintSkip} },
+		}},
+	},
+	{
+		slot: abi.SlotVictimOrder,
+		build: func(m *wasm.Module, rec policy.Recorder) (any, error) {
+			return adapter(policy.NewWasmVictimOrder(m, policy.Importance{}, rec))
+		},
+		calls: []faultCall{{
+			// One call orders the whole batch: one decision.
+			name: "order", export: abi.ExportVictimOrder, pods: 1,
+			run: func(a any, prio int32) (any, any) {
+				vs := []abi.Victim{
+					policytest.MakeVictim().UID("a").Name("a").Priority(prio).Obj(),
+					policytest.MakeVictim().UID("b").Name("b").Priority(9).Obj(),
+					policytest.MakeVictim().UID("c").Name("c").Priority(5).Obj(),
+				}
+				got, native := make([]uint32, len(vs)), make([]uint32, len(vs))
+				a.(*policy.WasmVictimOrder).Order(abi.PodView{}, vs, got)
+				policy.Importance{}.Order(abi.PodView{}, vs, native)
+				return got, native
+			},
+			slow: func(int32) any { return []uint32{2, 1, 0} },
+		}},
+	},
+}
+
+// faultReasons are the fixtures that load and fail at run time, with the
+// reason every call into them is counted under.
+var faultReasons = map[string]string{
+	"loop":     "deadline",
+	"trap":     "trap",
+	"grow":     "trap",
+	"oversize": "bad_output",
+	"garbage":  "bad_output",
+}
+
+// refusedFaults are the fixtures that must not get into a slot, with what the
+// refusal says. atLoad: the runtime's Load refuses the module; otherwise
+// Load accepts it and the slot adapter refuses it.
+var refusedFaults = []struct {
+	fault  string
+	atLoad bool
+	want   func(slot abi.Slot) []string
+}{
+	{"abi2", true, func(abi.Slot) []string { return []string{"speaks ABI 2.0, this host speaks 1.x", "rebuild it"} }},
+	{"nobuffer", true, func(abi.Slot) []string { return []string{"missing required export wasmsched_buffer"} }},
+	{"fs", true, func(abi.Slot) []string {
+		return []string{"forbidden imports wasi_snapshot_preview1.path_open, wasi_snapshot_preview1.fd_read", "no filesystem"}
+	}},
+	{"sock", true, func(abi.Slot) []string {
+		return []string{"forbidden imports wasi_snapshot_preview1.sock_accept, wasi_snapshot_preview1.sock_send", "network"}
+	}},
+	{"env", true, func(abi.Slot) []string { return []string{"forbidden import env.getenv:", "environment"} }},
+	{"noexport", false, func(s abi.Slot) []string {
+		missing := map[abi.Slot]string{
+			abi.SlotQueueSort:    abi.ExportQueueSortLess,
+			abi.SlotBackoffSort:  abi.ExportBackoffMayPop,
+			abi.SlotPreEnqueue:   abi.ExportPreEnqueue,
+			abi.SlotQueueingHint: abi.ExportHintEvents,
+			abi.SlotVictimOrder:  abi.ExportVictimOrder,
+		}[s]
+		return []string{"cannot serve the " + s.String() + " slot: it does not export " + missing}
+	}},
+}
+
+// faultRuntime returns a runtime closed when t ends.
+func faultRuntime(t *testing.T) *wasm.Runtime {
+	t.Helper()
+	ctx := context.Background()
+	rt, err := wasm.NewRuntime(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rt.Close(ctx); err != nil {
+			t.Errorf("closing the runtime: %v", err)
+		}
+	})
+	return rt
+}
+
+func faultLimits() wasm.Limits {
+	l := wasm.DefaultLimits()
+	l.Deadline, l.MemoryPages = faultDeadline, faultPages
+	return l
+}
+
+func readFault(t *testing.T, name string) []byte {
+	t.Helper()
+	bin, err := os.ReadFile(filepath.Join("testdata", "faults", name+".wasm"))
+	if err != nil {
+		t.Fatalf("%v (run make fixtures)", err)
+	}
+	return bin
+}
+
+// loadFault loads a fixture that must load, and builds its slot adapter.
+func loadFault(t *testing.T, rt *wasm.Runtime, fs faultSlot, fault string, rec policy.Recorder) (*wasm.Module, any) {
+	t.Helper()
+	name := fs.slot.String() + "-" + fault
+	m, err := rt.Load(context.Background(), name+".wasm", readFault(t, name), faultLimits())
+	if err != nil {
+		t.Fatalf("load %s: %v", name, err)
+	}
+	a, err := fs.build(m, rec)
+	if err != nil {
+		t.Fatalf("adapter for %s: %v", name, err)
+	}
+	return m, a
+}
+
+// TestFaultFixturesListed keeps the tables and the folder in step.
+func TestFaultFixturesListed(t *testing.T) {
+	wats, err := filepath.Glob(filepath.Join("testdata", "faults", "*.wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want []string
+	for _, w := range wats {
+		got = append(got, strings.TrimSuffix(filepath.Base(w), ".wat"))
+		if _, err := os.Stat(strings.TrimSuffix(w, ".wat") + ".wasm"); err != nil {
+			t.Errorf("%v (run make fixtures)", err)
+		}
+	}
+	for _, fs := range faultSlots {
+		for f := range faultReasons {
+			want = append(want, fs.slot.String()+"-"+f)
+		}
+		want = append(want, fs.slot.String()+"-slow")
+		for _, r := range refusedFaults {
+			want = append(want, fs.slot.String()+"-"+r.fault)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("fixtures in testdata/faults vs. the tests' tables (-want, +got):\n%s", diff)
+	}
+	if len(faultSlots) != len(abi.Slots) {
+		t.Errorf("the fault tests cover %d slots, the ABI has %d", len(faultSlots), len(abi.Slots))
+	}
+}
+
+// TestFaultRefused: a module that must not serve its slot is refused with a
+// message that names it and says what is wrong, and nothing of it is kept.
+func TestFaultRefused(t *testing.T) {
+	rt := faultRuntime(t)
+	ctx := context.Background()
+	for _, fs := range faultSlots {
+		for _, r := range refusedFaults {
+			name := fs.slot.String() + "-" + r.fault
+			t.Run(name, func(t *testing.T) {
+				bin := readFault(t, name)
+				file := name + ".wasm"
+				m, err := rt.Load(ctx, file, bin, faultLimits())
+				if r.atLoad {
+					if err == nil {
+						m.Close(ctx)
+						t.Fatal("Load accepted the module")
+					}
+					if m != nil {
+						t.Error("Load returned a module with its error")
+					}
+					// Refused again, the same way: nothing was cached.
+					m2, err2 := rt.Load(ctx, file, bin, faultLimits())
+					if m2 != nil || err2 == nil || err2.Error() != err.Error() {
+						t.Errorf("second Load: %v, %v; want the same refusal %q", m2, err2, err)
+					}
+				} else {
+					if err != nil {
+						t.Fatalf("Load: %v; the slot adapter, not the runtime, should refuse it", err)
+					}
+					defer m.Close(ctx)
+					rec := newFaultRecorder()
+					var a any
+					a, err = fs.build(m, rec)
+					if a != nil {
+						t.Errorf("the adapter constructor returned an adapter (%T) with its error", a)
+					}
+					if err == nil {
+						t.Fatal("the adapter accepted the module")
+					}
+					if st := m.Stats(); st.Live != st.Free {
+						t.Errorf("the refused adapter kept an instance: %d live, %d free", st.Live, st.Free)
+					}
+					if _, _, n := rec.take(); n != 0 {
+						t.Errorf("%d fallbacks counted for a refused module", n)
+					}
+				}
+				msg := err.Error()
+				for _, want := range append(r.want(fs.slot), `"`+file+`"`) {
+					if !strings.Contains(msg, want) {
+						t.Errorf("refusal %q\ndoes not contain %q", msg, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestFaultFallback: every decision made through a module that loops, traps,
+// exhausts its memory or returns too much or garbage gets the native
+// default's answer; the call is aborted in time, counted with its reason and
+// as a fallback, and its instance is discarded.
+func TestFaultFallback(t *testing.T) {
+	rt := faultRuntime(t)
+	for _, fs := range faultSlots {
+		for _, fault := range []string{"loop", "trap", "grow", "oversize", "garbage"} {
+			reason := faultReasons[fault]
+			name := fs.slot.String() + "-" + fault
+			t.Run(name, func(t *testing.T) {
+				rec := newFaultRecorder()
+				m, a := loadFault(t, rt, fs, fault, rec)
+				before := m.Stats().Discarded
+				for _, c := range fs.calls {
+					start := time.Now()
+					got, native := c.run(a, 3)
+					took := time.Since(start)
+					t.Logf("%s: %v (deadline %v)", c.name, took.Round(time.Millisecond/10), faultDeadline)
+					if diff := cmp.Diff(native, got); diff != "" {
+						t.Errorf("%s: answer (-native default, +got):\n%s", c.name, diff)
+					}
+					if took > faultBound {
+						t.Errorf("%s: took %v, want at most %v (2x the %v deadline + %v)", c.name, took, faultBound, faultDeadline, faultMargin)
+					}
+					if reason == "deadline" && took < faultDeadline {
+						t.Errorf("%s: interrupted after %v, before its %v deadline", c.name, took, faultDeadline)
+					}
+					failures, errs, fallbacks := rec.take()
+					if diff := cmp.Diff(map[string]int{reason: 1}, failures); diff != "" {
+						t.Errorf("%s: failures by reason (-want, +got):\n%s", c.name, diff)
+					}
+					if fallbacks != c.pods {
+						t.Errorf("%s: %d decisions counted as fallbacks, want %d", c.name, fallbacks, c.pods)
+					}
+					for _, err := range errs {
+						if msg := err.Error(); !strings.Contains(msg, `"`+name+`.wasm"`) || !strings.Contains(msg, c.export) {
+							t.Errorf("%s: failure %q does not name the module and %s", c.name, msg, c.export)
+						}
+						if reason == "deadline" && !errors.Is(err, wasm.ErrDeadline) {
+							t.Errorf("%s: failure %v is not a wasm.ErrDeadline", c.name, err)
+						}
+					}
+				}
+				// The adapters' own checks of an output (a gate, hints, a
+				// permutation, a key's length) report KindBadOutput without
+				// breaking the instance, so the pool keeps it; only failures
+				// that the runtime itself detects discard it.
+				if fault == "garbage" {
+					return
+				}
+				if got, want := m.Stats().Discarded-before, uint64(len(fs.calls)); got != want {
+					t.Errorf("%d broken instances discarded, want %d (one per failed call)", got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestFaultSlowInputs: a module that is slow only for some inputs answers
+// the fast ones itself and the slow ones, after the deadline, natively.
+func TestFaultSlowInputs(t *testing.T) {
+	rt := faultRuntime(t)
+	for _, fs := range faultSlots {
+		t.Run(fs.slot.String()+"-slow", func(t *testing.T) {
+			rec := newFaultRecorder()
+			_, a := loadFault(t, rt, fs, "slow", rec)
+			for _, c := range fs.calls {
+				for _, prio := range []int32{2, 3, 4, 7} {
+					start := time.Now()
+					got, native := c.run(a, prio)
+					took := time.Since(start)
+					failures, _, fallbacks := rec.take()
+					if prio%2 == 0 {
+						if diff := cmp.Diff(c.slow(prio), got); diff != "" {
+							t.Errorf("%s, priority %d (fast): answer (-module's, +got):\n%s", c.name, prio, diff)
+						}
+						if cmp.Equal(native, got) {
+							t.Errorf("%s, priority %d: the module's answer equals the native default's, so the test cannot tell them apart", c.name, prio)
+						}
+						if len(failures) != 0 || fallbacks != 0 {
+							t.Errorf("%s, priority %d (fast): failures %v, %d fallbacks; want none", c.name, prio, failures, fallbacks)
+						}
+						if took >= faultDeadline {
+							t.Errorf("%s, priority %d (fast): took %v, not below the %v deadline", c.name, prio, took, faultDeadline)
+						}
+						continue
+					}
+					t.Logf("%s, priority %d (slow): %v (deadline %v)", c.name, prio, took.Round(time.Millisecond/10), faultDeadline)
+					if diff := cmp.Diff(native, got); diff != "" {
+						t.Errorf("%s, priority %d (slow): answer (-native default, +got):\n%s", c.name, prio, diff)
+					}
+					if diff := cmp.Diff(map[string]int{"deadline": 1}, failures); diff != "" {
+						t.Errorf("%s, priority %d (slow): failures by reason (-want, +got):\n%s", c.name, prio, diff)
+					}
+					if fallbacks != c.pods {
+						t.Errorf("%s, priority %d (slow): %d fallbacks, want %d", c.name, prio, fallbacks, c.pods)
+					}
+					if took < faultDeadline || took > faultBound {
+						t.Errorf("%s, priority %d (slow): took %v, want between the %v deadline and %v", c.name, prio, took, faultDeadline, faultBound)
+					}
+				}
+			}
+		})
+	}
+}
