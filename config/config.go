@@ -73,6 +73,10 @@ type Config struct {
 	// Policies holds the default profile's slots whose module comes from a
 	// file; a slot not listed uses the policy built into the binary.
 	Policies map[abi.Slot]Module
+	// AdminEndpoint serves POST /policies/{slot} on the metrics listener, to
+	// load a new module into a slot while the scheduler runs
+	// (policies.adminEndpoint).
+	AdminEndpoint bool
 	// Profiles are every scheduler name served. Profiles[0] is the default
 	// profile (SchedulerName and Policies); the others follow sorted by name.
 	Profiles []Profile
@@ -141,6 +145,11 @@ type Sandbox struct {
 	// WatchdogTick is how often the watchdog checks for overrunning calls; a
 	// call is stopped within Deadline plus two ticks.
 	WatchdogTick time.Duration
+	// BreakerFailures failed calls within BreakerWindow open a slot's
+	// circuit breaker: the slot then answers with its native default, without
+	// calling its module, until a new module is loaded. 0 disables it.
+	BreakerFailures int
+	BreakerWindow   time.Duration
 }
 
 // Module is a policy module loaded from a file.
@@ -324,6 +333,13 @@ var keys = func() []key {
 			help: "idle instances kept per policy module"},
 		{name: "sandbox.watchdogTick", kind: kindDuration, def: time.Millisecond, check: durationRange(100*time.Microsecond, time.Second),
 			help: "how often the watchdog looks for calls past their deadline"},
+		{name: "sandbox.breakerFailures", kind: kindInt, def: int64(5), check: intRange(0, 1000),
+			help: "failed calls within sandbox.breakerWindow that open a slot's circuit breaker: the native default then answers, without calling the module, until a new module is loaded (0: no breaker)"},
+		{name: "sandbox.breakerWindow", kind: kindDuration, def: 10 * time.Second, check: durationRange(time.Second, time.Hour),
+			help: "window in which sandbox.breakerFailures failed calls open a slot's circuit breaker"},
+
+		{name: "policies.adminEndpoint", kind: kindBool, def: true,
+			help: "serve POST /policies/{slot} on the metrics listener, which loads a new module into a slot of a running scheduler"},
 	}
 	for _, s := range abi.Slots {
 		ks = append(ks,
@@ -576,7 +592,7 @@ func (p profileValues) addFile(raw any, where string) []error {
 				for _, kk := range slices.Sorted(maps.Keys(m)) {
 					walk(strings.TrimPrefix(sub+"."+kk, "."), m[kk])
 				}
-			case isKnown(sub) && strings.HasPrefix(sub, "policies."):
+			case isProfileField(sub):
 				if v != nil { // a key with no value sets nothing
 					p.set(name, sub, v)
 				}
@@ -592,6 +608,10 @@ func (p profileValues) addFile(raw any, where string) []error {
 	}
 	return errs
 }
+
+// isProfileField reports whether sub is a key a profile repeats,
+// policies.<slot>.<field> (not policies.adminEndpoint, which is global).
+func isProfileField(sub string) bool { return slices.Contains(profileFieldKeys(), sub) }
 
 // isPolicyPrefix reports whether sub is "", "policies" or "policies.<slot>".
 func isPolicyPrefix(sub string) bool {
@@ -616,7 +636,7 @@ func (p profileValues) addOverride(full string, v string) error {
 	}
 	name := strings.Join(segs[:len(segs)-3], ".")
 	sub := strings.Join(segs[len(segs)-3:], ".")
-	if _, ok := lookup(sub); !ok {
+	if !isProfileField(sub) {
 		return unknownProfileKey(full)
 	}
 	p.set(name, sub, v)
@@ -694,11 +714,14 @@ func build(k *koanf.Koanf, profiles profileValues) (*Config, error) {
 		},
 		Metrics: Metrics{BindAddress: str("metrics.bindAddress")},
 		Sandbox: Sandbox{
-			MemoryPages:  uint32(num("sandbox.memoryPages")),
-			Deadline:     dur("sandbox.deadline"),
-			PoolSize:     int(num("sandbox.poolSize")),
-			WatchdogTick: dur("sandbox.watchdogTick"),
+			MemoryPages:     uint32(num("sandbox.memoryPages")),
+			Deadline:        dur("sandbox.deadline"),
+			PoolSize:        int(num("sandbox.poolSize")),
+			WatchdogTick:    dur("sandbox.watchdogTick"),
+			BreakerFailures: int(num("sandbox.breakerFailures")),
+			BreakerWindow:   dur("sandbox.breakerWindow"),
 		},
+		AdminEndpoint: vals["policies.adminEndpoint"].(bool),
 	}
 	errs = append(errs, crossChecks(c)...)
 

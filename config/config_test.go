@@ -44,10 +44,12 @@ func defaults() *Config {
 			RenewDeadline: 10 * time.Second,
 			RetryPeriod:   2 * time.Second,
 		},
-		Metrics:  Metrics{BindAddress: "127.0.0.1:10351"},
-		Sandbox:  Sandbox{MemoryPages: 256, Deadline: 100 * time.Millisecond, PoolSize: 4, WatchdogTick: time.Millisecond},
-		Policies: map[abi.Slot]Module{},
-		Profiles: []Profile{{SchedulerName: "wasmsched", Policies: map[abi.Slot]Module{}}},
+		Metrics: Metrics{BindAddress: "127.0.0.1:10351"},
+		Sandbox: Sandbox{MemoryPages: 256, Deadline: 100 * time.Millisecond, PoolSize: 4, WatchdogTick: time.Millisecond,
+			BreakerFailures: 5, BreakerWindow: 10 * time.Second},
+		Policies:      map[abi.Slot]Module{},
+		AdminEndpoint: true,
+		Profiles:      []Profile{{SchedulerName: "wasmsched", Policies: map[abi.Slot]Module{}}},
 	}
 }
 
@@ -71,10 +73,12 @@ policies:
 	}
 	want := defaults()
 	want.Sandbox = Sandbox{
-		MemoryPages:  512,                    // file over default
-		Deadline:     300 * time.Millisecond, // env over file
-		PoolSize:     16,                     // flag over env
-		WatchdogTick: time.Millisecond,       // default
+		MemoryPages:     512,                    // file over default
+		Deadline:        300 * time.Millisecond, // env over file
+		PoolSize:        16,                     // flag over env
+		WatchdogTick:    time.Millisecond,       // default
+		BreakerFailures: 5,
+		BreakerWindow:   10 * time.Second,
 	}
 	want.Policies = map[abi.Slot]Module{
 		abi.SlotQueueSort:   {Path: "/etc/wasmsched/fifo.wasm", SHA256: pin},
@@ -154,6 +158,12 @@ func TestKeyLayers(t *testing.T) {
 			2 * time.Second, 3 * time.Second, 4 * time.Second, 500 * time.Millisecond},
 		{"metrics.bindAddress", `"0.0.0.0:10351"`, ":9000", "", func(c *Config) any { return c.Metrics.BindAddress },
 			"127.0.0.1:10351", "0.0.0.0:10351", ":9000", ""},
+		{"sandbox.breakerFailures", "0", "1000", "3", func(c *Config) any { return c.Sandbox.BreakerFailures },
+			5, 0, 1000, 3},
+		{"sandbox.breakerWindow", "1s", "1h", "30s", func(c *Config) any { return c.Sandbox.BreakerWindow },
+			10 * time.Second, time.Second, time.Hour, 30 * time.Second},
+		{"policies.adminEndpoint", "false", "true", "false", func(c *Config) any { return c.AdminEndpoint },
+			true, false, true, false},
 	}
 	for _, c := range cases {
 		t.Run(c.key, func(t *testing.T) {
@@ -209,6 +219,18 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"sandbox.deadline", "not a duration", "100ms"}},
 		{"tick too coarse", over("sandbox.deadline", "10ms", "sandbox.watchdogTick", "8ms"),
 			[]string{"sandbox.watchdogTick", "half of sandbox.deadline"}},
+		{"breaker failures out of range", over("sandbox.breakerFailures", "1001"),
+			[]string{"sandbox.breakerFailures", "1001 is out of range", "0 to 1000"}},
+		{"negative breaker failures", over("sandbox.breakerFailures", "-1"),
+			[]string{"sandbox.breakerFailures", "-1 is out of range", "0 to 1000"}},
+		{"breaker window too short", over("sandbox.breakerWindow", "500ms"),
+			[]string{"sandbox.breakerWindow", "500ms is out of range", "1s to 1h0m0s"}},
+		{"breaker window too long", Source{File: writeFile(t, "sandbox:\n  breakerWindow: 2h\n")},
+			[]string{"sandbox.breakerWindow", "2h0m0s is out of range", "1s to 1h0m0s"}},
+		{"admin endpoint not a bool", over("policies.adminEndpoint", "yes"),
+			[]string{"policies.adminEndpoint", "not a boolean", "true or false"}},
+		{"admin endpoint in a profile", Source{File: writeFile(t, "profiles:\n  p:\n    policies:\n      adminEndpoint: false\n")},
+			[]string{`unknown key "profiles.p.policies.adminEndpoint"`, profileKeyPattern}},
 		{"bad sha", over("policies.queueSort.module", "m.wasm", "policies.queueSort.sha256", "ABC"),
 			[]string{"policies.queueSort.sha256", "64 lowercase hex"}},
 		{"sha without module", over("policies.preEnqueue.sha256", pin),
