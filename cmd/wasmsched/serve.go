@@ -29,12 +29,12 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
-	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
 	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/cluster"
 	"github.com/wasmsched/wasmsched/host/cycle"
 	"github.com/wasmsched/wasmsched/host/metrics"
+	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/queue"
 	"github.com/wasmsched/wasmsched/host/wasm"
 )
@@ -77,7 +77,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			overrides["leaderElection.enabled"] = strconv.FormatBool(*leaderElect)
 		}
 	})
-	cfg, err := config.Load(config.Source{File: *cfgFile, Environ: os.Environ(), Overrides: overrides})
+	src := config.Source{File: *cfgFile, Environ: os.Environ(), Overrides: overrides}
+	cfg, err := config.Load(src)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
@@ -92,7 +93,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	return serve(ctx, cfg, client, log)
+	return serve(ctx, cfg, src, client, log)
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {
@@ -112,14 +113,15 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 
 // profile is one scheduler name with its queue and cycle.
 type profile struct {
-	name  string
-	slots *slots
-	queue *queue.Queue
-	sched *cycle.Scheduler
+	name    string
+	set     *policy.Set
+	victims *victimOrder
+	queue   *queue.Queue
+	sched   *cycle.Scheduler
 }
 
 // serve runs the scheduler against client.
-func serve(ctx context.Context, cfg *config.Config, client kubernetes.Interface, log *slog.Logger) error {
+func serve(ctx context.Context, cfg *config.Config, src config.Source, client kubernetes.Interface, log *slog.Logger) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
@@ -143,8 +145,6 @@ func serve(ctx context.Context, cfg *config.Config, client kubernetes.Interface,
 		return err
 	}
 	defer rt.Close(context.Background())
-	ms := &moduleSet{rt: rt, limits: sandboxLimits(cfg.Sandbox), modules: map[[32]byte]*wasm.Module{}}
-	defer ms.close(context.Background())
 
 	broadcaster := events.NewEventBroadcasterAdapter(client)
 	defer broadcaster.Shutdown()
@@ -158,32 +158,37 @@ func serve(ctx context.Context, cfg *config.Config, client kubernetes.Interface,
 	var profiles []*profile
 	queues := map[string]cluster.Queue{}
 	for _, pc := range cfg.Profiles {
-		sl, err := ms.loadSlots(ctx, pc.Policies, policyRec)
-		if err != nil {
-			return fmt.Errorf("profile %s: %w", pc.SchedulerName, err)
-		}
-		for _, slot := range abi.Slots {
-			log.Info("policy loaded", "profile", pc.SchedulerName, "slot", slot.String(), "module", sl.describe[slot])
-		}
+		// The queue starts on the native defaults; loading the profile's
+		// modules installs them (the same path as a swap later).
 		qopts := []queue.Option{
 			queue.WithBackoff(cfg.Queue.InitialBackoff, cfg.Queue.MaxBackoff),
 			queue.WithMaxInUnschedulable(cfg.Queue.MaxInUnschedulable),
 			queue.WithPopFromBackoffQ(cfg.Queue.PopFromBackoffQ),
-			queue.WithSort(sl.sort), queue.WithBackoffSort(sl.backoffSort),
-			queue.WithPreEnqueue(sl.preEnqueue), queue.WithQueueingHint(sl.hint),
 			queue.WithRecorder(queueRec), queue.WithGroupMembers(members.Count),
 		}
 		if !gangs {
 			qopts = append(qopts, queue.WithoutGroups())
 		}
 		q := queue.New(qopts...)
-		p := &profile{name: pc.SchedulerName, slots: sl, queue: q}
+		victims := newVictimOrder()
+		set := policy.NewSet(rt, sandboxLimits(cfg.Sandbox), policyRec, policy.Installer{
+			Sort: q.SetSort, BackoffSort: q.SetBackoffSort, PreEnqueue: q.SetPreEnqueue,
+			QueueingHint: q.SetQueueingHint, VictimOrder: victims.set,
+		}, policy.WithBreaker(cfg.Sandbox.BreakerFailures, cfg.Sandbox.BreakerWindow))
+		p := &profile{name: pc.SchedulerName, set: set, victims: victims, queue: q}
 		profiles = append(profiles, p)
 		queues[pc.SchedulerName] = q
+		if err := loadSlots(ctx, set, pc.Policies); err != nil {
+			return fmt.Errorf("profile %s: %w", pc.SchedulerName, err)
+		}
+		for slot, m := range set.Current() {
+			log.Info("policy loaded", "profile", pc.SchedulerName, "slot", slot.String(), "module", m.Name, "sha256", m.SHA256)
+		}
 	}
 	defer func() {
 		for _, p := range profiles {
 			p.queue.Close()
+			_ = p.set.Close(context.Background())
 		}
 	}()
 
@@ -218,15 +223,16 @@ func serve(ctx context.Context, cfg *config.Config, client kubernetes.Interface,
 			cycle.WithParallelism(cfg.Scheduling.Parallelism),
 			cycle.WithRecorder(cycleRec),
 			cycle.WithNominator(nominator),
-			cycle.WithPreemption(cycle.Preemption{PDBs: pdbs, Group: groups, Order: p.slots.victims}),
+			cycle.WithPreemption(cycle.Preemption{PDBs: pdbs, Group: groups, Order: p.victims}),
 			cycle.WithLogger(log.With("component", "cycle", "profile", p.name)))
 	}
 
+	sw := &swapper{profiles: profiles, src: src, log: log.With("component", "swap"), current: cfg, admin: cfg.AdminEndpoint}
 	var ready, leading atomic.Bool
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if addr := cfg.Metrics.BindAddress; addr != "" {
-		srv, err := listen(addr, reg, &ready)
+		srv, err := listen(addr, reg, &ready, sw)
 		if err != nil {
 			return err
 		}
@@ -240,6 +246,16 @@ func serve(ctx context.Context, cfg *config.Config, client kubernetes.Interface,
 			_ = srv.Shutdown(sctx)
 		}()
 	}
+
+	// Policies can change while the scheduler runs: SIGHUP or an edit of
+	// the configuration or a module file reloads them.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := sw.watch(ctx); err != nil {
+			log.Warn("policy reloads on file changes are off; SIGHUP and the admin endpoint still work", "err", err)
+		}
+	}()
 
 	// Informers start before the election, as upstream's do, so that a
 	// replica that becomes leader schedules from a warm cache at once.
@@ -334,7 +350,7 @@ func ignoreCanceled(ctx context.Context) error {
 }
 
 // listen serves the metrics and health endpoints on addr.
-func listen(addr string, reg *prometheus.Registry, ready *atomic.Bool) (*http.Server, error) {
+func listen(addr string, reg *prometheus.Registry, ready *atomic.Bool, sw *swapper) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics.bindAddress %s: %w (choose a free address with --metrics-bind-address)", addr, err)
@@ -347,8 +363,16 @@ func listen(addr string, reg *prometheus.Registry, ready *atomic.Bool) (*http.Se
 			http.Error(w, "informers not synced yet", http.StatusServiceUnavailable)
 			return
 		}
+		// Open breakers do not make the scheduler unready (it schedules on
+		// the native defaults), but they are reported.
+		for _, line := range sw.readyDetail() {
+			_, _ = io.WriteString(w, "[!] "+line+"\n")
+		}
 		_, _ = io.WriteString(w, "ok")
 	})
+	if sw.admin {
+		sw.register(mux)
+	}
 	srv := &http.Server{Addr: ln.Addr().String(), Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return srv, nil

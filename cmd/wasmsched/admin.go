@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/config"
+	"github.com/wasmsched/wasmsched/host/wasm/instrument"
+)
+
+// swapper changes the policy modules of the running scheduler: through the
+// admin endpoint (POST /policies/{slot}), and by reloading the
+// configuration on SIGHUP or when the configuration file or a module file
+// changes. A swap that fails keeps the previous module and says why.
+type swapper struct {
+	profiles []*profile
+	src      config.Source
+	log      *slog.Logger
+	admin    bool // serve POST /policies/{slot} (policies.adminEndpoint)
+
+	mu      sync.Mutex // serialises reloads
+	current *config.Config
+}
+
+func (s *swapper) profile(name string) *profile {
+	if name == "" {
+		return s.profiles[0]
+	}
+	for _, p := range s.profiles {
+		if p.name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func slotByName(name string) (abi.Slot, bool) {
+	for _, s := range abi.Slots {
+		if s.String() == name {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+func slotNames() string {
+	names := make([]string, len(abi.Slots))
+	for i, s := range abi.Slots {
+		names[i] = s.String()
+	}
+	return strings.Join(names, ", ")
+}
+
+// swapResult is the admin endpoint's answer.
+type swapResult struct {
+	Profile string  `json:"profile"`
+	Slot    string  `json:"slot"`
+	Module  string  `json:"module"`
+	SHA256  string  `json:"sha256"`
+	TookMS  float64 `json:"tookMilliseconds"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// register adds the admin routes to mux.
+func (s *swapper) register(mux *http.ServeMux) {
+	mux.HandleFunc("POST /policies/{slot}", s.post)
+	mux.HandleFunc("GET /policies", s.get)
+}
+
+// post loads the request body as the module of a slot: ?profile= names the
+// profile (default: the first), ?sha256= pins the body, ?name= names the
+// module in logs and metrics.
+func (s *swapper) post(w http.ResponseWriter, r *http.Request) {
+	slot, ok := slotByName(r.PathValue("slot"))
+	if !ok {
+		http.Error(w, fmt.Sprintf("unknown slot %q: want one of %s", r.PathValue("slot"), slotNames()), http.StatusNotFound)
+		return
+	}
+	p := s.profile(r.URL.Query().Get("profile"))
+	if p == nil {
+		http.Error(w, fmt.Sprintf("unknown profile %q", r.URL.Query().Get("profile")), http.StatusNotFound)
+		return
+	}
+	bin, err := io.ReadAll(http.MaxBytesReader(w, r.Body, instrument.MaxModuleSize))
+	if err != nil {
+		http.Error(w, fmt.Sprintf("read the module: %v (at most %d bytes)", err, instrument.MaxModuleSize), http.StatusRequestEntityTooLarge)
+		return
+	}
+	name := r.URL.Query().Get("name")
+	if name == "" {
+		name = "admin:" + digest(bin)[:12]
+	}
+	res := swapResult{Profile: p.name, Slot: slot.String(), Module: name, SHA256: digest(bin)}
+	start := time.Now()
+	err = p.set.Load(r.Context(), slot, name, bin, r.URL.Query().Get("sha256"))
+	res.TookMS = float64(time.Since(start).Microseconds()) / 1000
+	status := http.StatusOK
+	if err != nil {
+		res.Error = err.Error()
+		status = http.StatusUnprocessableEntity
+		s.log.Warn("policy swap refused; the previous module keeps serving", "profile", p.name, "slot", slot.String(), "module", name, "err", err)
+	} else {
+		s.log.Info("policy swapped", "profile", p.name, "slot", slot.String(), "module", name, "sha256", res.SHA256, "took", time.Since(start).Round(time.Microsecond))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(res)
+}
+
+// get lists each profile's modules and breakers.
+func (s *swapper) get(w http.ResponseWriter, _ *http.Request) {
+	type slotState struct {
+		Module      string    `json:"module"`
+		SHA256      string    `json:"sha256"`
+		Since       time.Time `json:"since"`
+		BreakerOpen bool      `json:"breakerOpen"`
+	}
+	out := map[string]map[string]slotState{}
+	for _, p := range s.profiles {
+		cur, brk := p.set.Current(), p.set.Breakers()
+		m := map[string]slotState{}
+		for _, slot := range abi.Slots {
+			m[slot.String()] = slotState{Module: cur[slot].Name, SHA256: cur[slot].SHA256, Since: cur[slot].Since, BreakerOpen: brk[slot].Open}
+		}
+		out[p.name] = m
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// readyDetail lists the open breakers, for /readyz: the scheduler works on
+// native defaults then, so it stays ready, but says so.
+func (s *swapper) readyDetail() []string {
+	var out []string
+	for _, p := range s.profiles {
+		for slot, b := range p.set.Breakers() {
+			if b.Open {
+				out = append(out, fmt.Sprintf("profile %s slot %s: circuit breaker open since %s, native default in use until a new module is loaded",
+					p.name, slot, b.Since.Format(time.RFC3339)))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// reload reads the configuration again and loads every slot whose module
+// source changed (another file, another pin, or new content). Settings
+// other than the policies need a restart; a change to them is logged.
+func (s *swapper) reload(ctx context.Context, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cfg, err := config.Load(s.src)
+	if err != nil {
+		s.log.Error("configuration reload refused; the running policies stay", "trigger", why, "err", err)
+		return
+	}
+	for _, pc := range cfg.Profiles {
+		p := s.profile(pc.SchedulerName)
+		if p == nil {
+			s.log.Warn("configuration reload: a new profile needs a restart", "profile", pc.SchedulerName)
+			continue
+		}
+		cur := p.set.Current()
+		for _, slot := range abi.Slots {
+			src, err := source(slot, pc.Policies)
+			if err != nil {
+				s.log.Error("configuration reload: the previous module keeps serving", "profile", p.name, "slot", slot.String(), "err", err)
+				continue
+			}
+			if c := cur[slot]; c.Name == src.name && c.SHA256 == digest(src.bin) {
+				continue
+			}
+			start := time.Now()
+			if err := p.set.Load(ctx, slot, src.name, src.bin, src.sha256); err != nil {
+				s.log.Error("policy swap refused; the previous module keeps serving", "trigger", why, "profile", p.name, "slot", slot.String(), "module", src.name, "err", err)
+				continue
+			}
+			s.log.Info("policy swapped", "trigger", why, "profile", p.name, "slot", slot.String(), "module", src.name,
+				"sha256", digest(src.bin), "took", time.Since(start).Round(time.Microsecond))
+		}
+	}
+	if s.current != nil && cfg.Sandbox != s.current.Sandbox {
+		s.log.Warn("configuration reload: sandbox limits apply to modules loaded from now on; restart to apply them everywhere")
+	}
+	s.current = cfg
+}
+
+// watch reloads on SIGHUP and when the configuration file or a module file
+// of the current configuration changes (ConfigMap updates swap a symlink in
+// the directory, so directories are watched). Events are debounced.
+func (s *swapper) watch(ctx context.Context) error {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch the configuration: %w", err)
+	}
+	defer w.Close()
+	watched := map[string]bool{}
+	files := map[string]bool{}
+	rewatch := func() {
+		s.mu.Lock()
+		cfg := s.current
+		s.mu.Unlock()
+		var paths []string
+		if s.src.File != "" {
+			paths = append(paths, s.src.File)
+		}
+		if cfg != nil {
+			for _, pc := range cfg.Profiles {
+				for _, m := range pc.Policies {
+					if m.Path != "" {
+						paths = append(paths, m.Path)
+					}
+				}
+			}
+		}
+		clear(files)
+		for _, p := range paths {
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				continue
+			}
+			files[abs] = true
+			dir := filepath.Dir(abs)
+			if !watched[dir] {
+				if err := w.Add(dir); err != nil {
+					s.log.Warn("cannot watch a directory; SIGHUP still reloads", "dir", dir, "err", err)
+					continue
+				}
+				watched[dir] = true
+			}
+		}
+	}
+	rewatch()
+
+	var debounce <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-hup:
+			s.reload(ctx, "SIGHUP")
+			rewatch()
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			abs, _ := filepath.Abs(ev.Name)
+			if files[abs] || strings.HasPrefix(filepath.Base(ev.Name), "..") {
+				debounce = time.After(200 * time.Millisecond)
+			}
+		case <-debounce:
+			debounce = nil
+			s.reload(ctx, "file change")
+			rewatch()
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			if !errors.Is(err, fsnotify.ErrEventOverflow) {
+				s.log.Warn("watching the configuration", "err", err)
+			}
+		}
+	}
+}
