@@ -32,6 +32,11 @@ commands:
                             the configured sandbox limits, and report its ABI
                             version, slots, exports, imports and memory;
                             exits 1 if the module is refused
+  policy test [-config FILE] [-set key=value]... MODULE --cases CASES.yaml
+                            run a table of inputs through one slot of a module,
+                            loaded as by validate, and compare the answers with
+                            the expected ones (see cmd/wasmsched/testdata);
+                            exits 1 if a case fails or the module is refused
 `
 
 // errUsage marks errors whose remedy is the usage text.
@@ -83,8 +88,11 @@ func version(w io.Writer) error {
 }
 
 func policyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "test" {
+		return policyTestCmd(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "validate" {
-		return fmt.Errorf("%w: policy needs a subcommand: validate", errUsage)
+		return fmt.Errorf("%w: policy needs a subcommand: validate or test", errUsage)
 	}
 	fs := flag.NewFlagSet("policy validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
