@@ -57,3 +57,46 @@ wasmsched_policy_fallbacks_total{slot="victimOrder"} 0
 		t.Error("registering the collectors twice on one registry: want an error")
 	}
 }
+
+func TestPolicySwapsAndBreakers(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	p, err := NewPolicy(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Swapped(abi.SlotQueueSort, "success")
+	p.Swapped(abi.SlotQueueSort, "smoke")
+	p.Swapped(abi.SlotQueueSort, "smoke")
+	p.Swapped(abi.SlotVictimOrder, "sha256")
+	p.BreakerTripped(abi.SlotQueueingHint)
+	p.BreakerTripped(abi.SlotQueueSort)
+	p.Swapped(abi.SlotQueueSort, "success") // a new module closes the breaker
+	p.Swapped(abi.SlotQueueingHint, "invalid")
+
+	want := `
+# HELP wasmsched_policy_breaker_open 1 while a slot's circuit breaker is open (its native default answers without calling the module, until a module is loaded), else 0; by slot.
+# TYPE wasmsched_policy_breaker_open gauge
+wasmsched_policy_breaker_open{slot="backoffSort"} 0
+wasmsched_policy_breaker_open{slot="preEnqueue"} 0
+wasmsched_policy_breaker_open{slot="queueSort"} 0
+wasmsched_policy_breaker_open{slot="queueingHint"} 1
+wasmsched_policy_breaker_open{slot="victimOrder"} 0
+# HELP wasmsched_policy_breaker_trips_total Times a slot's circuit breaker opened after repeated failures of its module, by slot.
+# TYPE wasmsched_policy_breaker_trips_total counter
+wasmsched_policy_breaker_trips_total{slot="backoffSort"} 0
+wasmsched_policy_breaker_trips_total{slot="preEnqueue"} 0
+wasmsched_policy_breaker_trips_total{slot="queueSort"} 1
+wasmsched_policy_breaker_trips_total{slot="queueingHint"} 1
+wasmsched_policy_breaker_trips_total{slot="victimOrder"} 0
+# HELP wasmsched_policy_swaps_total Attempts to load a policy module into a slot, by slot and result (success, or why it was refused: invalid, slot, sha256, smoke, closed, unwired).
+# TYPE wasmsched_policy_swaps_total counter
+wasmsched_policy_swaps_total{result="invalid",slot="queueingHint"} 1
+wasmsched_policy_swaps_total{result="sha256",slot="victimOrder"} 1
+wasmsched_policy_swaps_total{result="smoke",slot="queueSort"} 2
+wasmsched_policy_swaps_total{result="success",slot="queueSort"} 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"wasmsched_policy_breaker_open", "wasmsched_policy_breaker_trips_total", "wasmsched_policy_swaps_total"); err != nil {
+		t.Error(err)
+	}
+}

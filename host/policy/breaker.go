@@ -22,6 +22,10 @@ import (
 type breaker struct {
 	open    atomic.Bool
 	retired atomic.Bool // set by the Set once a swap replaced the module
+	// successorAdapter is the adapter that replaced this one's module, written before
+	// retired is set and read only after it is seen set; nil when the Set
+	// was closed.
+	successorAdapter any
 
 	slot     abi.Slot
 	failures int
@@ -51,10 +55,21 @@ func (b *breaker) isRetired() bool { return b != nil && b.retired.Load() }
 
 // retire stops a replaced module's breaker from tripping: failures of calls
 // still in flight on the old module say nothing about the slot's new module.
-func (b *breaker) retire() {
+// next is the adapter that replaced it, which the old adapter hands the calls
+// that reach it after its module was closed; nil when nothing replaced it.
+func (b *breaker) retire(next any) {
 	if b != nil {
+		b.successorAdapter = next
 		b.retired.Store(true)
 	}
+}
+
+// successor is the adapter that replaced a retired module, or nil.
+func (b *breaker) successor() any {
+	if b == nil || !b.retired.Load() {
+		return nil
+	}
+	return b.successorAdapter
 }
 
 // fail records a failed call and opens the breaker if it was the failures-th

@@ -13,4 +13,10 @@
 // decision with the slot's native default and counts the fallback. A pod is
 // therefore never lost to a broken module; at worst it is ordered, gated or
 // requeued as upstream would do it.
+//
+// A [Set] owns one profile's slot modules and swaps them while the scheduler
+// runs: a swap builds new adapters (an installed adapter never changes) and
+// gives each loaded module a circuit breaker, which after repeated failures
+// makes the slot answer with its native default without calling the module,
+// until a new module is loaded.
 package policy

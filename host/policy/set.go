@@ -79,8 +79,9 @@ type ModuleInfo struct {
 // the new module, with a new circuit breaker, hands it to the Installer, and
 // then closes the previous module. Calls that already hold an instance of the
 // previous module finish on it; a call that picked the previous adapter just
-// before the swap but reaches the module after it was closed is answered by
-// the native default (counted as a fallback, not as a failure).
+// before the swap but reaches the module after it was closed is handed to the
+// adapter that replaced it (after Close, to the native default, counted as a
+// fallback but not as a failure).
 type Set struct {
 	rt      *wasm.Runtime
 	limits  wasm.Limits
@@ -230,7 +231,7 @@ func (s *Set) load(ctx context.Context, ss *setSlot, slot abi.Slot, name string,
 	installed = true
 	old := ss.cur.Swap(l)
 	if old != nil {
-		old.brk.retire()
+		old.brk.retire(adapter)
 		// Calls holding an instance of the old module finish on it; its
 		// compiled code is released when they do.
 		_ = old.mod.Close(ctx)
@@ -439,7 +440,7 @@ func (s *Set) Close(ctx context.Context) error {
 		ss := &s.slots[i]
 		ss.mu.Lock()
 		if l := ss.cur.Load(); l != nil {
-			l.brk.retire()
+			l.brk.retire(nil)
 			if err := l.mod.Close(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("close policy %q of slot %s: %w", l.info.Name, abi.Slot(i), err))
 			}

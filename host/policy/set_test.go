@@ -6,12 +6,17 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/wasmsched/wasmsched/abi"
+	fithint "github.com/wasmsched/wasmsched/guest-sdk/examples/fithint/logic"
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/wasm"
@@ -47,7 +52,11 @@ func readWasm(tb testing.TB, path string) []byte {
 	return bin
 }
 
+// example reads the module of a guest SDK example or of a built-in policy.
 func example(tb testing.TB, name string) []byte {
+	if name == "backoffpop" {
+		return readWasm(tb, filepath.Join("policies", name, name+".wasm"))
+	}
 	return readWasm(tb, filepath.Join("guest-sdk", "examples", name, name+".wasm"))
 }
 
@@ -115,10 +124,11 @@ func TestSetLoadSwaps(t *testing.T) {
 	if k, ok := sort2.(policy.Keyer); !ok || !k.Keyed() {
 		t.Error("fifosort's adapter is not keyed")
 	}
-	// The previous adapter was not changed by the swap; its module is closed,
-	// so it answers natively and counts no failure.
-	if !sort.Less(hiPod, loPod) {
-		t.Error("old adapter after the swap: want the native answer")
+	// The previous adapter was not changed by the swap, but its module is
+	// closed: a late call through it is handed to the adapter that replaced
+	// it, and counts no failure.
+	if sort == sort2 || sort.Less(hiPod, loPod) {
+		t.Error("old adapter after the swap: want fifosort's answer through the new adapter")
 	}
 	info := s.Current()[abi.SlotQueueSort]
 	if info.Name != "fifosort" || info.SHA256 != sha(fifo) || info.ABI != "1.0" && info.ABI[:2] != "1." {
@@ -134,4 +144,522 @@ func TestSetLoadSwaps(t *testing.T) {
 	}
 }
 
-var _ = sync.Mutex{}
+// validModules are a module serving each slot and an input on which the
+// installed adapter answers differently from the native default, so that a
+// test can tell that the module answered.
+var validModules = []struct {
+	slot abi.Slot
+	name string
+	// fromModule calls the installed adapter and reports whether the module
+	// (not the native default) answered.
+	fromModule func(in *installed) bool
+}{
+	{abi.SlotQueueSort, "fifosort", func(in *installed) bool {
+		return (*in.sort.Load()).Less(loPod, hiPod) // native: hi first
+	}},
+	{abi.SlotBackoffSort, "backoffpop", func(in *installed) bool {
+		// backoffpop keys by KEP-5142's 1-second window, then priority; the
+		// native default by expiry alone.
+		p := policytest.MakePod().Name("e").Priority(5).BackoffExpiry(time.Unix(5, 300)).View()
+		return (*in.backoff.Load()).(policy.Keyer).Key(p) != (policy.BackoffExpiry{}).Key(p)
+	}},
+	{abi.SlotPreEnqueue, "holdlabel", func(in *installed) bool {
+		p := policytest.MakePod().Namespace("ns").Name("held").Label("example.wasmsched.io/hold", "yes").View()
+		return (*in.pre.Load()).PreEnqueue(p).Code != abi.GateAdmit
+	}},
+	{abi.SlotQueueingHint, "fithint", func(in *installed) bool {
+		// A pod that does not fit the new node: fithint skips it, the native
+		// default requeues every pod.
+		p := policytest.MakePod().Name("big").Request("cpu", 100000).UnschedulablePlugins(fithint.Name).View()
+		out := []abi.Hint{abi.HintQueue}
+		(*in.hint.Load()).Hints(hintEvent(), []abi.PodView{p}, out)
+		return out[0] == abi.HintSkip
+	}},
+	{abi.SlotVictimOrder, "importance", func(in *installed) bool {
+		vs := []abi.Victim{{UID: "a", Priority: 1}, {UID: "b", Priority: 9}}
+		order := make([]uint32, 2)
+		(*in.victims.Load()).Order(abi.PodView{}, vs, order)
+		return order[0] == 1 // the native default agrees; the module is checked by the recorder's calls
+	}},
+}
+
+// TestSetLoadEverySlot: each slot takes a module built for it, installs an
+// adapter answering from the module, and reports it in Current and Breakers.
+func TestSetLoadEverySlot(t *testing.T) {
+	ctx := context.Background()
+	rec := newCounting()
+	in := &installed{}
+	now := time.Unix(1000, 0)
+	s := newSet(t, rec, in, policy.WithClock(func() time.Time { return now }))
+	for _, m := range validModules {
+		bin := example(t, m.name)
+		if err := s.Load(ctx, m.slot, m.name, bin, sha(bin)); err != nil {
+			t.Fatalf("%s: %v", m.slot, err)
+		}
+		if !m.fromModule(in) {
+			t.Errorf("%s: the installed adapter did not answer from %s", m.slot, m.name)
+		}
+		if info := s.Current()[m.slot]; info.Name != m.name || info.SHA256 != sha(bin) || !info.Since.Equal(now) || info.ABI == "" {
+			t.Errorf("%s: Current = %+v", m.slot, info)
+		}
+		want := policy.BreakerState{Enabled: true, Threshold: policy.DefaultBreakerFailures, Window: policy.DefaultBreakerWindow}
+		if diff := cmp.Diff(want, s.Breakers()[m.slot]); diff != "" {
+			t.Errorf("%s: breaker (-want, +got):\n%s", m.slot, diff)
+		}
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, m := range validModules {
+		if rec.calls[m.slot] == 0 {
+			t.Errorf("%s: no call reached the module", m.slot)
+		}
+		if got := rec.swaps[m.slot.String()+"/success"]; got != 1 {
+			t.Errorf("%s: %d successful swaps, want 1", m.slot, got)
+		}
+	}
+	if len(rec.failures)+len(rec.fallbacks) != 0 {
+		t.Errorf("failures %v, fallbacks %v", rec.failures, rec.fallbacks)
+	}
+	if got := in.installs.Load(); got != int64(len(validModules)) {
+		t.Errorf("%d installs, want %d", got, len(validModules))
+	}
+}
+
+// TestSetLoadRefused: a refused module leaves the previous one installed and
+// working; the error says what was wrong, and the attempt is counted with
+// its reason.
+func TestSetLoadRefused(t *testing.T) {
+	ctx := context.Background()
+	prio := example(t, "prioritysort")
+	flaky := readWasm(t, "host/policy/testdata/flaky.wasm")
+	cases := []struct {
+		name   string
+		slot   abi.Slot
+		bin    []byte
+		sha    string
+		reason string
+		want   []string // substrings of the error
+	}{
+		{"garbage", abi.SlotQueueSort, []byte("not wasm at all"), "", "invalid", []string{`"garbage"`, "guest SDK"}},
+		{"empty", abi.SlotQueueSort, nil, "", "invalid", []string{`"empty"`}},
+		{"wrong ABI", abi.SlotQueueSort, readFault(t, "queueSort-abi2"), "", "invalid", []string{"speaks ABI 2.0"}},
+		{"forbidden import", abi.SlotQueueSort, readFault(t, "queueSort-fs"), "", "invalid", []string{"forbidden imports"}},
+		{"wrong slot", abi.SlotPreEnqueue, prio, "", "slot", []string{"cannot serve the preEnqueue slot", abi.ExportPreEnqueue}},
+		{"missing export", abi.SlotQueueSort, readFault(t, "queueSort-noexport"), "", "slot", []string{"does not export " + abi.ExportQueueSortLess}},
+		{"sha mismatch", abi.SlotQueueSort, prio, sha(flaky), "sha256", []string{sha(prio), sha(flaky), "update the pin"}},
+		{"sha not hex", abi.SlotQueueSort, prio, strings.ToUpper(sha(prio)), "sha256", []string{"64 lowercase hex digits"}},
+		{"smoke trap", abi.SlotPreEnqueue, flaky, "", "smoke", []string{"smoke test", "trap"}},
+		{"smoke deadline", abi.SlotQueueSort, readFault(t, "queueSort-loop"), "", "smoke", []string{"smoke test", "deadline"}},
+		{"smoke bad output", abi.SlotVictimOrder, readFault(t, "victimOrder-garbage"), "", "smoke", []string{"smoke test", "bad_output"}},
+		{"smoke guest error", abi.SlotQueueingHint, readFault(t, "queueingHint-trap"), "", "smoke", []string{"smoke test"}},
+		{"probe fails", abi.SlotBackoffSort, readFault(t, "backoffSort-garbage"), "", "smoke", []string{"bad_output"}},
+	}
+	rec := newCounting()
+	in := &installed{}
+	s := policy.NewSet(newRuntime(t), faultLimits(), rec, in.installer())
+	defer s.Close(ctx)
+	// The slot's working module before each refusal.
+	good := map[abi.Slot]string{}
+	for _, m := range validModules {
+		bin := example(t, m.name)
+		if err := s.Load(ctx, m.slot, m.name, bin, ""); err != nil {
+			t.Fatal(err)
+		}
+		good[m.slot] = m.name
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := s.Current()[c.slot]
+			installs := in.installs.Load()
+			err := s.Load(ctx, c.slot, c.name, c.bin, c.sha)
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, w := range append(c.want, "the slot keeps module \""+good[c.slot]+"\"") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if got := s.Current()[c.slot]; got != before {
+				t.Errorf("Current changed: %+v, was %+v", got, before)
+			}
+			if in.installs.Load() != installs {
+				t.Error("a refused module was installed")
+			}
+			for _, m := range validModules {
+				if m.slot == c.slot && !m.fromModule(in) {
+					t.Errorf("the previous module %s no longer answers", m.name)
+				}
+			}
+		})
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	want := map[string]int{}
+	for _, m := range validModules {
+		want[m.slot.String()+"/success"]++
+	}
+	for _, c := range cases {
+		want[c.slot.String()+"/"+c.reason]++
+	}
+	if diff := cmp.Diff(want, rec.swaps); diff != "" {
+		t.Errorf("swaps (-want, +got):\n%s", diff)
+	}
+	if len(rec.failures)+len(rec.fallbacks) != 0 {
+		t.Errorf("the installed modules failed: failures %v, fallbacks %v", rec.failures, rec.fallbacks)
+	}
+}
+
+// TestSetLoadFaultFixtures: every fixture that misbehaves on every input is
+// refused by the smoke call, in every slot.
+func TestSetLoadFaultFixtures(t *testing.T) {
+	ctx := context.Background()
+	rec := newCounting()
+	s := policy.NewSet(faultRuntime(t), faultLimits(), rec, (&installed{}).installer())
+	defer s.Close(ctx)
+	n := 0
+	for _, slot := range abi.Slots {
+		for _, fault := range []string{"loop", "trap", "grow", "oversize", "garbage"} {
+			name := slot.String() + "-" + fault
+			if err := s.Load(ctx, slot, name, readFault(t, name), ""); err == nil {
+				t.Errorf("%s: loaded", name)
+			}
+			n++
+		}
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	total := 0
+	for k, v := range rec.swaps {
+		if !strings.HasSuffix(k, "/smoke") {
+			t.Errorf("swaps %s: %d, want only smoke refusals", k, v)
+		}
+		total += v
+	}
+	if total != n {
+		t.Errorf("%d refusals counted, want %d", total, n)
+	}
+	if len(s.Current()) != 0 {
+		t.Errorf("Current = %v, want nothing loaded", s.Current())
+	}
+}
+
+// TestSetUnwiredAndClosed: a slot without an installer and a closed Set
+// refuse modules.
+func TestSetUnwiredAndClosed(t *testing.T) {
+	ctx := context.Background()
+	rec := newCounting()
+	in := &installed{}
+	inst := in.installer()
+	inst.VictimOrder = nil
+	s := policy.NewSet(newRuntime(t), testLimits(), rec, inst)
+	imp, prio := example(t, "importance"), example(t, "prioritysort")
+	if err := s.Load(ctx, abi.SlotVictimOrder, "importance", imp, ""); err == nil || !strings.Contains(err.Error(), "no installer") {
+		t.Errorf("unwired slot: err = %v", err)
+	}
+	if err := s.Load(ctx, abi.Slot(9), "x", imp, ""); err == nil || !strings.Contains(err.Error(), "unknown slot") {
+		t.Errorf("unknown slot: err = %v", err)
+	}
+	if err := s.Load(ctx, abi.SlotQueueSort, "prioritysort", prio, ""); err != nil {
+		t.Fatal(err)
+	}
+	sort := *in.sort.Load()
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Load(ctx, abi.SlotQueueSort, "prioritysort", prio, ""); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("closed set: err = %v", err)
+	}
+	// The adapter still installed answers natively, without counting a
+	// failure of its module.
+	if !sort.Less(hiPod, loPod) {
+		t.Error("after Close: want the native answer")
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	want := map[string]int{"victimOrder/unwired": 1, "unknown/slot": 1, "queueSort/success": 1, "queueSort/closed": 1}
+	if diff := cmp.Diff(want, rec.swaps); diff != "" {
+		t.Errorf("swaps (-want, +got):\n%s", diff)
+	}
+	if len(rec.failures) != 0 || rec.fallbacks[abi.SlotQueueSort] != 1 {
+		t.Errorf("failures %v (want none), fallbacks %v (want 1 queueSort)", rec.failures, rec.fallbacks)
+	}
+}
+
+// TestSetSwapHammer: goroutines compute sort keys through whatever adapter is
+// installed while another goroutine swaps prioritysort and fifosort 100
+// times. Every call completes without a failure or a fallback: calls in
+// flight finish on the old module's instances, and a call that picked the old
+// adapter just before its module was closed is answered by the new one.
+func TestSetSwapHammer(t *testing.T) {
+	ctx := context.Background()
+	rec := newCounting()
+	in := &installed{}
+	// A generous deadline: under -race with every P busy, a call can be
+	// descheduled past 50 ms, and this test is about swaps, not deadlines.
+	limits := wasm.DefaultLimits()
+	limits.Deadline = 10 * time.Second
+	s := policy.NewSet(newRuntime(t), limits, rec, in.installer())
+	defer s.Close(ctx)
+	prio, fifo := example(t, "prioritysort"), example(t, "fifosort")
+	if err := s.Load(ctx, abi.SlotQueueSort, "prioritysort", prio, ""); err != nil {
+		t.Fatal(err)
+	}
+	pod := policytest.MakePod().Name("p").Priority(7).Created(time.Unix(3, 0)).Queued(time.Unix(4, 0)).View()
+	keyPrio := (policy.PrioritySort{}).Key(pod)
+	keyFIFO := abi.SortKey{abi.Asc(pod.CreationTime()), abi.Asc(pod.QueuedTime())}
+
+	const swaps = 100
+	workers := max(2, runtime.GOMAXPROCS(0))
+	var stop atomic.Bool
+	var answers [2]atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for !stop.Load() {
+				sort := *in.sort.Load()
+				switch k := sort.(policy.Keyer).Key(pod); k {
+				case keyPrio:
+					answers[0].Add(1)
+				case keyFIFO:
+					answers[1].Add(1)
+				default:
+					t.Errorf("key %v is neither prioritysort's %v nor fifosort's %v", k, keyPrio, keyFIFO)
+					return
+				}
+				if sort.Less(pod, pod) {
+					t.Error("Less(p, p) = true")
+					return
+				}
+			}
+		})
+	}
+	for i := range swaps {
+		name, bin := "fifosort", fifo
+		if i%2 == 1 {
+			name, bin = "prioritysort", prio
+		}
+		if err := s.Load(ctx, abi.SlotQueueSort, name, bin, ""); err != nil {
+			t.Errorf("swap %d: %v", i, err)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	if got := s.Current()[abi.SlotQueueSort].Name; got != "prioritysort" {
+		t.Errorf("after %d swaps the slot holds %s, want prioritysort", swaps, got)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.failures)+len(rec.fallbacks)+len(rec.trips) != 0 {
+		t.Errorf("failures %v, fallbacks %v, trips %v", rec.failures, rec.fallbacks, rec.trips)
+	}
+	if got := rec.swaps["queueSort/success"]; got != swaps+1 {
+		t.Errorf("%d successful swaps, want %d", got, swaps+1)
+	}
+	if answers[0].Load() == 0 || answers[1].Load() == 0 {
+		t.Errorf("answers: prioritysort %d, fifosort %d: want both", answers[0].Load(), answers[1].Load())
+	}
+}
+
+// TestSetConcurrentLoads: Loads of one slot from many goroutines are
+// serialised; each installs once and the slot ends with one of them.
+func TestSetConcurrentLoads(t *testing.T) {
+	ctx := context.Background()
+	in := &installed{}
+	rec := newCounting()
+	s := newSet(t, rec, in)
+	prio, fifo := example(t, "prioritysort"), example(t, "fifosort")
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			name, bin := "prioritysort", prio
+			if i%2 == 1 {
+				name, bin = "fifosort", fifo
+			}
+			if err := s.Load(ctx, abi.SlotQueueSort, name, bin, sha(bin)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := in.installs.Load(); got != 8 {
+		t.Errorf("%d installs, want 8", got)
+	}
+	cur := s.Current()[abi.SlotQueueSort]
+	sort := (*in.sort.Load()).(policy.Keyer)
+	wantFIFO := cur.Name == "fifosort"
+	if gotFIFO := sort.Key(loPod) != (policy.PrioritySort{}).Key(loPod); gotFIFO != wantFIFO {
+		t.Errorf("Current says %s, but the installed adapter disagrees", cur.Name)
+	}
+}
+
+// fakeClock is a settable clock for the breakers.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) Step(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// TestSetBreaker: flaky traps on pods of negative priority. Three failures
+// within the window open the breaker; then every decision is native and the
+// module is not called; a Load closes it again.
+func TestSetBreaker(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	rec := newCounting()
+	in := &installed{}
+	s := newSet(t, rec, in, policy.WithBreaker(3, 10*time.Second), policy.WithClock(clock.Now))
+	flaky := readWasm(t, "host/policy/testdata/flaky.wasm")
+	if err := s.Load(ctx, abi.SlotQueueSort, "flaky", flaky, ""); err != nil {
+		t.Fatal(err)
+	}
+	bad := policytest.MakePod().Name("bad").Priority(-1).View()
+	calls := func() int { rec.mu.Lock(); defer rec.mu.Unlock(); return rec.calls[abi.SlotQueueSort] }
+	trips := func() int { rec.mu.Lock(); defer rec.mu.Unlock(); return rec.trips[abi.SlotQueueSort] }
+	sort := func() policy.Sort { return *in.sort.Load() }
+	fromModule := func() bool { return sort().Less(loPod, hiPod) } // flaky: lower priority first
+
+	if !fromModule() {
+		t.Fatal("flaky does not answer")
+	}
+	// Failures spread wider than the window do not open it.
+	for range 3 {
+		if got, want := sort().(policy.Keyer).Key(bad), (policy.PrioritySort{}).Key(bad); got != want {
+			t.Errorf("key of a trapping pod = %v, want the native %v", got, want)
+		}
+		clock.Step(6 * time.Second)
+	}
+	if st := s.Breakers()[abi.SlotQueueSort]; st.Open || trips() != 0 {
+		t.Fatalf("3 failures over 12s opened a breaker of 3 in 10s: %+v", st)
+	}
+	// Two more within the window (with the last of those three) open it.
+	sort().Less(bad, hiPod)
+	clock.Step(time.Second)
+	sort().Less(bad, hiPod)
+	st := s.Breakers()[abi.SlotQueueSort]
+	if !st.Open || !st.Since.Equal(clock.Now()) || trips() != 1 {
+		t.Fatalf("breaker after 3 failures in 7s: %+v, trips %d", st, trips())
+	}
+	// Open: native answers, no calls into the module, no further trips.
+	before := calls()
+	for range 100 {
+		if fromModule() {
+			t.Fatal("open breaker: the module answered")
+		}
+		sort().(policy.Keyer).Key(loPod)
+	}
+	if got := calls(); got != before {
+		t.Errorf("open breaker: %d calls reached the module", got-before)
+	}
+	rec.mu.Lock()
+	if rec.trips[abi.SlotQueueSort] != 1 || rec.failures["queueSort/trap"] != 5 {
+		t.Errorf("trips %v, failures %v; want 1 trip after 5 traps", rec.trips, rec.failures)
+	}
+	rec.mu.Unlock()
+	// Still open much later: only a Load closes it.
+	clock.Step(time.Hour)
+	if !s.Breakers()[abi.SlotQueueSort].Open {
+		t.Error("the breaker closed by itself")
+	}
+	if err := s.Load(ctx, abi.SlotQueueSort, "flaky", flaky, ""); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Breakers()[abi.SlotQueueSort]; st.Open || st.RecentFailures != 0 {
+		t.Errorf("after Load: %+v, want a closed breaker", st)
+	}
+	if !fromModule() {
+		t.Error("after Load: the module does not answer")
+	}
+}
+
+// TestSetBreakerDisabled: with WithBreaker(0, ...) a failing module is called
+// for every decision, and falls back for each.
+func TestSetBreakerDisabled(t *testing.T) {
+	ctx := context.Background()
+	rec := newCounting()
+	in := &installed{}
+	s := newSet(t, rec, in, policy.WithBreaker(0, time.Second))
+	flaky := readWasm(t, "host/policy/testdata/flaky.wasm")
+	if err := s.Load(ctx, abi.SlotQueueSort, "flaky", flaky, ""); err != nil {
+		t.Fatal(err)
+	}
+	bad := policytest.MakePod().Name("bad").Priority(-1).View()
+	for range 50 {
+		(*in.sort.Load()).Less(bad, hiPod)
+	}
+	if !(*in.sort.Load()).Less(loPod, hiPod) {
+		t.Error("the module no longer answers")
+	}
+	if diff := cmp.Diff(policy.BreakerState{}, s.Breakers()[abi.SlotQueueSort]); diff != "" {
+		t.Errorf("disabled breaker (-want, +got):\n%s", diff)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.failures["queueSort/trap"] != 50 || len(rec.trips) != 0 {
+		t.Errorf("failures %v, trips %v; want 50 traps and no trip", rec.failures, rec.trips)
+	}
+}
+
+// BenchmarkSwap: one Load of a queue-sort module into a Set whose installer
+// does nothing, so the figure is the swap's own cost: validation,
+// instrumentation, compilation, the key probe, the smoke call, install and
+// closing the old module. "compile" alternates two modules: closing a module
+// drops its compiled code, so every Load compiles, as for a new policy
+// version. "reload" loads the bytes already installed, whose compiled code
+// the runtime still holds (a reload of an unchanged file).
+func BenchmarkSwap(b *testing.B) {
+	ctx := context.Background()
+	prio, fifo := example(b, "prioritysort"), example(b, "fifosort")
+	noop := policy.Installer{Sort: func(policy.Sort) {}}
+	run := func(b *testing.B, bins [2][]byte) {
+		s := policy.NewSet(newRuntime(b), wasm.DefaultLimits(), nil, noop)
+		defer s.Close(ctx)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if err := s.Load(ctx, abi.SlotQueueSort, "sort", bins[i&1], ""); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	}
+	b.Run("compile", func(b *testing.B) { run(b, [2][]byte{prio, fifo}) })
+	b.Run("reload", func(b *testing.B) { run(b, [2][]byte{prio, prio}) })
+}
+
+// BenchmarkSetSortKey: a sort key through an adapter built by NewWasmSort
+// (no breaker) and through one installed by a Set (a breaker check per call).
+func BenchmarkSetSortKey(b *testing.B) {
+	ctx := context.Background()
+	pod := policytest.MakePod().Name("p").Priority(7).Queued(time.Unix(4, 0)).View()
+	run := func(b *testing.B, k policy.Keyer) {
+		b.ReportAllocs()
+		for b.Loop() {
+			k.Key(pod)
+		}
+	}
+	b.Run("adapter", func(b *testing.B) {
+		a, err := policy.NewWasmSort(loadBenchExample(b, "prioritysort"), abi.SlotQueueSort, policy.PrioritySort{}, strict(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, a)
+	})
+	b.Run("set", func(b *testing.B) {
+		var got policy.Sort
+		limits := wasm.DefaultLimits()
+		limits.Deadline = 10 * time.Second
+		s := policy.NewSet(newRuntime(b), limits, strict(b), policy.Installer{Sort: func(s policy.Sort) { got = s }})
+		defer s.Close(ctx)
+		if err := s.Load(ctx, abi.SlotQueueSort, "prioritysort", example(b, "prioritysort"), ""); err != nil {
+			b.Fatal(err)
+		}
+		run(b, got.(policy.Keyer))
+	})
+}

@@ -63,10 +63,12 @@ func sdkPackage(s abi.Slot) string {
 // Module returns the module the adapter calls.
 func (s *slotModule) Module() *wasm.Module { return s.mod }
 
-// acquire returns an instance, or nil when the caller must answer with the
-// native default: the breaker is open (the module is not called), the module
-// was retired by a swap after the caller picked this adapter (not a failure
-// of the module), or instantiation failed (counted).
+// acquire returns an instance, or nil when the caller must not call the
+// module: the breaker is open (the module is not called), the module was
+// retired by a swap after the caller picked this adapter (not a failure of
+// the module: the caller hands the decision to brk.successor() if there is
+// one), or instantiation failed (counted). Otherwise the native default
+// answers.
 func (s *slotModule) acquire() *wasm.Instance {
 	if s.brk.isOpen() {
 		return nil
@@ -179,6 +181,9 @@ func (s *WasmSort) Keyed() bool { return s.keyed }
 func (s *WasmSort) Less(a, b abi.PodView) bool {
 	inst := s.acquire()
 	if inst == nil {
+		if next, ok := s.brk.successor().(Sort); ok {
+			return next.Less(a, b)
+		}
 		s.rec.FellBack(s.slot, 1)
 		return s.fallback.Less(a, b)
 	}
@@ -206,6 +211,9 @@ func (s *WasmSort) callLess(inst *wasm.Instance, a, b []byte) (bool, error) {
 func (s *WasmSort) Key(p abi.PodView) abi.SortKey {
 	inst := s.acquire()
 	if inst == nil {
+		if next, ok := s.brk.successor().(Keyer); ok && next.Keyed() {
+			return next.Key(p)
+		}
 		s.rec.FellBack(s.slot, 1)
 		return s.fallbackKeyer.Key(p)
 	}
@@ -256,6 +264,9 @@ func NewWasmBackoffSort(m *wasm.Module, fallback BackoffSort, rec Recorder) (*Wa
 func (s *WasmBackoffSort) MayPop(p abi.PodView) bool {
 	inst := s.acquire()
 	if inst == nil {
+		if next, ok := s.brk.successor().(BackoffSort); ok {
+			return next.MayPop(p)
+		}
 		s.rec.FellBack(s.slot, 1)
 		return s.fallback.MayPop(p)
 	}
@@ -299,6 +310,9 @@ func NewWasmPreEnqueue(m *wasm.Module, fallback PreEnqueue, rec Recorder) (*Wasm
 func (s *WasmPreEnqueue) PreEnqueue(p abi.PodView) abi.Gate {
 	inst := s.acquire()
 	if inst == nil {
+		if next, ok := s.brk.successor().(PreEnqueue); ok {
+			return next.PreEnqueue(p)
+		}
 		s.rec.FellBack(s.slot, 1)
 		return s.fallback.PreEnqueue(p)
 	}
@@ -380,6 +394,10 @@ func (s *WasmQueueingHint) Hints(ev abi.EventView, pods []abi.PodView, out []abi
 	}
 	inst := s.acquire()
 	if inst == nil {
+		if next, ok := s.brk.successor().(QueueingHint); ok {
+			next.Hints(ev, pods, out)
+			return
+		}
 		s.rec.FellBack(s.slot, len(pods))
 		s.fallback.Hints(ev, pods, out)
 		return
@@ -446,6 +464,10 @@ func (s *WasmVictimOrder) Order(preemptor abi.PodView, victims []abi.Victim, ord
 	}
 	inst := s.acquire()
 	if inst == nil {
+		if next, ok := s.brk.successor().(VictimOrder); ok {
+			next.Order(preemptor, victims, order)
+			return
+		}
 		s.rec.FellBack(s.slot, 1)
 		s.fallback.Order(preemptor, victims, order)
 		return
