@@ -93,7 +93,14 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	return serve(ctx, cfg, src, client, log)
+	// Events get a client of their own, as upstream's eventClient: a burst
+	// of FailedScheduling events must not queue bindings behind it in the
+	// client's rate limiter.
+	eventClient, err := kubernetes.NewForConfig(rest.CopyConfig(restCfg))
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	return serve(ctx, cfg, src, client, eventClient, log)
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {
@@ -121,7 +128,7 @@ type profile struct {
 }
 
 // serve runs the scheduler against client.
-func serve(ctx context.Context, cfg *config.Config, src config.Source, client kubernetes.Interface, log *slog.Logger) error {
+func serve(ctx context.Context, cfg *config.Config, src config.Source, client, eventClient kubernetes.Interface, log *slog.Logger) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
@@ -146,7 +153,7 @@ func serve(ctx context.Context, cfg *config.Config, src config.Source, client ku
 	}
 	defer rt.Close(context.Background())
 
-	broadcaster := events.NewEventBroadcasterAdapter(client)
+	broadcaster := events.NewEventBroadcasterAdapter(eventClient)
 	defer broadcaster.Shutdown()
 
 	gangs, err := cluster.ServesPodGroups(client)

@@ -1,0 +1,209 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/e2e/testenv"
+	"github.com/wasmsched/wasmsched/policies"
+)
+
+// swap loads a module into a slot through the admin endpoint.
+func (p *proc) swap(t *testing.T, slot string, module []byte) float64 {
+	t.Helper()
+	resp, err := http.Post("http://"+p.metrics+"/policies/"+slot, "application/wasm", bytes.NewReader(module))
+	if err != nil {
+		t.Fatalf("POST /policies/%s: %v", slot, err)
+	}
+	defer resp.Body.Close()
+	var res struct {
+		TookMS float64 `json:"tookMilliseconds"`
+		Error  string  `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
+		t.Fatalf("POST /policies/%s: %s: %v", slot, resp.Status, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /policies/%s: %s: %s", slot, resp.Status, res.Error)
+	}
+	return res.TookMS
+}
+
+// TestHotSwapQueueSort: 1000 pods wait for room on a node; the room is
+// opened 100 pods at a time, and between the rounds the queue-sort policy
+// is swapped, priority-first -> FIFO -> priority-first, through the admin
+// endpoint while the scheduler runs. Each round binds the pods the policy
+// of the moment puts first; no pod is lost or bound twice.
+//
+// Pods are created in ten priority classes of a hundred, the newest in the
+// highest, so the two orders are opposite: priority-first binds the newest
+// pods, FIFO the oldest. Backoff is 1 ms so
+// that a pod moved by the node update goes straight to activeQ, where only
+// the queue sort orders it.
+func TestHotSwapQueueSort(t *testing.T) {
+	const pods, round = 1000, 100
+	env := testenv.Start(t)
+	c := env.Client
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	createNode(t, c, nodeSpec{name: "n1", cpu: "64", pods: "0"})
+	sched := startScheduler(t, env.Kubeconfig, "-set", "queue.initialBackoff=1ms", "-set", "queue.maxBackoff=1ms")
+
+	// Ten priority classes, a hundred pods each, the newest pods in the
+	// highest class (the priority admission plugin sets spec.priority), none
+	// preempting (the pods FIFO binds have the lowest priority).
+	const classes = 10
+	for k := range classes {
+		// Never preempt: the lower-priority pods FIFO binds must stay put.
+		never := v1.PreemptNever
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("swap-%d", k)}, Value: int32(k),
+			PreemptionPolicy: &never}
+		if _, err := c.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	created := make(map[string]time.Time, pods)
+	priority := make(map[string]int32, pods)
+	for i := range pods {
+		p := makePod(ns, fmt.Sprintf("p%04d", i), "wasmsched", "")
+		p.Spec.PriorityClassName = fmt.Sprintf("swap-%d", i*classes/pods)
+		out := createPod(t, c, p)
+		created[out.Name], priority[out.Name] = out.CreationTimestamp.Time, *out.Spec.Priority
+	}
+	waitFor(t, 120*time.Second, "every pod to be reported unschedulable", func() (bool, error) {
+		return sched.metric(t, "scheduler_pending_pods", `queue="unschedulable"`) == pods, nil
+	})
+
+	bound := map[string]bool{}
+	openRoom := func(total int) []string {
+		t.Helper()
+		// Backoff expiries are aligned to whole seconds (KEP-5142 windows):
+		// let the last failures' pass, so that the node update moves every
+		// waiting pod to activeQ, where only the queue sort orders them.
+		time.Sleep(2 * time.Second)
+		n, err := c.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := resource.MustParse(strconv.Itoa(total))
+		n.Status.Allocatable[v1.ResourcePods], n.Status.Capacity[v1.ResourcePods] = q, q
+		if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var batch []string
+		waitFor(t, 120*time.Second, fmt.Sprintf("%d pods bound", total), func() (bool, error) {
+			list, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err
+			}
+			batch = batch[:0]
+			count := 0
+			for _, p := range list.Items {
+				if p.Spec.NodeName != "" {
+					count++
+					if !bound[p.Name] {
+						batch = append(batch, p.Name)
+					}
+				}
+			}
+			if count > total {
+				return false, fmt.Errorf("%d pods bound on a node with room for %d", count, total)
+			}
+			return count == total, nil
+		})
+		for _, n := range batch {
+			bound[n] = true
+		}
+		slices.Sort(batch)
+		return batch
+	}
+	pending := func() []string {
+		var out []string
+		for name := range created {
+			if !bound[name] {
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	// firstBy reports whether every pod of batch comes before every pending
+	// pod by key (ties allowed: creation times have 1 s resolution).
+	firstBy := func(batch []string, key func(string) int64) (bool, string) {
+		var worst int64 = -1 << 63
+		for _, n := range batch {
+			worst = max(worst, key(n))
+		}
+		for _, n := range pending() {
+			if key(n) < worst {
+				return false, n
+			}
+		}
+		return true, ""
+	}
+	byPriority := func(n string) int64 { return -int64(priority[n]) }
+	byCreation := func(n string) int64 { return created[n].Unix() }
+
+	// Round 1: the built-in priority order.
+	b1 := openRoom(round)
+	if ok, n := firstBy(b1, byPriority); !ok {
+		t.Errorf("round 1 (priority-first) bound %v, but %s of higher priority waits", b1, n)
+	}
+
+	fifo, err := os.ReadFile(filepath.Join("..", "guest-sdk", "examples", "fifosort", "fifosort.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := sched.swap(t, "queueSort", fifo)
+	t.Logf("swap to FIFO with %d pods queued took %.1f ms", pods-round, took)
+	b2 := openRoom(2 * round)
+	if ok, n := firstBy(b2, byCreation); !ok {
+		t.Errorf("round 2 (FIFO) bound %v, but %s, created earlier, waits", b2, n)
+	}
+
+	took = sched.swap(t, "queueSort", policies.Builtin(abi.SlotQueueSort).Wasm)
+	t.Logf("swap back to priority-first with %d pods queued took %.1f ms", pods-2*round, took)
+	b3 := openRoom(3 * round)
+	if ok, n := firstBy(b3, byPriority); !ok {
+		t.Errorf("round 3 (priority-first again) bound %v, but %s of higher priority waits", b3, n)
+	}
+
+	// The rest, then: every pod bound exactly once.
+	openRoom(pods)
+	scheduled := map[string]int{}
+	waitFor(t, 60*time.Second, "a Scheduled event for every pod", func() (bool, error) {
+		list, err := c.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		clear(scheduled)
+		for _, e := range list.Items {
+			if e.Reason == "Scheduled" {
+				scheduled[e.Regarding.Name]++
+			}
+		}
+		return len(scheduled) == pods, nil
+	})
+	for name, n := range scheduled {
+		if n != 1 {
+			t.Errorf("pod %s has %d Scheduled events, want 1", name, n)
+		}
+	}
+	if n := sched.metric(t, "wasmsched_policy_swaps_total", `result="success"`, `slot="queueSort"`); n < 3 {
+		t.Errorf("wasmsched_policy_swaps_total{slot=queueSort,result=success} = %v, want at least 3 (start-up and two swaps)", n)
+	}
+}
