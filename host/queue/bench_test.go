@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -194,4 +195,47 @@ func loadSort(b *testing.B, name string) *policy.WasmSort {
 		b.Fatal(err)
 	}
 	return s
+}
+
+// BenchmarkSwapSort is a hot swap of the queue-sort slot with 10k pods in
+// activeQ: policy.Set.Load compiles and validates the new module, smoke-tests
+// it, and installs it with Queue.SetSort, which computes the 10k pods' keys
+// with the new module and re-sorts the heap before the old module is closed.
+// Ops alternate between the prioritysort and fifosort examples, so each one
+// compiles (a closed module's compiled code is dropped). The goal is
+// under 50 ms.
+func BenchmarkSwapSort(b *testing.B) {
+	q := New(WithClock(testingclock.NewFakeClock(t0)))
+	b.Cleanup(q.Close)
+	for i := range benchQueued {
+		q.Add(makePod("p" + strconv.Itoa(i)).priority(int32(i % 5)).obj())
+	}
+	if s := q.Stats(); s.Active != benchQueued {
+		b.Fatalf("%d pods in activeQ, want %d", s.Active, benchQueued)
+	}
+	ctx := context.Background()
+	rt, err := wasm.NewRuntime(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rt.Close(ctx) })
+	limits := wasm.DefaultLimits()
+	limits.Deadline = 10 * time.Second
+	set := policy.NewSet(rt, limits, policytest.Strict(b), policy.Installer{Sort: q.SetSort})
+	b.Cleanup(func() { _ = set.Close(ctx) })
+	var mods [2][]byte
+	for i, name := range []string{"prioritysort", "fifosort"} {
+		if mods[i], err = os.ReadFile(filepath.Join("..", "..", "guest-sdk", "examples", name, name+".wasm")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		if err := set.Load(ctx, abi.SlotQueueSort, strconv.Itoa(i), mods[i%2], ""); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
 }
