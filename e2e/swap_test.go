@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,5 +206,107 @@ func TestHotSwapQueueSort(t *testing.T) {
 	}
 	if n := sched.metric(t, "wasmsched_policy_swaps_total", `result="success"`, `slot="queueSort"`); n < 3 {
 		t.Errorf("wasmsched_policy_swaps_total{slot=queueSort,result=success} = %v, want at least 3 (start-up and two swaps)", n)
+	}
+}
+
+// postModule posts a module to the admin endpoint and returns the status
+// code and the error text, if any.
+func (p *proc) postModule(t *testing.T, slot string, module []byte) (int, string) {
+	t.Helper()
+	resp, err := http.Post("http://"+p.metrics+"/policies/"+slot, "application/wasm", bytes.NewReader(module))
+	if err != nil {
+		t.Fatalf("POST /policies/%s: %v", slot, err)
+	}
+	defer resp.Body.Close()
+	var res struct {
+		Error string `json:"error"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&res)
+	return resp.StatusCode, res.Error
+}
+
+func fixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "host", "policy", "testdata", "faults", name+".wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestFaultyModulesKeepScheduling: modules that fail every call or are
+// forbidden are refused when swapped in, and the module before them keeps
+// serving; a module that spins on some inputs is accepted, its spinning
+// calls are stopped and answered natively, and every pod is still bound
+// exactly once, the failures counted by slot and reason.
+func TestFaultyModulesKeepScheduling(t *testing.T) {
+	env := testenv.Start(t)
+	c := env.Client
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	createNode(t, c, nodeSpec{name: "n1", cpu: "64"})
+	sched := startScheduler(t, env.Kubeconfig, "-set", "sandbox.deadline=50ms")
+
+	for _, f := range []struct{ fixture, want string }{
+		{"queueSort-loop", "deadline"},
+		{"queueSort-trap", "trap"},
+		{"queueSort-fs", "forbidden imports"},
+		{"queueSort-abi2", "speaks ABI 2.0"},
+		{"preEnqueue-garbage", "preEnqueue"},
+	} {
+		slot := f.fixture[:strings.IndexByte(f.fixture, '-')]
+		code, msg := sched.postModule(t, slot, fixture(t, f.fixture))
+		if code != http.StatusUnprocessableEntity || !strings.Contains(msg, f.want) {
+			t.Errorf("POST %s: %d %q, want 422 mentioning %q", f.fixture, code, msg, f.want)
+		}
+	}
+	if n := sched.metric(t, "wasmsched_policy_swaps_total", `result="success"`); n != 5 {
+		t.Errorf("successful swaps %v, want the 5 start-up loads only", n)
+	}
+
+	// The slow queue sort: fast (reverse priority) for even priorities,
+	// spinning for odd ones, which the 50 ms deadline stops.
+	if code, msg := sched.postModule(t, "queueSort", fixture(t, "queueSort-slow")); code != http.StatusOK {
+		t.Fatalf("POST queueSort-slow: %d %s", code, msg)
+	}
+	for k := range 2 {
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fault-%d", k)}, Value: int32(k + 1)}
+		if _, err := c.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const pods = 20
+	for i := range pods {
+		p := makePod(ns, fmt.Sprintf("f%02d", i), "wasmsched", "100m")
+		p.Spec.PriorityClassName = fmt.Sprintf("fault-%d", i%2)
+		createPod(t, c, p)
+	}
+	for i := range pods {
+		waitBound(t, c, ns, fmt.Sprintf("f%02d", i), 60*time.Second)
+	}
+	if n := sched.metric(t, "wasmsched_policy_errors_total", `slot="queueSort"`, `reason="deadline"`); n == 0 {
+		t.Error("no queueSort deadline counted, want the odd-priority calls")
+	}
+	if n := sched.metric(t, "wasmsched_policy_fallbacks_total", `slot="queueSort"`); n == 0 {
+		t.Error("no queueSort fallback counted")
+	}
+	scheduled := map[string]int{}
+	waitFor(t, 30*time.Second, "a Scheduled event for every pod", func() (bool, error) {
+		list, err := c.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		clear(scheduled)
+		for _, e := range list.Items {
+			if e.Reason == "Scheduled" {
+				scheduled[e.Regarding.Name]++
+			}
+		}
+		return len(scheduled) == pods, nil
+	})
+	for name, n := range scheduled {
+		if n != 1 {
+			t.Errorf("pod %s has %d Scheduled events, want 1", name, n)
+		}
 	}
 }
