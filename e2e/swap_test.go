@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -309,4 +312,105 @@ func TestFaultyModulesKeepScheduling(t *testing.T) {
 			t.Errorf("pod %s has %d Scheduled events, want 1", name, n)
 		}
 	}
+}
+
+// policiesState reads GET /policies: profile -> slot -> module name and
+// sha256.
+func (p *proc) policiesState(t *testing.T) map[string]map[string]struct {
+	Module string `json:"module"`
+	SHA256 string `json:"sha256"`
+} {
+	t.Helper()
+	resp, err := http.Get("http://" + p.metrics + "/policies")
+	if err != nil {
+		t.Fatalf("GET /policies: %v", err)
+	}
+	defer resp.Body.Close()
+	var out map[string]map[string]struct {
+		Module string `json:"module"`
+		SHA256 string `json:"sha256"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("GET /policies: %v", err)
+	}
+	return out
+}
+
+// TestReloadOnFileChangeAndSIGHUP: the queue-sort module named in the
+// configuration file is swapped when the module file changes (fsnotify),
+// and when the configuration names another file and the process gets
+// SIGHUP; a configuration that names a forbidden module is refused and the
+// running module stays.
+func TestReloadOnFileChangeAndSIGHUP(t *testing.T) {
+	env := testenv.Start(t)
+	dir := t.TempDir()
+	module := filepath.Join(dir, "sort.wasm")
+	read := func(path string) []byte {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	prio := read(filepath.Join("..", "guest-sdk", "examples", "prioritysort", "prioritysort.wasm"))
+	fifo := read(filepath.Join("..", "guest-sdk", "examples", "fifosort", "fifosort.wasm"))
+	write := func(path string, b []byte) {
+		// Write and rename, as editors and ConfigMap updates do.
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(module, prio)
+	cfg := filepath.Join(dir, "config.yaml")
+	writeConfig := func(path string) {
+		write(cfg, []byte("policies:\n  queueSort:\n    module: "+path+"\n"))
+	}
+	writeConfig(module)
+	sched := startScheduler(t, env.Kubeconfig, "-config", cfg)
+	sortModule := func() (string, string) {
+		s := sched.policiesState(t)["wasmsched"]["queueSort"]
+		return s.Module, s.SHA256
+	}
+	if name, sha := sortModule(); name != module || sha != digestHex(prio) {
+		t.Fatalf("queueSort serves %s (%s), want %s (prioritysort)", name, sha, module)
+	}
+
+	write(module, fifo)
+	waitFor(t, 30*time.Second, "the changed module file to be loaded", func() (bool, error) {
+		_, sha := sortModule()
+		return sha == digestHex(fifo), nil
+	})
+
+	other := filepath.Join(dir, "other.wasm")
+	write(other, prio)
+	writeConfig(other) // also picked up by the watch; SIGHUP must work on its own too
+	if err := sched.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the configuration naming other.wasm to be loaded", func() (bool, error) {
+		name, sha := sortModule()
+		return name == other && sha == digestHex(prio), nil
+	})
+
+	forbidden := filepath.Join(dir, "fs.wasm")
+	write(forbidden, fixture(t, "queueSort-fs"))
+	writeConfig(forbidden)
+	if err := sched.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the refusal to be logged", func() (bool, error) {
+		return strings.Contains(sched.Log(), "forbidden imports"), nil
+	})
+	if name, _ := sortModule(); name != other {
+		t.Errorf("after a refused reload queueSort serves %s, want %s still", name, other)
+	}
+}
+
+func digestHex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
