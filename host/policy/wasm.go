@@ -241,7 +241,7 @@ func (s *WasmSort) callKey(inst *wasm.Instance, rec []byte) (abi.SortKey, error)
 		return abi.SortKey{}, err
 	}
 	if len(out) != abi.SortKeySize {
-		return abi.SortKey{}, badOutput(s.mod, s.slot, s.slot.KeyExport(), fmt.Sprintf("sort key of %d bytes, want %d", len(out), abi.SortKeySize))
+		return abi.SortKey{}, badOutput(inst, s.mod, s.slot, s.slot.KeyExport(), fmt.Sprintf("sort key of %d bytes, want %d", len(out), abi.SortKeySize))
 	}
 	return abi.DecodeSortKey(out)
 }
@@ -340,7 +340,7 @@ func (s *WasmPreEnqueue) callPreEnqueue(inst *wasm.Instance, rec []byte, g *abi.
 		return err
 	}
 	if err := abi.DecodeGate(out, g); err != nil {
-		return badOutput(s.mod, s.slot, abi.ExportPreEnqueue, err.Error())
+		return badOutput(inst, s.mod, s.slot, abi.ExportPreEnqueue, err.Error())
 	}
 	return nil
 }
@@ -433,7 +433,7 @@ func (s *WasmQueueingHint) callHints(inst *wasm.Instance, ev abi.EventView, pods
 		return err
 	}
 	if err := abi.CheckHints(res, len(pods)); err != nil {
-		return badOutput(s.mod, s.slot, abi.ExportQueueingHint, err.Error())
+		return badOutput(inst, s.mod, s.slot, abi.ExportQueueingHint, err.Error())
 	}
 	for i, h := range res {
 		out[i] = abi.Hint(h)
@@ -508,13 +508,15 @@ func (s *WasmVictimOrder) callOrder(inst *wasm.Instance, preemptor abi.PodView, 
 	}
 	defer s.scratch.Put(seen)
 	if err := abi.DecodeOrder(res, len(victims), order, (*seen)[:len(victims)]); err != nil {
-		return badOutput(s.mod, s.slot, abi.ExportVictimOrder, err.Error())
+		return badOutput(inst, s.mod, s.slot, abi.ExportVictimOrder, err.Error())
 	}
 	return nil
 }
 
-// badOutput is the error of a result that decodes but breaks the contract.
-func badOutput(m *wasm.Module, slot abi.Slot, fn, problem string) error {
+// badOutput is the error of a result that decodes but breaks the contract;
+// the instance that gave it is discarded, as one that trapped is.
+func badOutput(inst *wasm.Instance, m *wasm.Module, slot abi.Slot, fn, problem string) error {
+	inst.Discard()
 	return &wasm.CallError{Module: m.Name(), Function: fn, Kind: wasm.KindBadOutput,
 		Err: fmt.Errorf("%s slot: %s", slot, problem)}
 }

@@ -169,6 +169,12 @@ func (i *Instance) close() {
 // an invalid result; Release discards a broken instance.
 func (i *Instance) Broken() bool { return i.broken }
 
+// Discard marks the instance broken, so Release closes it instead of
+// pooling it: for an output that decodes but breaks the contract, which
+// only the caller can tell (a module that answers garbage once may hold
+// state that makes it answer garbage again).
+func (i *Instance) Discard() { i.broken = true }
+
 // Call calls a contract function with up to two parameters (unused ones are
 // ignored) and returns its raw result: an i32 zero-extended, or an i64 (an
 // [abi.Result] for the functions that produce bytes). It does not allocate.
