@@ -112,16 +112,25 @@ func (a *clientAPI) Current(namespace, name string) (*v1.Pod, bool) {
 	return p, true
 }
 
-// conditionPatch is a strategic-merge patch of one pod condition (the
-// conditions list merges on type), guarded by the pod's UID so that a pod
+// statusPatch is a strategic-merge patch of an object's status (condition
+// lists merge on type), guarded by the object's UID so that an object
 // deleted and recreated under the same name is not patched.
-type conditionPatch struct {
-	Metadata struct {
-		UID types.UID `json:"uid"`
-	} `json:"metadata"`
-	Status struct {
-		Conditions []v1.PodCondition `json:"conditions"`
-	} `json:"status"`
+func statusPatch(uid types.UID, status any) ([]byte, error) {
+	return json.Marshal(map[string]any{"metadata": map[string]any{"uid": uid}, "status": status})
+}
+
+// patched is the outcome of a write: an object gone or replaced (NotFound,
+// or Conflict from the UID guard) is not an error, there is nothing to
+// report on any more; another failure forgets key's memo, so that the
+// write is tried again, and says what was being done.
+func (a *clientAPI) patched(err error, key writtenKey, what string) error {
+	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if key != (writtenKey{}) {
+		a.forget(key)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 func (a *clientAPI) SetCondition(ctx context.Context, pod *v1.Pod, cond v1.PodCondition) error {
@@ -141,23 +150,13 @@ func (a *clientAPI) SetCondition(ctx context.Context, pod *v1.Pod, cond v1.PodCo
 	if !a.fresh(key, string(cond.Status)+"\x00"+cond.Reason+"\x00"+cond.Message) {
 		return nil
 	}
-	var p conditionPatch
-	p.Metadata.UID = pod.UID
-	p.Status.Conditions = []v1.PodCondition{cond}
-	body, err := json.Marshal(p)
+	body, err := statusPatch(pod.UID, map[string]any{"conditions": []v1.PodCondition{cond}})
 	if err != nil {
 		return err
 	}
 	_, err = a.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, body,
 		metav1.PatchOptions{}, "status")
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil // the pod is gone (or replaced): nothing to report on
-	}
-	if err != nil {
-		a.forget(key)
-		return fmt.Errorf("set condition %s on pod %s/%s: %w", cond.Type, pod.Namespace, pod.Name, err)
-	}
-	return nil
+	return a.patched(err, key, fmt.Sprintf("set condition %s on pod %s/%s", cond.Type, pod.Namespace, pod.Name))
 }
 
 func findCondition(cs []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
@@ -167,17 +166,6 @@ func findCondition(cs []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition
 		}
 	}
 	return nil
-}
-
-// podGroupConditionPatch is a merge patch of one PodGroup condition,
-// guarded by the PodGroup's UID.
-type podGroupConditionPatch struct {
-	Metadata struct {
-		UID types.UID `json:"uid"`
-	} `json:"metadata"`
-	Status struct {
-		Conditions []metav1.Condition `json:"conditions"`
-	} `json:"status"`
 }
 
 func (a *clientAPI) SetPodGroupCondition(ctx context.Context, pg *schedv1beta1.PodGroup, cond metav1.Condition) error {
@@ -199,23 +187,13 @@ func (a *clientAPI) SetPodGroupCondition(ctx context.Context, pg *schedv1beta1.P
 	if !a.fresh(key, string(cond.Status)+"\x00"+cond.Reason+"\x00"+cond.Message) {
 		return nil
 	}
-	var p podGroupConditionPatch
-	p.Metadata.UID = pg.UID
-	p.Status.Conditions = []metav1.Condition{*apimeta.FindStatusCondition(conds, cond.Type)}
-	body, err := json.Marshal(p)
+	body, err := statusPatch(pg.UID, map[string]any{"conditions": []metav1.Condition{*apimeta.FindStatusCondition(conds, cond.Type)}})
 	if err != nil {
 		return err
 	}
 	_, err = a.client.SchedulingV1beta1().PodGroups(pg.Namespace).Patch(ctx, pg.Name, types.StrategicMergePatchType, body,
 		metav1.PatchOptions{}, "status")
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
-	}
-	if err != nil {
-		a.forget(key)
-		return fmt.Errorf("set condition %s on PodGroup %s/%s: %w", cond.Type, pg.Namespace, pg.Name, err)
-	}
-	return nil
+	return a.patched(err, key, fmt.Sprintf("set condition %s on PodGroup %s/%s", cond.Type, pg.Namespace, pg.Name))
 }
 
 func (a *clientAPI) Nominate(ctx context.Context, pod *v1.Pod, node string) error {
@@ -223,22 +201,13 @@ func (a *clientAPI) Nominate(ctx context.Context, pod *v1.Pod, node string) erro
 	if node == "" {
 		nn = nil // JSON null removes the field
 	}
-	body, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"uid": pod.UID},
-		"status":   map[string]any{"nominatedNodeName": nn},
-	})
+	body, err := statusPatch(pod.UID, map[string]any{"nominatedNodeName": nn})
 	if err != nil {
 		return err
 	}
 	_, err = a.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, body,
 		metav1.PatchOptions{}, "status")
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("nominate pod %s/%s to node %q: %w", pod.Namespace, pod.Name, node, err)
-	}
-	return nil
+	return a.patched(err, writtenKey{}, fmt.Sprintf("nominate pod %s/%s to node %q", pod.Namespace, pod.Name, node))
 }
 
 func (a *clientAPI) Evict(ctx context.Context, victim *v1.Pod, msg string) error {
@@ -252,11 +221,5 @@ func (a *clientAPI) Evict(ctx context.Context, victim *v1.Pod, msg string) error
 	err := a.client.CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{
 		Preconditions: metav1.NewUIDPreconditions(string(victim.UID)),
 	})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("delete victim %s/%s: %w", victim.Namespace, victim.Name, err)
-	}
-	return nil
+	return a.patched(err, writtenKey{}, fmt.Sprintf("delete victim %s/%s", victim.Namespace, victim.Name))
 }
