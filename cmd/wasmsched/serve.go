@@ -200,7 +200,8 @@ func serve(ctx context.Context, cfg *config.Config, src config.Source, client, e
 	}()
 
 	nominator := cycle.NewNominator()
-	cl, err := cluster.New(ctx, client, c, queues, members, log.With("component", "cluster"), cluster.WithNominator(nominator))
+	cl, err := cluster.New(ctx, client, c, queues, members, log.With("component", "cluster"), cluster.WithNominator(nominator),
+		cluster.WithPodGroupsServed(gangs))
 	if err != nil {
 		return err
 	}

@@ -67,6 +67,11 @@ type Nominator interface {
 // Option configures a Cluster.
 type Option func(*Cluster)
 
+// WithPodGroupsServed tells New whether the cluster serves PodGroups, when
+// the caller has asked discovery already (ServesPodGroups), so that New does
+// not ask again.
+func WithPodGroupsServed(served bool) Option { return func(cl *Cluster) { cl.podGroups = &served } }
+
 // WithNominator feeds n with every pod change.
 func WithNominator(n Nominator) Option { return func(cl *Cluster) { cl.nominator = n } }
 
@@ -84,6 +89,7 @@ type Cluster struct {
 	groups    schedlisters.PodGroupLister
 	handlers  []cache.ResourceEventHandlerRegistration
 	nominator Nominator
+	podGroups *bool // WithPodGroupsServed; nil: ask discovery
 }
 
 // New prepares the informers of client for the given profiles' queues
@@ -99,15 +105,18 @@ func New(ctx context.Context, client kubernetes.Interface, c Cache, queues map[s
 		factory: informers.NewSharedInformerFactory(client, 0),
 		cache:   c, queues: queues, members: members, log: log,
 	}
-	gangs, err := ServesPodGroups(client)
-	if err != nil {
-		return nil, err
-	}
-	cl.gangs = gangs
 	for _, o := range opts {
 		o(cl)
 	}
-	if !gangs {
+	if cl.podGroups == nil {
+		served, err := ServesPodGroups(client)
+		if err != nil {
+			return nil, err
+		}
+		cl.podGroups = &served
+	}
+	cl.gangs = *cl.podGroups
+	if !cl.gangs {
 		log.Warn("the cluster does not serve scheduling.k8s.io/v1beta1 podgroups: scheduling without gangs " +
 			"(start kube-apiserver with --runtime-config=scheduling.k8s.io/v1beta1=true --feature-gates=GenericWorkload=true to use them)")
 	}
