@@ -351,3 +351,29 @@ func eventsFor(t *testing.T, c kubernetes.Interface, ns, name string) []eventsv1
 	}
 	return list.Items
 }
+
+// scheduledOnce waits until the namespace's pods (want of them) each have a
+// Scheduled event, then checks none has two: each was bound exactly once.
+// Events are sent asynchronously, hence the wait.
+func scheduledOnce(t *testing.T, c kubernetes.Interface, ns string, want int, timeout time.Duration) {
+	t.Helper()
+	scheduled := map[string]int{}
+	waitFor(t, timeout, "a Scheduled event for every pod", func() (bool, error) {
+		list, err := c.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		clear(scheduled)
+		for _, e := range list.Items {
+			if e.Reason == "Scheduled" {
+				scheduled[e.Regarding.Name]++
+			}
+		}
+		return len(scheduled) == want, nil
+	})
+	for name, n := range scheduled {
+		if n != 1 {
+			t.Errorf("pod %s has %d Scheduled events, want 1", name, n)
+		}
+	}
+}

@@ -158,23 +158,5 @@ func TestManyPodsBoundOnce(t *testing.T) {
 	}
 	// One Scheduled event per pod: bound once each. Events are sent
 	// asynchronously, so wait until every pod has one, then check none has two.
-	scheduled := map[string]int{}
-	waitFor(t, 30*time.Second, "a Scheduled event for every pod", func() (bool, error) {
-		list, err := c.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			return false, err
-		}
-		clear(scheduled)
-		for _, e := range list.Items {
-			if e.Reason == "Scheduled" {
-				scheduled[e.Regarding.Name]++
-			}
-		}
-		return len(scheduled) == pods, nil
-	})
-	for i := range pods {
-		if n := scheduled["p-"+strconv.Itoa(i)]; n != 1 {
-			t.Errorf("pod p-%d has %d Scheduled events, want 1", i, n)
-		}
-	}
+	scheduledOnce(t, c, ns, pods, 30*time.Second)
 }

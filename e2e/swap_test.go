@@ -27,23 +27,13 @@ import (
 	"github.com/wasmsched/wasmsched/policies"
 )
 
-// swap loads a module into a slot through the admin endpoint.
+// swap loads a module into a slot through the admin endpoint and returns
+// how long the swap took, failing the test if it is refused.
 func (p *proc) swap(t *testing.T, slot string, module []byte) float64 {
 	t.Helper()
-	resp, err := http.Post("http://"+p.metrics+"/policies/"+slot, "application/wasm", bytes.NewReader(module))
-	if err != nil {
-		t.Fatalf("POST /policies/%s: %v", slot, err)
-	}
-	defer resp.Body.Close()
-	var res struct {
-		TookMS float64 `json:"tookMilliseconds"`
-		Error  string  `json:"error"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
-		t.Fatalf("POST /policies/%s: %s: %v", slot, resp.Status, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /policies/%s: %s: %s", slot, resp.Status, res.Error)
+	code, res := p.postModule(t, slot, module)
+	if code != http.StatusOK {
+		t.Fatalf("POST /policies/%s: %d: %s", slot, code, res.Error)
 	}
 	return res.TookMS
 }
@@ -188,44 +178,32 @@ func TestHotSwapQueueSort(t *testing.T) {
 
 	// The rest, then: every pod bound exactly once.
 	openRoom(pods)
-	scheduled := map[string]int{}
-	waitFor(t, 60*time.Second, "a Scheduled event for every pod", func() (bool, error) {
-		list, err := c.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err
-		}
-		clear(scheduled)
-		for _, e := range list.Items {
-			if e.Reason == "Scheduled" {
-				scheduled[e.Regarding.Name]++
-			}
-		}
-		return len(scheduled) == pods, nil
-	})
-	for name, n := range scheduled {
-		if n != 1 {
-			t.Errorf("pod %s has %d Scheduled events, want 1", name, n)
-		}
-	}
+	scheduledOnce(t, c, ns, pods, 60*time.Second)
 	if n := sched.metric(t, "wasmsched_policy_swaps_total", `result="success"`, `slot="queueSort"`); n < 3 {
 		t.Errorf("wasmsched_policy_swaps_total{slot=queueSort,result=success} = %v, want at least 3 (start-up and two swaps)", n)
 	}
 }
 
+// swapResponse is the admin endpoint's answer.
+type swapResponse struct {
+	TookMS float64 `json:"tookMilliseconds"`
+	Error  string  `json:"error"`
+}
+
 // postModule posts a module to the admin endpoint and returns the status
-// code and the error text, if any.
-func (p *proc) postModule(t *testing.T, slot string, module []byte) (int, string) {
+// code and the answer.
+func (p *proc) postModule(t *testing.T, slot string, module []byte) (int, swapResponse) {
 	t.Helper()
 	resp, err := http.Post("http://"+p.metrics+"/policies/"+slot, "application/wasm", bytes.NewReader(module))
 	if err != nil {
 		t.Fatalf("POST /policies/%s: %v", slot, err)
 	}
 	defer resp.Body.Close()
-	var res struct {
-		Error string `json:"error"`
+	var res swapResponse
+	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
+		t.Fatalf("POST /policies/%s: %s: %v", slot, resp.Status, err)
 	}
-	_ = json.NewDecoder(resp.Body).Decode(&res)
-	return resp.StatusCode, res.Error
+	return resp.StatusCode, res
 }
 
 func fixture(t *testing.T, name string) []byte {
@@ -258,9 +236,9 @@ func TestFaultyModulesKeepScheduling(t *testing.T) {
 		{"preEnqueue-garbage", "preEnqueue"},
 	} {
 		slot := f.fixture[:strings.IndexByte(f.fixture, '-')]
-		code, msg := sched.postModule(t, slot, fixture(t, f.fixture))
-		if code != http.StatusUnprocessableEntity || !strings.Contains(msg, f.want) {
-			t.Errorf("POST %s: %d %q, want 422 mentioning %q", f.fixture, code, msg, f.want)
+		code, res := sched.postModule(t, slot, fixture(t, f.fixture))
+		if code != http.StatusUnprocessableEntity || !strings.Contains(res.Error, f.want) {
+			t.Errorf("POST %s: %d %q, want 422 mentioning %q", f.fixture, code, res.Error, f.want)
 		}
 	}
 	if n := sched.metric(t, "wasmsched_policy_swaps_total", `result="success"`); n != 5 {
@@ -269,9 +247,7 @@ func TestFaultyModulesKeepScheduling(t *testing.T) {
 
 	// The slow queue sort: fast (reverse priority) for even priorities,
 	// spinning for odd ones, which the 50 ms deadline stops.
-	if code, msg := sched.postModule(t, "queueSort", fixture(t, "queueSort-slow")); code != http.StatusOK {
-		t.Fatalf("POST queueSort-slow: %d %s", code, msg)
-	}
+	sched.swap(t, "queueSort", fixture(t, "queueSort-slow"))
 	for k := range 2 {
 		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("fault-%d", k)}, Value: int32(k + 1)}
 		if _, err := c.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
@@ -293,25 +269,7 @@ func TestFaultyModulesKeepScheduling(t *testing.T) {
 	if n := sched.metric(t, "wasmsched_policy_fallbacks_total", `slot="queueSort"`); n == 0 {
 		t.Error("no queueSort fallback counted")
 	}
-	scheduled := map[string]int{}
-	waitFor(t, 30*time.Second, "a Scheduled event for every pod", func() (bool, error) {
-		list, err := c.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err
-		}
-		clear(scheduled)
-		for _, e := range list.Items {
-			if e.Reason == "Scheduled" {
-				scheduled[e.Regarding.Name]++
-			}
-		}
-		return len(scheduled) == pods, nil
-	})
-	for name, n := range scheduled {
-		if n != 1 {
-			t.Errorf("pod %s has %d Scheduled events, want 1", name, n)
-		}
-	}
+	scheduledOnce(t, c, ns, pods, 30*time.Second)
 }
 
 // policiesState reads GET /policies: profile -> slot -> module name and
