@@ -650,11 +650,23 @@ func (n fakeNominator) Observe(old, pod *v1.Pod) {
 func TestNominatorObservesEveryPodChange(t *testing.T) {
 	log := &callLog{}
 	e := newClusterWith(t, false, []cluster.Option{cluster.WithNominator(fakeNominator{log})})
+	// Each change waits for the one before to be observed: an informer that
+	// lists after two changes sees them as one.
+	observed := func(n int) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(e.ctx, time.Millisecond, 10*time.Second, true,
+			func(context.Context) (bool, error) { return len(log.of("nominator")) >= n, nil }); err != nil {
+			t.Fatalf("waiting for %d observations: %v; got %q", n, err, log.of("nominator"))
+		}
+	}
 	e.createPod(makePod("p").obj())
+	observed(1)
 	nominated := makePod("p").obj()
 	nominated.Status.NominatedNodeName = "n1"
 	e.updatePod(nominated)
+	observed(2)
 	e.createPod(makePod("theirs").scheduler("default-scheduler").node("n2").obj())
+	observed(3)
 	e.deletePod(nominated)
 
 	want := []string{
