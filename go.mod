@@ -13,6 +13,7 @@ require (
 	github.com/knadh/koanf/v2 v2.4.1
 	github.com/prometheus/client_golang v1.24.1
 	github.com/tetratelabs/wazero v1.12.0
+	golang.org/x/image v0.44.0
 	k8s.io/api v0.37.1
 	k8s.io/apimachinery v0.37.1
 	k8s.io/client-go v0.37.1
