@@ -2,19 +2,12 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -179,208 +172,34 @@ func (s *scheduler) logf(t *testing.T, format string, args ...any) {
 // ---- upstream kube-scheduler ----
 
 // upstreamProc is a running kube-scheduler v1.37.1.
-type upstreamProc struct {
-	cmd     *exec.Cmd
-	logPath string
-	addr    string // host:port of its secure port
-	done    chan struct{}
-}
+type upstreamProc = testenv.KubeScheduler
 
-// upstreamGates are the feature gates kube-scheduler v1.37.1 needs for gang
-// scheduling (KEP-4671) and workload-aware preemption (KEP-5710): in 1.37
-// both are behind GenericWorkload alone (beta, off by default) — there is no
-// GangScheduling or WorkloadAwarePreemption gate — and the apiserver of
-// testenv runs with the same gate. SchedulerAsyncPreemption (beta) and
+// startUpstream runs upstream kube-scheduler with one profile named
+// schedulerName (testenv.StartKubeScheduler) and stops it at the end of the
+// test, printing its log if the test failed. Gang scheduling (KEP-4671) and
+// workload-aware preemption (KEP-5710) are behind GenericWorkload alone in
+// 1.37 (beta, off by default; there is no GangScheduling or
+// WorkloadAwarePreemption gate), which StartKubeScheduler always sets, as
+// testenv's apiserver does. SchedulerAsyncPreemption and
 // NominatedNodeNameForExpectation (beta) are on by default.
 // PodGroupPreemptionPolicy (alpha) is off unless a scenario asks for it on
 // both sides (forEachSchedulerWithGates).
-var upstreamGates = []string{"GenericWorkload=true"}
-
-// startUpstream runs upstream kube-scheduler with one profile named
-// schedulerName, no leader election, on a loopback secure port, and waits
-// for its /readyz. Its log is a file, printed (tail) when the test fails; it
-// is stopped (SIGTERM to its process group, then SIGKILL) at cleanup.
 func startUpstream(t *testing.T, env *testenv.Env, extraGates ...string) *upstreamProc {
 	t.Helper()
-	bin := filepath.Join(env.BinDir(), "kube-scheduler")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("upstream kube-scheduler: %v (build it with hack/cluster.sh build kube-scheduler)", err)
-	}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "kube-scheduler.yaml")
-	// Written as text: the config API types are not among the module's
-	// requirements.
-	config := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: %q
-  qps: 500
-  burst: 1000
-leaderElection:
-  leaderElect: false
-profiles:
-- schedulerName: %s
-`, env.Kubeconfig, schedulerName)
-	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
+	p, err := env.StartKubeScheduler(context.Background(), testenv.KubeSchedulerOptions{
+		SchedulerName: schedulerName, QPS: 500, Burst: 1000, FeatureGates: extraGates,
+	})
+	if err != nil {
 		t.Fatal(err)
-	}
-	gates := strings.Join(append(slices.Clone(upstreamGates), extraGates...), ",")
-	var p *upstreamProc
-	for attempt := 0; ; attempt++ { // a free port can be taken before kube-scheduler binds it
-		port := strconv.Itoa(freePort(t))
-		args := []string{
-			"--config=" + cfg,
-			"--feature-gates=" + gates,
-			"--bind-address=127.0.0.1",
-			"--secure-port=" + port,
-			"--cert-dir=" + dir,
-			"-v=2",
-		}
-		var err error
-		p, err = spawnUpstream(bin, args, filepath.Join(dir, fmt.Sprintf("kube-scheduler-%d.log", attempt)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.addr = "127.0.0.1:" + port
-		err = p.waitReady(60 * time.Second)
-		if err == nil {
-			break
-		}
-		p.stop()
-		if attempt < 2 && strings.Contains(tailFile5(p.logPath, 50), "address already in use") {
-			continue
-		}
-		t.Fatalf("upstream kube-scheduler: %v\n--- tail of %s ---\n%s", err, p.logPath, tailFile5(p.logPath, 60))
 	}
 	t.Cleanup(func() {
-		p.stop()
+		p.Stop(10 * time.Second)
 		if t.Failed() {
-			t.Logf("upstream kube-scheduler log (tail of %s):\n%s", p.logPath, tailFile5(p.logPath, 200))
+			t.Logf("upstream kube-scheduler log (tail of %s):\n%s", p.LogPath(), p.Tail(200))
 		}
 	})
-	t.Logf("upstream kube-scheduler ready on %s (gates %s)", p.addr, gates)
+	t.Logf("upstream kube-scheduler ready on %s (extra gates %v)", p.Addr, extraGates)
 	return p
-}
-
-func spawnUpstream(bin string, args []string, logPath string) (*upstreamProc, error) {
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(logFile, "# %s %s\n", bin, strings.Join(args, " "))
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := spawnLocked(cmd); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	p := &upstreamProc{cmd: cmd, logPath: logPath, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		logFile.Close()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-// waitReady polls https://addr/readyz (its serving certificate is
-// self-signed) until it answers 200, the process exits, or timeout passes.
-func (p *upstreamProc) waitReady(timeout time.Duration) error {
-	hc := &http.Client{
-		Timeout:   2 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // loopback, self-signed
-	}
-	defer hc.CloseIdleConnections()
-	deadline := time.Now().Add(timeout)
-	last := "no answer"
-	for time.Now().Before(deadline) {
-		select {
-		case <-p.done:
-			return fmt.Errorf("exited: %v", p.cmd.ProcessState)
-		default:
-		}
-		resp, err := hc.Get("https://" + p.addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("/readyz not OK within %v (last: %s)", timeout, last)
-}
-
-// stop sends SIGTERM to the process group, waits up to 10 s, then SIGKILLs.
-func (p *upstreamProc) stop() {
-	pgid := p.cmd.Process.Pid
-	select {
-	case <-p.done:
-	default:
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-		}
-	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	<-p.done
-}
-
-// Log is what kube-scheduler logged so far.
-func (p *upstreamProc) Log() string {
-	b, _ := os.ReadFile(p.logPath)
-	return string(b)
-}
-
-// Pdeathsig fires when the thread that forked the child exits; Go may
-// retire threads, so children are forked from one goroutine locked to a
-// thread that never exits (as testenv does).
-var (
-	spawnLockedOnce sync.Once
-	spawnLockedReqs chan spawnLockedReq
-)
-
-type spawnLockedReq struct {
-	cmd *exec.Cmd
-	err chan error
-}
-
-func spawnLocked(cmd *exec.Cmd) error {
-	spawnLockedOnce.Do(func() {
-		spawnLockedReqs = make(chan spawnLockedReq)
-		go func() {
-			runtime.LockOSThread() // never unlocked
-			for r := range spawnLockedReqs {
-				r.err <- r.cmd.Start()
-			}
-		}()
-	})
-	r := spawnLockedReq{cmd: cmd, err: make(chan error, 1)}
-	spawnLockedReqs <- r
-	return <-r.err
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	addr := freeAddr(t)
-	port, err := strconv.Atoi(addr[strings.LastIndexByte(addr, ':')+1:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
-}
-
-func tailFile5(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	return tail(strings.TrimRight(string(b), "\n"), n)
 }
 
 // ---- objects ----
