@@ -27,6 +27,21 @@
 // the command line the name is everything between "profiles." and the last
 // three segments (policies.<slot>.<field>), so names with dots work there too.
 //
+// # Native policies
+//
+// A slot's module is a file, empty for the built-in reference policy as the
+// Wasm module embedded in the binary, or the word native for that same
+// reference policy compiled into the binary and called directly, without
+// the sandbox (no memory limit, deadline, fallback or circuit breaker):
+//
+//	policies:
+//	  queueSort: {module: native}
+//	  queueingHint: {module: ./native}   # a file named native
+//
+// A native policy has no file, so it cannot be pinned: setting sha256 with
+// module native is an error. Native mode exists to measure the cost of the
+// sandbox against the same logic (docs/RATIONALE.md) and as an escape hatch.
+//
 // # Notes
 //
 //   - The leader-election durations are checked as client-go's
@@ -71,7 +86,8 @@ type Config struct {
 	Metrics        Metrics
 	Sandbox        Sandbox
 	// Policies holds the default profile's slots whose module comes from a
-	// file; a slot not listed uses the policy built into the binary.
+	// file or is native; a slot not listed uses the Wasm module built into
+	// the binary.
 	Policies map[abi.Slot]Module
 	// AdminEndpoint serves POST /policies/{slot} on the metrics listener, to
 	// load a new module into a slot while the scheduler runs
@@ -152,19 +168,28 @@ type Sandbox struct {
 	BreakerWindow   time.Duration
 }
 
-// Module is a policy module loaded from a file.
+// Module is a slot's configured policy: a module loaded from a file, or the
+// native reference policy (policies.<slot>.module: native).
 type Module struct {
+	// Path is the module file; "" when Native.
 	Path string
 	// SHA256, when set, pins the file's content (lowercase hex): a file that
-	// does not match is refused.
+	// does not match is refused. Always "" when Native.
 	SHA256 string
+	// Native selects the slot's built-in reference policy compiled into the
+	// binary, run without the Wasm sandbox, instead of a module.
+	Native bool
 }
+
+// NativeModule is the value of policies.<slot>.module that selects the
+// native reference policy; a file of that name is written ./native.
+const NativeModule = "native"
 
 // Profile is one scheduler name and its policy slots.
 type Profile struct {
 	SchedulerName string
-	// Policies holds the slots whose module comes from a file; a slot not
-	// listed uses the built-in policy. Never nil.
+	// Policies holds the slots whose module comes from a file or is native;
+	// a slot not listed uses the built-in Wasm module. Never nil.
 	Policies map[abi.Slot]Module
 }
 
@@ -344,9 +369,10 @@ var keys = func() []key {
 	for _, s := range abi.Slots {
 		ks = append(ks,
 			key{name: "policies." + s.String() + ".module", kind: kindString, def: "",
-				help: "file of the " + s.String() + " policy module (empty: the built-in policy)"},
+				help: "file of the " + s.String() + " policy module (empty: the built-in policy as Wasm; " + NativeModule +
+					": the built-in policy compiled into the binary, called without the sandbox (no memory limit, deadline or circuit breaker); a file named native is ./native)"},
 			key{name: "policies." + s.String() + ".sha256", kind: kindString, def: "", check: checkSHA256,
-				help: "sha256 the " + s.String() + " module file must have (empty: not pinned)"},
+				help: "sha256 the " + s.String() + " module file must have (empty: not pinned; not allowed with module " + NativeModule + ")"},
 		)
 	}
 	return ks
@@ -770,6 +796,11 @@ func policies(prefix string, get func(sub string) string) (map[abi.Slot]Module, 
 	for _, s := range abi.Slots {
 		m := Module{Path: get("policies." + s.String() + ".module"), SHA256: get("policies." + s.String() + ".sha256")}
 		switch {
+		case m.Path == NativeModule && m.SHA256 != "":
+			errs = append(errs, fmt.Errorf("%[1]spolicies.%[2]s.sha256: set with %[1]spolicies.%[2]s.module %[3]s, the policy compiled into the binary, which has no file to pin: "+
+				"remove the sha256, or set the module to a file (a file named %[3]s is ./%[3]s)", prefix, s, NativeModule))
+		case m.Path == NativeModule:
+			out[s] = Module{Native: true}
 		case m.Path != "":
 			out[s] = m
 		case m.SHA256 != "":
@@ -890,7 +921,7 @@ func Help() string {
 		fmt.Fprintf(&b, "  %-*s %-*s default %v\n      %s\n", nameW, k.name, envW, EnvName(k.name), fmtDefault(k.def), k.help)
 	}
 	fmt.Fprintf(&b, "  %-*s %-*s default none\n      %s\n", nameW, profileKeyPattern, envW, "(file and command line only)",
-		"an additional profile: pods whose spec.schedulerName is <name> are scheduled with these slots (a profile with none set: the built-in policies)")
+		"an additional profile: pods whose spec.schedulerName is <name> are scheduled with these slots, whose values are as the policies.<slot>.* keys' (a profile with none set: the built-in policies)")
 	return b.String()
 }
 

@@ -235,6 +235,8 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"policies.queueSort.sha256", "64 lowercase hex"}},
 		{"sha without module", over("policies.preEnqueue.sha256", pin),
 			[]string{"policies.preEnqueue.sha256", "without policies.preEnqueue.module"}},
+		{"sha with native", over("policies.queueingHint.module", "native", "policies.queueingHint.sha256", pin),
+			[]string{"policies.queueingHint.sha256: set with policies.queueingHint.module native", "no file to pin", "remove the sha256", "./native"}},
 		{"missing file", Source{File: "/nonexistent/config.yaml"}, []string{"config file", "no such file"}},
 		{"not yaml", Source{File: writeFile(t, "sandbox: [unclosed\n")}, []string{"not valid YAML"}},
 		{"several problems at once", over("sandbox.memoryPages", "1", "sandbox.poolSize", "-1"),
@@ -494,6 +496,8 @@ func TestProfileErrors(t *testing.T) {
 			[]string{"profiles.p.policies.queueSort.sha256", `"abc" is not a sha256`}},
 		{"sha without module", Source{File: writeFile(t, "profiles:\n  p:\n    policies:\n      victimOrder: {sha256: "+pin+"}\n")},
 			[]string{"profiles.p.policies.victimOrder.sha256: set without profiles.p.policies.victimOrder.module"}},
+		{"sha with native", Source{File: writeFile(t, "profiles:\n  p:\n    policies:\n      victimOrder: {module: native, sha256: "+pin+"}\n")},
+			[]string{"profiles.p.policies.victimOrder.sha256: set with profiles.p.policies.victimOrder.module native", "remove the sha256"}},
 		{"from the environment", Source{Environ: []string{"WASMSCHED_PROFILES_FIFO_POLICIES_QUEUE_SORT_MODULE=m.wasm"}},
 			[]string{"WASMSCHED_PROFILES_FIFO_POLICIES_QUEUE_SORT_MODULE", "profiles cannot be set from the environment", "config file or on the command line"}},
 	}
@@ -592,4 +596,52 @@ func sample(name string) string {
 		return "7.5"
 	}
 	return "8"
+}
+
+// TestNative: module native selects the native reference policy in every
+// layer and in profiles; ./native is a file; other values stay paths.
+func TestNative(t *testing.T) {
+	file := writeFile(t, `
+policies:
+  queueSort: {module: native}
+  backoffSort: {module: ./native, sha256: `+pin+`}
+profiles:
+  p:
+    policies:
+      queueingHint: {module: native}
+      victimOrder: {module: Native}
+`)
+	got, err := Load(Source{
+		File:      file,
+		Environ:   []string{"WASMSCHED_POLICIES_PRE_ENQUEUE_MODULE=native"},
+		Overrides: map[string]string{"profiles.p.policies.queueSort.module": "native"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := defaults()
+	want.Policies = map[abi.Slot]Module{
+		abi.SlotQueueSort:   {Native: true},
+		abi.SlotBackoffSort: {Path: "./native", SHA256: pin},
+		abi.SlotPreEnqueue:  {Native: true},
+	}
+	want.Profiles = []Profile{
+		{SchedulerName: "wasmsched", Policies: want.Policies},
+		{SchedulerName: "p", Policies: map[abi.Slot]Module{
+			abi.SlotQueueSort:    {Native: true},
+			abi.SlotQueueingHint: {Native: true},
+			abi.SlotVictimOrder:  {Path: "Native"}, // the word is case-sensitive
+		}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Load (-want, +got):\n%s", diff)
+	}
+	for _, slot := range abi.Slots {
+		if !strings.Contains(Help(), "policies."+slot.String()+".module") {
+			t.Errorf("Help lacks policies.%s.module", slot)
+		}
+	}
+	if !strings.Contains(Help(), NativeModule+": the built-in policy compiled into the binary") {
+		t.Errorf("Help does not describe module %s:\n%s", NativeModule, Help())
+	}
 }

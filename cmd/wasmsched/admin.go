@@ -123,11 +123,14 @@ func (s *swapper) post(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(res)
 }
 
-// get lists each profile's modules and breakers.
+// get lists each profile's modules and breakers. A native slot has no
+// sha256 and no breaker: it shows "native": true, the module
+// "native:<name>" and no sha256.
 func (s *swapper) get(w http.ResponseWriter, _ *http.Request) {
 	type slotState struct {
 		Module      string    `json:"module"`
-		SHA256      string    `json:"sha256"`
+		SHA256      string    `json:"sha256,omitempty"`
+		Native      bool      `json:"native,omitempty"`
 		Since       time.Time `json:"since"`
 		BreakerOpen bool      `json:"breakerOpen"`
 	}
@@ -136,7 +139,7 @@ func (s *swapper) get(w http.ResponseWriter, _ *http.Request) {
 		cur, brk := p.set.Current(), p.set.Breakers()
 		m := map[string]slotState{}
 		for _, slot := range abi.Slots {
-			m[slot.String()] = slotState{Module: cur[slot].Name, SHA256: cur[slot].SHA256, Since: cur[slot].Since, BreakerOpen: brk[slot].Open}
+			m[slot.String()] = slotState{Module: cur[slot].Name, SHA256: cur[slot].SHA256, Native: cur[slot].IsNative(), Since: cur[slot].Since, BreakerOpen: brk[slot].Open}
 		}
 		out[p.name] = m
 	}
@@ -161,8 +164,9 @@ func (s *swapper) readyDetail() []string {
 }
 
 // reload reads the configuration again and loads every slot whose module
-// source changed (another file, another pin, or new content). Settings
-// other than the policies need a restart; a change to them is logged.
+// source changed (another file, another pin, new content, or to or from
+// module native). Settings other than the policies need a restart; a change
+// to them is logged.
 func (s *swapper) reload(ctx context.Context, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -184,16 +188,16 @@ func (s *swapper) reload(ctx context.Context, why string) {
 				s.log.Error("configuration reload: the previous module keeps serving", "profile", p.name, "slot", slot.String(), "err", err)
 				continue
 			}
-			if c := cur[slot]; c.Name == src.name && c.SHA256 == digest(src.bin) {
+			if src.serves(cur[slot]) {
 				continue
 			}
 			start := time.Now()
-			if err := p.set.Load(ctx, slot, src.name, src.bin, src.sha256); err != nil {
+			if err := src.load(ctx, p.set, slot); err != nil {
 				s.log.Error("policy swap refused; the previous module keeps serving", "trigger", why, "profile", p.name, "slot", slot.String(), "module", src.name, "err", err)
 				continue
 			}
 			s.log.Info("policy swapped", "trigger", why, "profile", p.name, "slot", slot.String(), "module", src.name,
-				"sha256", digest(src.bin), "took", time.Since(start).Round(time.Microsecond))
+				"sha256", src.digest(), "took", time.Since(start).Round(time.Microsecond))
 		}
 	}
 	if s.current != nil && cfg.Sandbox != s.current.Sandbox {

@@ -34,16 +34,26 @@ func (v *victimOrder) Order(preemptor abi.PodView, victims []abi.Victim, order [
 	(*v.p.Load()).Order(preemptor, victims, order)
 }
 
-// moduleSource is where a slot's module comes from: a file of the
-// configuration (with its optional sha256 pin) or the binary's built-in.
+// moduleSource is where a slot's policy comes from: a file of the
+// configuration (with its optional sha256 pin), the binary's built-in
+// module, or the built-in policy compiled natively (module: native).
 type moduleSource struct {
-	name   string // the file's path, or "builtin:<name>"
-	bin    []byte
+	name   string // the file's path, "builtin:<name>" or "native:<name>", as Set.Current names it
+	bin    []byte // nil when native
 	sha256 string // the pin, lowercase hex; "" when not pinned
+	// native is the natively compiled policy; nil for a Wasm module.
+	native *policies.NativePolicy
 }
 
-// source reads the module configured for slot.
+// source reads the module configured for slot, or picks its native policy.
 func source(slot abi.Slot, files map[abi.Slot]config.Module) (moduleSource, error) {
+	if f, ok := files[slot]; ok && f.Native {
+		np, ok := policies.Native(slot)
+		if !ok {
+			return moduleSource{}, fmt.Errorf("policy for slot %s: no native policy for the slot (a bug: report it)", slot)
+		}
+		return moduleSource{name: "native:" + np.Name, native: &np}, nil
+	}
 	if f, ok := files[slot]; ok && f.Path != "" {
 		bin, err := os.ReadFile(f.Path)
 		if err != nil {
@@ -55,22 +65,47 @@ func source(slot abi.Slot, files map[abi.Slot]config.Module) (moduleSource, erro
 	return moduleSource{name: "builtin:" + b.Name, bin: b.Wasm}, nil
 }
 
+// load installs the source in slot of set.
+func (m moduleSource) load(ctx context.Context, set *policy.Set, slot abi.Slot) error {
+	if m.native != nil {
+		return set.LoadNative(slot, m.native.Name, m.native.Impl)
+	}
+	return set.Load(ctx, slot, m.name, m.bin, m.sha256)
+}
+
+// serves reports whether cur, what a Set reports for a slot, is this source
+// already: the same native policy, or the same name and content.
+func (m moduleSource) serves(cur policy.ModuleInfo) bool {
+	if m.native != nil || cur.IsNative() {
+		return m.native != nil && cur.IsNative() && cur.Name == m.name
+	}
+	return cur.Name == m.name && cur.SHA256 == digest(m.bin)
+}
+
+// digest is the module's sha256, lowercase hex; "" for a native policy.
+func (m moduleSource) digest() string {
+	if m.native != nil {
+		return ""
+	}
+	return digest(m.bin)
+}
+
 func digest(bin []byte) string {
 	sum := sha256.Sum256(bin)
 	return hex.EncodeToString(sum[:])
 }
 
-// loadSlots loads every slot of a profile into its Set, or fails with the
-// first slot that cannot be loaded (at start-up, a bad module is fatal: the
-// operator gets the error at once rather than a scheduler on native
-// defaults).
+// loadSlots loads every slot of a profile into its Set (a native slot with
+// Set.LoadNative), or fails with the first slot that cannot be loaded (at
+// start-up, a bad module is fatal: the operator gets the error at once rather
+// than a scheduler on native defaults).
 func loadSlots(ctx context.Context, set *policy.Set, files map[abi.Slot]config.Module) error {
 	for _, slot := range abi.Slots {
 		src, err := source(slot, files)
 		if err != nil {
 			return err
 		}
-		if err := set.Load(ctx, slot, src.name, src.bin, src.sha256); err != nil {
+		if err := src.load(ctx, set, slot); err != nil {
 			return fmt.Errorf("policy for slot %s: %w", slot, err)
 		}
 	}

@@ -61,16 +61,30 @@ func WithClock(now func() time.Time) SetOption {
 }
 
 // ModuleInfo names the module serving a slot.
+//
+// A native policy installed by [Set.LoadNative] has no module: its Name is
+// "native:<name>", its ABI is [NativeABI] and its SHA256 is empty (there is
+// no binary to digest).
 type ModuleInfo struct {
-	// Name is the name given to Load (a path, or "builtin:<name>").
+	// Name is the name given to Load (a path, or "builtin:<name>"), or
+	// "native:<name>" for a native policy.
 	Name string
-	// SHA256 is the binary's digest, lowercase hex.
+	// SHA256 is the binary's digest, lowercase hex; "" for a native policy.
 	SHA256 string
 	// Since is when the module was installed.
 	Since time.Time
-	// ABI is the contract version the module speaks, "major.minor".
+	// ABI is the contract version the module speaks, "major.minor", or
+	// NativeABI for a native policy.
 	ABI string
 }
+
+// NativeABI is ModuleInfo.ABI of a native policy, which speaks Go, not the
+// Wasm ABI.
+const NativeABI = "native"
+
+// IsNative reports whether the slot is served by a native policy
+// ([Set.LoadNative]) rather than a Wasm module.
+func (i ModuleInfo) IsNative() bool { return i.ABI == NativeABI }
 
 // Set owns one profile's five slot modules and swaps them while the
 // scheduler runs. Its methods are safe for concurrent use.
@@ -82,6 +96,10 @@ type ModuleInfo struct {
 // before the swap but reaches the module after it was closed is handed to the
 // adapter that replaced it (after Close, to the native default, counted as a
 // fallback but not as a failure).
+//
+// LoadNative installs a policy compiled into the host instead of a module,
+// through the same Installer and with the same retirement of what it
+// replaces; a slot may go from Wasm to native and back while it is used.
 type Set struct {
 	rt      *wasm.Runtime
 	limits  wasm.Limits
@@ -100,7 +118,8 @@ type setSlot struct {
 	cur atomic.Pointer[loaded] // nil until the first successful Load
 }
 
-// loaded is a module installed in a slot.
+// loaded is a module installed in a slot. mod and brk are nil for a native
+// policy (LoadNative): it has neither a module to close nor a breaker.
 type loaded struct {
 	mod     *wasm.Module
 	brk     *breaker
@@ -173,6 +192,9 @@ func keeps(l *loaded) string {
 	if l == nil {
 		return "the slot keeps its current policy"
 	}
+	if l.mod == nil {
+		return fmt.Sprintf("the slot keeps the native policy %q", l.info.Name)
+	}
 	return fmt.Sprintf("the slot keeps module %q (sha256 %s)", l.info.Name, l.info.SHA256)
 }
 
@@ -229,14 +251,124 @@ func (s *Set) load(ctx context.Context, ss *setSlot, slot abi.Slot, name string,
 	}}
 	install()
 	installed = true
+	s.replace(ctx, ss, l)
+	return nil
+}
+
+// replace makes l the slot's current policy once it is installed, and
+// retires the previous one: its breaker hands late calls to l's adapter, and
+// its module, if it was not native, is closed. The caller holds ss.mu.
+func (s *Set) replace(ctx context.Context, ss *setSlot, l *loaded) {
 	old := ss.cur.Swap(l)
-	if old != nil {
-		old.brk.retire(adapter)
+	if old == nil {
+		return
+	}
+	old.brk.retire(l.adapter)
+	if old.mod != nil {
 		// Calls holding an instance of the old module finish on it; its
 		// compiled code is released when they do.
 		_ = old.mod.Close(ctx)
 	}
+}
+
+// LoadNative installs impl, a policy compiled into the host, in slot through
+// the Installer, in place of whatever the slot held. impl must implement the
+// slot's interface (Sort, BackoffSort, PreEnqueue, QueueingHint or
+// VictimOrder; a Sort or BackoffSort that is also a Keyer is keyed); any
+// other value is refused with an error naming what it lacks. name says where
+// the policy comes from (policies.Native names the built-in module its logic
+// is from); Current reports the slot as ModuleInfo{Name: "native:" + name,
+// ABI: NativeABI} with an empty SHA256.
+//
+// A native policy runs without the sandbox: it is called directly, with no
+// smoke test, no deadline, no fallback to the native default and no circuit
+// breaker (Breakers reports the zero BreakerState for its slot), and its
+// calls are not counted with Recorder.Called. A Wasm module it replaces is
+// retired and closed as Load does, and a module loaded later replaces it the
+// same way.
+//
+// Every attempt is counted with Recorder.Swapped: "success", or "slot" (impl
+// does not implement the slot's interface, or no such slot), "closed" or
+// "unwired", as for Load. LoadNative is serialised with the slot's Loads and
+// is safe to call while the slots are being used.
+func (s *Set) LoadNative(slot abi.Slot, name string, impl any) error {
+	full := "native:" + name
+	if int(slot) >= len(s.slots) {
+		s.rec.Swapped(slot, "slot")
+		return fmt.Errorf("load native policy %q: unknown slot %d: use one of %s", full, slot, slotNames())
+	}
+	ss := &s.slots[slot]
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if err := s.loadNative(ss, slot, full, impl); err != nil {
+		reason := "invalid"
+		if le, ok := errors.AsType[*loadError](err); ok {
+			reason = le.reason
+		}
+		s.rec.Swapped(slot, reason)
+		return fmt.Errorf("load native policy %q for slot %s: %w; %s", full, slot, err, keeps(ss.cur.Load()))
+	}
+	s.rec.Swapped(slot, "success")
 	return nil
+}
+
+// loadNative does LoadNative's work; the caller holds ss.mu.
+func (s *Set) loadNative(ss *setSlot, slot abi.Slot, name string, impl any) error {
+	if s.closed.Load() {
+		return &loadError{"closed", errors.New("the policy set is closed (the scheduler is shutting down)")}
+	}
+	if !s.wired(slot) {
+		return &loadError{"unwired", fmt.Errorf("the policy set has no installer for the %s slot (a host bug: report it)", slot)}
+	}
+	var install func()
+	switch slot {
+	case abi.SlotQueueSort:
+		if a, ok := impl.(Sort); ok {
+			install = func() { s.install.Sort(a) }
+		}
+	case abi.SlotBackoffSort:
+		if a, ok := impl.(BackoffSort); ok {
+			install = func() { s.install.BackoffSort(a) }
+		}
+	case abi.SlotPreEnqueue:
+		if a, ok := impl.(PreEnqueue); ok {
+			install = func() { s.install.PreEnqueue(a) }
+		}
+	case abi.SlotQueueingHint:
+		if a, ok := impl.(QueueingHint); ok {
+			install = func() { s.install.QueueingHint(a) }
+		}
+	case abi.SlotVictimOrder:
+		if a, ok := impl.(VictimOrder); ok {
+			install = func() { s.install.VictimOrder(a) }
+		}
+	}
+	if install == nil {
+		return &loadError{"slot", fmt.Errorf("%T cannot serve the %s slot: it does not implement policy.%s (pass the slot's value from policies.Native, or build one with package guest-sdk/native)",
+			impl, slot, slotInterface(slot))}
+	}
+	l := &loaded{adapter: impl, info: ModuleInfo{Name: name, Since: s.opts.now(), ABI: NativeABI}}
+	install()
+	s.replace(context.Background(), ss, l)
+	return nil
+}
+
+// slotInterface names the interface of package policy that a slot's policy
+// implements.
+func slotInterface(slot abi.Slot) string {
+	switch slot {
+	case abi.SlotQueueSort:
+		return "Sort"
+	case abi.SlotBackoffSort:
+		return "BackoffSort"
+	case abi.SlotPreEnqueue:
+		return "PreEnqueue"
+	case abi.SlotQueueingHint:
+		return "QueueingHint"
+	case abi.SlotVictimOrder:
+		return "VictimOrder"
+	}
+	return "?"
 }
 
 func (s *Set) wired(slot abi.Slot) bool {
@@ -406,7 +538,8 @@ var smokeInputs = sync.OnceValue(func() *smokeInput {
 	}
 })
 
-// Current names the module serving each slot that a Load has filled.
+// Current names the module serving each slot that a Load or LoadNative has
+// filled.
 func (s *Set) Current() map[abi.Slot]ModuleInfo {
 	out := make(map[abi.Slot]ModuleInfo, len(s.slots))
 	for i := range s.slots {
@@ -417,8 +550,10 @@ func (s *Set) Current() map[abi.Slot]ModuleInfo {
 	return out
 }
 
-// Breakers reports the circuit breaker of each slot that a Load has filled.
-// An open breaker means the slot answers with its native default.
+// Breakers reports the circuit breaker of each slot that a Load or
+// LoadNative has filled. An open breaker means the slot answers with its
+// native default. A slot served by a native policy has no breaker: its state
+// is the zero BreakerState (not Enabled, never Open).
 func (s *Set) Breakers() map[abi.Slot]BreakerState {
 	out := make(map[abi.Slot]BreakerState, len(s.slots))
 	for i := range s.slots {
@@ -430,8 +565,9 @@ func (s *Set) Breakers() map[abi.Slot]BreakerState {
 }
 
 // Close closes every slot's module (calls in flight finish first, on their
-// instances) and makes further Loads fail. Adapters still installed answer
-// with their native defaults afterwards, without counting failures. It waits
+// instances) and makes further Loads and LoadNatives fail. Adapters still
+// installed answer with their native defaults afterwards, without counting
+// failures; a native policy still installed keeps answering itself. It waits
 // for a Load in progress.
 func (s *Set) Close(ctx context.Context) error {
 	s.closed.Store(true)
@@ -441,8 +577,10 @@ func (s *Set) Close(ctx context.Context) error {
 		ss.mu.Lock()
 		if l := ss.cur.Load(); l != nil {
 			l.brk.retire(nil)
-			if err := l.mod.Close(ctx); err != nil {
-				errs = append(errs, fmt.Errorf("close policy %q of slot %s: %w", l.info.Name, abi.Slot(i), err))
+			if l.mod != nil { // a native policy has nothing to close
+				if err := l.mod.Close(ctx); err != nil {
+					errs = append(errs, fmt.Errorf("close policy %q of slot %s: %w", l.info.Name, abi.Slot(i), err))
+				}
 			}
 		}
 		ss.mu.Unlock()

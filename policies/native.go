@@ -1,0 +1,48 @@
+package policies
+
+import (
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/guest-sdk/native"
+	backoffpoplogic "github.com/wasmsched/wasmsched/policies/backoffpop/logic"
+	gangpreemptlogic "github.com/wasmsched/wasmsched/policies/gangpreempt/logic"
+	hintslogic "github.com/wasmsched/wasmsched/policies/hints/logic"
+)
+
+// NativePolicy is the reference policy of a slot compiled into the binary:
+// the logic package a built-in module is built from, run in-process through
+// package guest-sdk/native instead of through the Wasm sandbox.
+type NativePolicy struct {
+	// Name is the built-in module the logic comes from, as Builtin names it.
+	Name string
+	// Impl implements the slot's interface of package host/policy:
+	// policy.Sort and policy.Keyer (queue sort), policy.BackoffSort and
+	// policy.Keyer (backoff sort), policy.PreEnqueue, policy.QueueingHint or
+	// policy.VictimOrder. It holds no state and may be shared.
+	Impl any
+}
+
+// Native returns the reference policy of a slot compiled natively, built from
+// the same logic values as the module that Builtin returns for the slot (what
+// the module's main.go registers). ok is false for a slot not in abi.Slots.
+func Native(slot abi.Slot) (p NativePolicy, ok bool) {
+	name, ok := bySlot[slot]
+	if !ok {
+		return NativePolicy{}, false
+	}
+	var impl any
+	switch slot {
+	case abi.SlotQueueSort:
+		impl = native.Sort(backoffpoplogic.QueueSort)
+	case abi.SlotBackoffSort:
+		impl = native.BackoffSort(backoffpoplogic.BackoffSort)
+	case abi.SlotPreEnqueue:
+		impl = native.PreEnqueue(gangpreemptlogic.PreEnqueue)
+	case abi.SlotQueueingHint:
+		impl = native.QueueingHint(hintslogic.Plugins...)
+	case abi.SlotVictimOrder:
+		impl = native.VictimOrder(gangpreemptlogic.MoreImportant)
+	default:
+		return NativePolicy{}, false
+	}
+	return NativePolicy{Name: name, Impl: impl}, true
+}
