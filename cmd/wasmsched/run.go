@@ -24,6 +24,13 @@ commands:
       [-metrics-bind-address ADDR] [-leader-elect] [-set key=value]...
                             schedule the pods whose spec.schedulerName is one
                             of the configured profiles (default: wasmsched)
+  bench [-nodes 5000] [-init-pods 500] [-pods 5000] [-config FILE]
+      [-set key=value]... [-json] [-timeout 5m] [-log-level warn]
+                            measure the scheduler's own cost: run its whole
+                            pipeline in this process against an in-memory
+                            cluster (no apiserver) and report pods/s,
+                            attempt latency, CPU and peak memory
+                            (wasmsched bench -h says what it leaves out)
   help [config]             this text, or every configuration key with its
                             default, environment variable and meaning
   version                   print the version and the policy ABI it speaks
@@ -52,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		err = serveCmd(ctx, args[1:], stdout, stderr)
+	case "bench":
+		err = benchCmd(ctx, args[1:], stdout, stderr)
 	case "version":
 		err = version(stdout)
 	case "policy":

@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
 	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/cluster"
@@ -129,10 +130,29 @@ type profile struct {
 
 // serve runs the scheduler against client.
 func serve(ctx context.Context, cfg *config.Config, src config.Source, client, eventClient kubernetes.Interface, log *slog.Logger) error {
+	return serveWith(ctx, cfg, src, client, eventClient, log, serveOptions{})
+}
+
+// serveOptions is what an in-process caller (wasmsched bench) adds to
+// serve; the zero value is `wasmsched run`.
+type serveOptions struct {
+	// registry, if not nil, receives the collectors instead of a registry
+	// of serve's own, so that the caller can gather them.
+	registry *prometheus.Registry
+	// loaded, if not nil, is told the module serving each slot of a
+	// profile once the profile's policies are loaded.
+	loaded func(profile string, modules map[abi.Slot]policy.ModuleInfo)
+}
+
+// serveWith is serve with opts.
+func serveWith(ctx context.Context, cfg *config.Config, src config.Source, client, eventClient kubernetes.Interface, log *slog.Logger, opts serveOptions) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
-	reg := prometheus.NewRegistry()
+	reg := opts.registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	policyRec, err := metrics.NewPolicy(reg)
 	if err != nil {
@@ -190,6 +210,9 @@ func serve(ctx context.Context, cfg *config.Config, src config.Source, client, e
 		}
 		for slot, m := range set.Current() {
 			log.Info("policy loaded", "profile", pc.SchedulerName, "slot", slot.String(), "module", m.Name, "sha256", m.SHA256)
+		}
+		if opts.loaded != nil {
+			opts.loaded(pc.SchedulerName, set.Current())
 		}
 	}
 	defer func() {

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wasmsched/wasmsched/abi"
+)
+
+// TestBenchJSON runs a small benchmark through the CLI: every pod bound,
+// the samples adding up to the pods, ordered positive quantiles, and the
+// policies that served.
+func TestBenchJSON(t *testing.T) {
+	code, out, errOut := runCLI("bench", "-nodes", "50", "-init-pods", "20", "-pods", "200", "-json", "-timeout", "2m")
+	if code != 0 {
+		t.Fatalf("bench: code %d, stderr:\n%s", code, errOut)
+	}
+	var got benchResult
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil {
+		t.Fatalf("stdout is not one benchResult: %v\n%s", err, out)
+	}
+	if dec.More() {
+		t.Errorf("stdout holds more than one JSON value:\n%s", out)
+	}
+	if got.Nodes != 50 || got.InitPods != 20 || got.Pods != 200 {
+		t.Errorf("nodes, initPods, pods = %d, %d, %d; want 50, 20, 200", got.Nodes, got.InitPods, got.Pods)
+	}
+	sum := got.FirstSample
+	for _, n := range got.Throughput {
+		if n < 0 {
+			t.Errorf("negative sample in %v", got.Throughput)
+		}
+		sum += n
+	}
+	if sum != got.Pods {
+		t.Errorf("firstSample %d + throughput %v = %d; want every pod, %d", got.FirstSample, got.Throughput, sum, got.Pods)
+	}
+	if got.ElapsedSeconds <= 0 || got.AvgPodsPerSecond <= 0 {
+		t.Errorf("elapsed %vs, %v pods/s; want both > 0", got.ElapsedSeconds, got.AvgPodsPerSecond)
+	}
+	if want := float64(got.Pods) / got.ElapsedSeconds; math.Abs(got.AvgPodsPerSecond-want) > 1e-6*want {
+		t.Errorf("avgPodsPerSecond %v; want pods/elapsed = %v", got.AvgPodsPerSecond, want)
+	}
+	l := got.Latency
+	if !(0 < l.P50 && l.P50 <= l.P90 && l.P90 <= l.P99) || l.Mean <= 0 {
+		t.Errorf("latency %+v; want 0 < p50 <= p90 <= p99 and mean > 0", l)
+	}
+	if got.CPUSeconds <= 0 || got.PeakRSSBytes <= 0 {
+		t.Errorf("cpuSeconds %v, peakRSSBytes %d; want both > 0", got.CPUSeconds, got.PeakRSSBytes)
+	}
+	var slots []string
+	for _, s := range abi.Slots {
+		slots = append(slots, s.String())
+	}
+	var served []string
+	for s, name := range got.Policies {
+		if name == "" {
+			t.Errorf("slot %s: empty module name", s)
+		}
+		served = append(served, s)
+	}
+	slices.Sort(slots)
+	slices.Sort(served)
+	if diff := cmp.Diff(slots, served); diff != "" {
+		t.Errorf("policies' slots (-want, +got):\n%s", diff)
+	}
+	for _, want := range []string{"init: bound 20/20\n", "bound 200/200\n"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks progress %q:\n%s", want, errOut)
+		}
+	}
+}
+
+// TestBenchSummary: without -json, a summary for people on stdout.
+func TestBenchSummary(t *testing.T) {
+	code, out, errOut := runCLI("bench", "-nodes", "10", "-init-pods", "0", "-pods", "30")
+	if code != 0 {
+		t.Fatalf("bench: code %d, stderr:\n%s", code, errOut)
+	}
+	for _, want := range []string{"cluster      10 nodes, 0 pods bound before, 30 pods measured", "pods/s on average", "p99", "queueSort=", "peak RSS"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestBenchErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		contains string
+	}{
+		{"unknown flag", []string{"-frobnicate"}, 2, "flag provided but not defined: -frobnicate"},
+		{"argument", []string{"extra"}, 2, `bench takes no arguments, got ["extra"]`},
+		{"no nodes", []string{"-nodes", "0"}, 2, "-nodes 0: want at least 1"},
+		{"no pods", []string{"-pods", "0"}, 2, "-pods 0: want at least 1"},
+		{"too many pods", []string{"-nodes", "2", "-init-pods", "0", "-pods", "81"}, 2, "81 pods do not fit on 2 nodes (40 pods each): raise -nodes"},
+		{"bad timeout", []string{"-timeout", "0s"}, 2, "-timeout 0s: want a positive duration"},
+		{"bad log level", []string{"-log-level", "loud"}, 2, `-log-level "loud"`},
+		{"unknown key", []string{"-set", "no.such.key=1"}, 1, `configuration: command line: unknown key "no.such.key"`},
+		{"missing config file", []string{"-config", "/nonexistent/wasmsched.yaml"}, 1, "/nonexistent/wasmsched.yaml"},
+		{"bad module", []string{"-nodes", "2", "-init-pods", "0", "-pods", "1", "-set", "policies.queueSort.module=bench.go"},
+			1, `start the scheduler: profile wasmsched: policy for slot queueSort: load policy "bench.go"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(append([]string{"bench"}, tt.args...)...)
+			if code != tt.code || !strings.Contains(errOut, tt.contains) {
+				t.Errorf("code %d, stderr:\n%s\nwant code %d and %q", code, errOut, tt.code, tt.contains)
+			}
+			if out != "" {
+				t.Errorf("stdout %q; want nothing", out)
+			}
+		})
+	}
+}
+
+// TestBenchTimeout: pods that nobody binds (no scheduler runs) end the
+// phase at the deadline with the count of those bound.
+func TestBenchTimeout(t *testing.T) {
+	b := &bench{nodes: 2, pods: 3, progress: io.Discard}
+	b.newClient()
+	b.events = newEventSink()
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 50*time.Millisecond, errTestDeadline)
+	defer cancel()
+	never := make(chan struct{})
+	_, err := b.phase(ctx, "", "pod", 3, "wasmsched", never, func() error { return nil }, nil)
+	if err == nil || err.Error() != "0 of 3 pods bound: "+errTestDeadline.Error() {
+		t.Errorf("phase: %v; want %q", err, "0 of 3 pods bound: "+errTestDeadline.Error())
+	}
+}
+
+var errTestDeadline = errors.New("-timeout 50ms reached")
+
+// TestQuantile pins the estimate to histogram_quantile's.
+func TestQuantile(t *testing.T) {
+	inf := math.Inf(1)
+	bs := []bucket{{1, 2}, {2, 6}, {4, 8}, {inf, 8}}
+	tests := []struct {
+		name string
+		q    float64
+		bs   []bucket
+		want float64
+	}{
+		{"within the first bucket, from 0", 0.25, bs, 1},
+		{"interpolated", 0.5, bs, 1.5},
+		{"top of the last finite bucket", 1, bs, 4},
+		{"rank in +Inf: highest finite bound", 0.9, []bucket{{1, 2}, {inf, 4}}, 1},
+		{"quarter into a bucket", 0.125, bs, 0.5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := quantile(tt.q, tt.bs); math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("quantile(%v) = %v; want %v", tt.q, got, tt.want)
+			}
+		})
+	}
+	for _, empty := range [][]bucket{nil, {{1, 0}, {inf, 0}}} {
+		if got := quantile(0.5, empty); !math.IsNaN(got) {
+			t.Errorf("quantile of %v = %v; want NaN", empty, got)
+		}
+	}
+	// The difference of two gathers is what the measured phase observed.
+	before := histogram{[]bucket{{1, 1}, {2, 1}, {inf, 1}}, 0.5}
+	after := histogram{[]bucket{{1, 3}, {2, 7}, {inf, 9}}, 10.5}
+	want := histogram{[]bucket{{1, 2}, {2, 6}, {inf, 8}}, 10}
+	if diff := cmp.Diff(want, after.sub(before), cmp.AllowUnexported(histogram{}, bucket{})); diff != "" {
+		t.Errorf("sub (-want, +got):\n%s", diff)
+	}
+}
