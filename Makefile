@@ -32,11 +32,15 @@ BENCH ?= .
 BENCH_PKGS ?= ./...
 BENCH_COUNT ?= 6
 BENCH_OLD ?=
+# make bench-e2e PERF_FLAGS="-workloads SchedulingBasic -rounds 1 -soak-cycles 0" PERF_OUT=/tmp/perf
+# (go run ./e2e/perf -h lists the flags; a full run takes ~40 min on 2 cores).
+PERF_FLAGS ?=
+PERF_OUT ?= docs/benchmarks
 
 .PHONY: help
 help: ## List the targets.
 	@echo "Usage: make <target>"
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: demo
 demo: cluster ## Start etcd, kube-apiserver and KWOK, run bin/wasmsched on a sample workload, print what happened, clean up.
@@ -68,13 +72,20 @@ fixtures: ## Compile every *.wat under host/ and abi/ with wat2wasm into a .wasm
 	hack/fixtures.sh
 
 .PHONY: bench
-bench: policies fixtures ## Run the benchmarks into bench.out and summarise them with benchstat.
+bench: bench-micro bench-e2e ## Both: the micro-benchmarks, then the side-by-side harness against upstream kube-scheduler.
+
+.PHONY: bench-micro
+bench-micro: policies fixtures ## Run the Go benchmarks into bench.out and summarise them with benchstat.
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(BENCH_COUNT) -timeout 60m $(BENCH_PKGS) | tee bench.out
 	@echo "bench: raw results in bench.out"
 	@if ! $(BENCHSTAT) $(BENCH_OLD) bench.out; then \
 	  if [ "$${CI:-}" = true ]; then echo "bench: benchstat failed" >&2; exit 1; fi; \
 	  echo "bench: benchstat unavailable (needs the Go module proxy); raw results are in bench.out" >&2; \
 	fi
+
+.PHONY: bench-e2e
+bench-e2e: cluster ## Upstream kube-scheduler vs wasmsched (native and Wasm policies) on one control plane, plus the memory soak; results in docs/benchmarks (PERF_OUT).
+	$(GO) run ./e2e/perf -out $(PERF_OUT) $(PERF_FLAGS)
 
 .PHONY: check
 check: lint ## gofmt, go vet, staticcheck, go mod tidy -diff, then make test.

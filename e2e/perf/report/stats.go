@@ -254,7 +254,7 @@ func Compare(sums []Summary) []Comparison {
 			n, okN := by[[2]string{w, num}]
 			d, okD := by[[2]string{w, den}]
 			if okN && okD {
-				r.Throughput = ratio(n.Average, d.Average)
+				r.Throughput = ratio(n.PodsPerSec, d.PodsPerSec)
 				r.CPU = ratio(d.CPUMsPerPod, n.CPUMsPerPod)
 			}
 			switch {

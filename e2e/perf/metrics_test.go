@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+)
+
+// page renders reg in the text exposition format, as /metrics serves it.
+func page(t *testing.T, reg *prometheus.Registry) []byte {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, f := range fams {
+		if err := enc.Encode(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.Bytes()
+}
+
+func TestHistogramAcrossLabelsAndScrapes(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: attemptDuration, Buckets: []float64{0.001, 0.002, 0.004, 0.008},
+	}, []string{"result", "profile"})
+	reg.MustRegister(h)
+	h.WithLabelValues("scheduled", "perf").Observe(0.0005) // before the measured phase
+	first, err := parseMetrics(page(t, reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Measured: 2 in (0.001, 0.002], 1 in (0.002, 0.004] on another series,
+	// 1 above every bound.
+	h.WithLabelValues("scheduled", "perf").Observe(0.0015)
+	h.WithLabelValues("scheduled", "perf").Observe(0.0018)
+	h.WithLabelValues("unschedulable", "perf").Observe(0.003)
+	h.WithLabelValues("scheduled", "perf").Observe(1)
+	second, err := parseMetrics(page(t, reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := second.histogram(attemptDuration).minus(first.histogram(attemptDuration))
+	if got := d.total(); got != 4 {
+		t.Fatalf("observations in the measured phase = %v, want 4 (the +Inf bucket counted once, the earlier one subtracted)", got)
+	}
+	for _, c := range []struct{ q, want float64 }{
+		{0.25, 0.0015}, // rank 1 of 2 in (0.001, 0.002]: halfway
+		{0.5, 0.002},   // rank 2: the bucket's top
+		{0.75, 0.004},  // rank 3: the top of (0.002, 0.004]
+		{0.99, 0.008},  // in +Inf: the highest finite bound
+	} {
+		if got := d.quantile(c.q); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("quantile(%v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	if got := (histogram{}).quantile(0.5); !math.IsNaN(got) {
+		t.Errorf("quantile of nothing = %v, want NaN", got)
+	}
+}
+
+func TestSumOfGaugeSeries(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: inflightEvents}, []string{"event"})
+	reg.MustRegister(g)
+	g.WithLabelValues("NodeAdd").Set(3)
+	g.WithLabelValues("PodDelete").Set(2)
+	m, err := parseMetrics(page(t, reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.sum(inflightEvents); got != 5 {
+		t.Errorf("sum = %v, want 5", got)
+	}
+	if got := m.sum("absent"); got != 0 {
+		t.Errorf("sum of an absent family = %v, want 0", got)
+	}
+	if _, err := parseMetrics([]byte("not a metric page {")); err == nil {
+		t.Error("a malformed page parsed without error")
+	}
+}
+
+func TestReadProcOfSelf(t *testing.T) {
+	before, err := readProc(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 0.0
+	for i := range 50_000_000 {
+		x += math.Sqrt(float64(i))
+	}
+	after, err := readProc(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.cpuSeconds <= before.cpuSeconds {
+		t.Errorf("cpu %v -> %v after a busy loop (%v): not increasing", before.cpuSeconds, after.cpuSeconds, x > 0)
+	}
+	if after.peakRSS < 1<<20 {
+		t.Errorf("peak RSS %d bytes: implausible for a Go test binary", after.peakRSS)
+	}
+	if _, err := readProc(1 << 30); err == nil {
+		t.Error("readProc of a pid that cannot exist succeeded")
+	}
+}
+
+func TestRotateAlternatesTheOrder(t *testing.T) {
+	s := []string{schedUpstream, schedNative, schedWasm}
+	var firsts []string
+	for round := 1; round <= 4; round++ {
+		r := rotate(s, round)
+		if len(r) != 3 {
+			t.Fatalf("round %d: %v", round, r)
+		}
+		firsts = append(firsts, r[0])
+	}
+	want := []string{schedUpstream, schedNative, schedWasm, schedUpstream}
+	for i := range want {
+		if firsts[i] != want[i] {
+			t.Fatalf("first scheduler of rounds 1-4 = %v, want %v", firsts, want)
+		}
+	}
+}
+
+func TestFlags(t *testing.T) {
+	o, err := parseFlags([]string{"-workloads", "Gang, InMemory", "-schedulers", "wasm", "-rounds", "3"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.workloads) != 2 || o.workloads[1] != inMemory || o.rounds != 3 || len(o.schedulers) != 1 {
+		t.Errorf("parsed %+v", o)
+	}
+	for _, bad := range [][]string{
+		{"-workloads", "Nope"},
+		{"-schedulers", "kube"},
+		{"-rounds", "0"},
+		{"extra"},
+	} {
+		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestNativeArgsSetEverySlot(t *testing.T) {
+	args := wasmschedArgs(schedNative, "kc", "127.0.0.1:1")
+	n := 0
+	for _, a := range args {
+		if bytes.HasSuffix([]byte(a), []byte(".module=native")) {
+			n++
+		}
+	}
+	if n != 5 {
+		t.Errorf("native run sets %d slots to native, want 5: %q", n, args)
+	}
+	for _, a := range wasmschedArgs(schedWasm, "kc", "127.0.0.1:1") {
+		if bytes.HasSuffix([]byte(a), []byte("=native")) {
+			t.Errorf("wasm run has %q", a)
+		}
+	}
+}

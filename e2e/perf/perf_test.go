@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wasmsched/wasmsched/e2e/perf/report"
+)
+
+// TestHarnessEndToEnd runs every workload, every scheduler and the soak at a
+// small scale on a real control plane, and checks that each run measured
+// what it claims: all measured pods bound, a latency histogram that moved,
+// CPU and RSS of the right process, a soak that scraped both schedulers,
+// and a results directory. The figures themselves are not asserted (the
+// machine is shared); `make bench` produces them at full size.
+func TestHarnessEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a control plane and three schedulers")
+	}
+	const scale = 0.02
+	out := t.TempDir()
+	var log bytes.Buffer
+	args := []string{"-scale", "0.02", "-rounds", "1", "-soak-cycles", "3", "-out", out}
+	var stdout bytes.Buffer
+	err := runMain(context.Background(), args, &stdout, &log)
+	if err != nil {
+		t.Fatalf("perf %s: %v\n--- log ---\n%s", strings.Join(args, " "), err, log.String())
+	}
+	rep, err := report.Load(filepath.Join(out, report.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{inMemory: scaled(inMemoryPods, scale)}
+	for _, w := range workloads(scale) {
+		want[w.name] = w.measured
+	}
+	seen := map[string]int{}
+	for _, r := range rep.Runs {
+		key := r.Workload + "/" + r.Scheduler
+		seen[key]++
+		if r.Err != "" {
+			t.Errorf("%s: %s", key, r.Err)
+			continue
+		}
+		if r.Pods != want[r.Workload] {
+			t.Errorf("%s: %d pods bound, want %d", key, r.Pods, want[r.Workload])
+		}
+		if math.IsNaN(r.Latency.P50) || r.Latency.P50 <= 0 || r.Latency.P99 < r.Latency.P50 {
+			t.Errorf("%s: attempt latency %+v: the histogram did not move over the measured phase", key, r.Latency)
+		}
+		if r.CPUSeconds <= 0 || r.PeakRSS < 10<<20 {
+			t.Errorf("%s: cpu %.3fs, peak RSS %d bytes: not the scheduler process's", key, r.CPUSeconds, r.PeakRSS)
+		}
+	}
+	for w := range want {
+		for _, s := range []string{schedUpstream, schedNative, schedWasm} {
+			n := seen[w+"/"+s]
+			if w == inMemory && s == schedUpstream {
+				if n != 0 {
+					t.Errorf("%s ran under upstream", w)
+				}
+				continue
+			}
+			if n != 1 {
+				t.Errorf("%s/%s ran %d times, want 1", w, s, n)
+			}
+		}
+	}
+	soaked := map[string]int{}
+	for _, s := range rep.Soak {
+		soaked[s.Scheduler+"/"+s.Phase]++
+		if s.HeapInuse < 1<<20 {
+			t.Errorf("soak %s %s cycle %d: heap in use %.0f bytes: not scraped", s.Scheduler, s.Phase, s.Cycle, s.HeapInuse)
+		}
+		if s.Inflight != 0 {
+			t.Errorf("soak %s %s cycle %d: %v in-flight events while idle", s.Scheduler, s.Phase, s.Cycle, s.Inflight)
+		}
+	}
+	for _, k := range []string{"upstream/scale", "upstream/affinity", "wasm/scale", "wasm/affinity"} {
+		if soaked[k] != 3 {
+			t.Errorf("soak %s: %d cycles, want 3", k, soaked[k])
+		}
+	}
+	files := []string{report.MarkdownFile, report.SoakFile}
+	for _, r := range rep.Runs {
+		if len(r.Throughput) > 0 { // a run this small may end within its first second
+			files = append(files, report.ThroughputFile(r.Workload))
+		}
+	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if !strings.Contains(stdout.String(), "SchedulingBasic") {
+		t.Errorf("console summary lacks the workloads:\n%s", stdout.String())
+	}
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/wasmsched/wasmsched/e2e/perf/report"
+	"github.com/wasmsched/wasmsched/e2e/testenv"
+)
+
+// runLabel marks the nodes of one run, so that cleanup finds them.
+const runLabel = "wasmsched-perf/run"
+
+// run is one workload under one scheduler: its own namespace and nodes on
+// the shared control plane, deleted afterwards.
+type run struct {
+	h          *harness
+	env        *testenv.Env
+	c          kubernetes.Interface
+	kind       string
+	id         string
+	ns         string
+	nodePrefix string
+	nodeNames  []string
+	pods       *podWatch
+}
+
+func (r *run) logf(format string, args ...any) { r.h.logf("["+r.id+"] "+format, args...) }
+
+// create creates n pods of phase named <phase>-<i>.
+func (r *run) create(ctx context.Context, phase string, n int, spec func(i int) podSpec) error {
+	return createPods(ctx, r.c, n, func(i int) *v1.Pod {
+		return makePod(r.ns, phase+"-"+strconv.Itoa(i), phase, spec(i))
+	})
+}
+
+// createAndBind creates n pods of phase and waits until all are bound.
+func (r *run) createAndBind(ctx context.Context, phase string, n int, spec func(i int) podSpec) error {
+	if err := r.create(ctx, phase, n, spec); err != nil {
+		return err
+	}
+	return waitFor(ctx, 5*time.Minute, "the "+phase+" pods to be bound", func() (bool, string) {
+		b := r.pods.boundCount(phase)
+		return b >= n, fmt.Sprintf("%d/%d bound", b, n)
+	})
+}
+
+// measure runs w under the scheduler kind and returns its measurements. A
+// failure is returned as a Run with Err set, so that one bad run does not
+// lose the others.
+func (h *harness) measure(ctx context.Context, w *workload, kind string, round int) report.Run {
+	out := report.Run{Workload: w.name, Scheduler: kind, Round: round}
+	err := h.measureInto(ctx, w, kind, round, &out)
+	if err != nil {
+		out.Err = err.Error()
+		h.logf("%s/%s round %d FAILED: %v", w.name, kind, round, err)
+	}
+	return out
+}
+
+func (h *harness) measureInto(ctx context.Context, w *workload, kind string, round int, out *report.Run) (err error) {
+	h.seq++
+	r := &run{h: h, env: h.env, c: h.env.Client, kind: kind, id: fmt.Sprintf("%s-%s-%d", w.name, kind, round)}
+	r.nodePrefix = fmt.Sprintf("perf%d", h.seq)
+	if r.ns, err = h.env.CreateNamespace(ctx, "perf"); err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := h.cleanup(context.WithoutCancel(ctx), r); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
+		}
+	}()
+	spec := w.node
+	spec.NamePrefix = r.nodePrefix
+	spec.Labels = map[string]string{runLabel: r.id}
+	nodes, err := h.env.CreateFakeNodes(ctx, w.nodes, spec)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		r.nodeNames = append(r.nodeNames, n.Name)
+	}
+	if r.pods, err = watchPods(ctx, r.c, r.ns); err != nil {
+		return err
+	}
+	defer r.pods.close()
+
+	sched, err := startScheduler(ctx, h.env, kind, h.wasmsched)
+	if err != nil {
+		return err
+	}
+	defer sched.stop()
+	fail := func(err error) error {
+		return fmt.Errorf("%w\n--- scheduler log tail ---\n%s", err, sched.tail(30))
+	}
+	r.logf("%d nodes, scheduler ready; initial phase", w.nodes)
+	if err := w.init(ctx, r); err != nil {
+		return fail(err)
+	}
+
+	page, err := sched.metrics(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	before, err := parseMetrics(page)
+	if err != nil {
+		return err
+	}
+	cpu0, err := readProc(sched.pid())
+	if err != nil {
+		return err
+	}
+	r.logf("measured phase: %d pods", w.measured)
+	mctx, stopMeasured := context.WithCancel(ctx)
+	defer stopMeasured()
+	var wg sync.WaitGroup
+	createErr := make(chan error, 1)
+	start := time.Now()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		createErr <- w.create(mctx, r)
+	}()
+	if w.churn != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); w.churn(mctx, r) }()
+	}
+	samples := make(chan []float64, 1)
+	wg.Add(1)
+	go func() { defer wg.Done(); samples <- r.sample(mctx) }()
+
+	err = waitFor(ctx, w.timeout, "the measured pods to be bound", func() (bool, string) {
+		select {
+		case err := <-createErr:
+			if err != nil {
+				return false, "create failed: " + err.Error()
+			}
+		default:
+		}
+		b := r.pods.boundCount(phaseMeasured)
+		return b >= w.measured, fmt.Sprintf("%d/%d bound", b, w.measured)
+	})
+	elapsed := time.Since(start)
+	cpu1, perr := readProc(sched.pid())
+	page, merr := sched.metrics(ctx)
+	stopMeasured()
+	wg.Wait()
+	if err != nil {
+		return fail(err)
+	}
+	if perr != nil || merr != nil {
+		return errors.Join(perr, merr)
+	}
+	after, err := parseMetrics(page)
+	if err != nil {
+		return err
+	}
+	lat := after.histogram(attemptDuration).minus(before.histogram(attemptDuration))
+	out.Pods = r.pods.boundCount(phaseMeasured)
+	out.Elapsed = elapsed
+	out.Throughput = <-samples
+	out.Latency = report.Quantiles{P50: lat.quantile(0.5), P90: lat.quantile(0.9), P99: lat.quantile(0.99)}
+	out.CPUSeconds = cpu1.cpuSeconds - cpu0.cpuSeconds
+	out.PeakRSS = cpu1.peakRSS
+	r.logf("%d pods in %.1fs (%.0f pods/s), attempt p50 %.1fms p99 %.1fms, cpu %.1fs, peak RSS %d MiB",
+		out.Pods, elapsed.Seconds(), float64(out.Pods)/elapsed.Seconds(), out.Latency.P50*1e3, out.Latency.P99*1e3,
+		out.CPUSeconds, out.PeakRSS>>20)
+	return nil
+}
+
+// sample counts the measured pods bound in each second until ctx ends, as
+// scheduler_perf's throughput collector does: each sample is the pods bound
+// since the last one divided by the time since, the first sample (pods
+// still being created) is dropped, and so is the last, partial one.
+func (r *run) sample(ctx context.Context) []float64 {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var out []float64
+	last, lastAt := r.pods.boundCount(phaseMeasured), time.Now()
+	first := true
+	for {
+		select {
+		case <-ctx.Done():
+			return out
+		case now := <-t.C:
+			n := r.pods.boundCount(phaseMeasured)
+			v := float64(n-last) / now.Sub(lastAt).Seconds()
+			last, lastAt = n, now
+			if first {
+				first = false
+				continue
+			}
+			out = append(out, v)
+			r.h.progress("%s: %d bound, %.0f pods/s", r.id, n, v)
+		}
+	}
+}
+
+// cleanup deletes the run's pods (grace period 0: no kubelet would finish a
+// graceful deletion), PodGroups, namespace and nodes, and waits until the
+// pods are gone, so that the next run's scheduler starts on an empty
+// cluster.
+func (h *harness) cleanup(ctx context.Context, r *run) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	zero := int64(0)
+	var errs []error
+	if err := r.c.CoreV1().Pods(r.ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
+		errs = append(errs, fmt.Errorf("delete pods: %w", err))
+	}
+	if err := h.env.DeleteNamespace(ctx, r.ns); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.c.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: runLabel + "=" + r.id}); err != nil {
+		errs = append(errs, fmt.Errorf("delete nodes: %w", err))
+	}
+	err := waitFor(ctx, 4*time.Minute, "the run's pods and nodes to be deleted", func() (bool, string) {
+		pods, err := r.c.CoreV1().Pods(r.ns).List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return false, err.Error()
+		}
+		nodes, err := r.c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: runLabel + "=" + r.id, Limit: 1})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(pods.Items) == 0 && len(nodes.Items) == 0, fmt.Sprintf("pods left: %v, nodes left: %v", len(pods.Items) > 0, len(nodes.Items) > 0)
+	})
+	return errors.Join(append(errs, err)...)
+}
