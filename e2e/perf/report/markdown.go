@@ -69,7 +69,7 @@ func (r *Report) Markdown(w io.Writer) error {
 
 	if len(comps) > 0 {
 		b.WriteString("\n## Ratios\n\n")
-		fmt.Fprintf(&b, "Both ratios are oriented so that **> 1 means the first scheduler is better**. Throughput = average pods/s, "+
+		fmt.Fprintf(&b, "Both ratios are oriented so that **> 1 means the first scheduler is better**. Throughput = overall pods/s (measured pods ÷ measured time: bursty workloads such as preemption put many binds in the dropped first or partial last second), "+
 			"first ÷ second. CPU = CPU ms per pod, second ÷ first (> 1: the first needs less CPU per pod). "+
 			"Targets, on throughput: wasm/upstream ≥ %.2f on %s and ≥ %.2f elsewhere; wasm/native ≥ %.2f everywhere. "+
 			"✓ met, ✗ missed, n/a not measurable (e.g. no upstream run for in-memory workloads).\n\n",
@@ -157,7 +157,7 @@ func (r *Report) Text(w io.Writer) error {
 		table("workload\tsched\tavg/s\tp50\tp90\tp99\toverall/s\tlat50ms\tlat90ms\tlat99ms\tcpu s\tcpu ms/pod\trss MiB\trounds", summaryRows(sums))
 	}
 	if comps := Compare(sums); len(comps) > 0 {
-		b.WriteString("\nratios, >1 = first is better (throughput first/second, CPU per pod second/first):")
+		b.WriteString("\nratios, >1 = first is better (overall pods/s first/second, CPU per pod second/first):")
 		table("workload\tthr n/u\tthr w/u\tthr w/n\tcpu n/u\tcpu w/u\tcpu w/n", ratioRows(comps, ">="))
 	}
 	if soak := r.SoakResults(); len(soak) > 0 {

@@ -57,7 +57,7 @@ func TestMarkdown(t *testing.T) {
 		"| SchedulingBasic | wasm | 50.0 | 50.0 | 70.0 | 70.0 | 50.0 | 1.00 | 2.00 | 3.00 | 1.00 | 10.000 | 90.0 | 2 |\n",
 		"| NeverRan | wasm | — | — | — | — | — | — | — | — | — | — | — | 0 + 1 failed |\n",
 		// Ratios with targets.
-		"| SchedulingBasic | 2.400 | 2.000 ✓ (≥ 1.20) | 0.833 ✗ (≥ 0.95) | 2.000 | 2.000 | 1.000 |\n",
+		"| SchedulingBasic | 3.000 | 2.500 ✓ (≥ 1.20) | 0.833 ✗ (≥ 0.95) | 2.000 | 2.000 | 1.000 |\n",
 		"| Other | n/a | n/a (≥ 1.00) | 0.960 ✓ (≥ 0.95) | — | — | 0.960 |\n",
 		// Soak: wasm affinity grows 12 MiB (44 -> 56) and leaves an inflight event.
 		"| upstream | scale | 9 | 40.0 | 46.0 | 46.0 | 46.0 | +0.0 | yes ✓ | 0 | yes ✓ |\n",
@@ -93,7 +93,7 @@ func TestText(t *testing.T) {
 		"wasmsched vs kube-scheduler  (2026-03-04 05:06:07 UTC",
 		"20.000", // upstream CPU ms/pod
 		"0.833 ✗ (>= 0.95)",
-		"2.000 ✓ (>= 1.20)",
+		"2.500 ✓ (>= 1.20)",
 		"SchedulingBasic round 3 upstream failed: timeout after 10m",
 	} {
 		if !strings.Contains(txt, want) {

@@ -214,7 +214,8 @@ const (
 // are oriented so that > 1 means Num is better.
 type Ratio struct {
 	Num, Den string
-	// Throughput is Num's average throughput over Den's.
+	// Throughput is Num's overall pods/s over Den's (not the sample average:
+	// a burst in the dropped first or partial last second would skew it).
 	Throughput float64
 	// CPU is Den's CPU ms per pod over Num's: > 1 means Num needs less CPU per pod.
 	CPU float64

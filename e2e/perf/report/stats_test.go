@@ -117,8 +117,8 @@ func TestCompare(t *testing.T) {
 	want := []Comparison{
 		{
 			Workload:       "SchedulingBasic",
-			NativeUpstream: r(Native, Upstream, 60.0/25, 2, 0, NoTarget),
-			WasmUpstream:   r(Wasm, Upstream, 2, 2, 1.2, Met),
+			NativeUpstream: r(Native, Upstream, 60.0/20, 2, 0, NoTarget),
+			WasmUpstream:   r(Wasm, Upstream, 50.0/20, 2, 1.2, Met),
 			WasmNative:     r(Wasm, Native, 50.0/60, 1, 0.95, Missed),
 		},
 		{
@@ -136,9 +136,9 @@ func TestCompare(t *testing.T) {
 func TestCompareTargets(t *testing.T) {
 	sums := func(workload string, upstream, native, wasm float64) []Summary {
 		return []Summary{
-			{Workload: workload, Scheduler: Upstream, Average: upstream, CPUMsPerPod: 1},
-			{Workload: workload, Scheduler: Native, Average: native, CPUMsPerPod: 1},
-			{Workload: workload, Scheduler: Wasm, Average: wasm, CPUMsPerPod: 1},
+			{Workload: workload, Scheduler: Upstream, PodsPerSec: upstream, CPUMsPerPod: 1},
+			{Workload: workload, Scheduler: Native, PodsPerSec: native, CPUMsPerPod: 1},
+			{Workload: workload, Scheduler: Wasm, PodsPerSec: wasm, CPUMsPerPod: 1},
 		}
 	}
 	tests := []struct {
