@@ -148,6 +148,10 @@ type LeaderElection struct {
 type Metrics struct {
 	// BindAddress is host:port; empty disables the listener.
 	BindAddress string
+	// Profiling serves net/http/pprof under /debug/pprof/ on the listener,
+	// as kube-scheduler's enableProfiling does. Off by default: the listener
+	// has no authentication.
+	Profiling bool
 }
 
 // Sandbox are the limits every policy module runs under.
@@ -349,6 +353,8 @@ var keys = func() []key {
 
 		{name: "metrics.bindAddress", kind: kindString, def: "127.0.0.1:10351", check: checkHostPort,
 			help: "host:port serving /metrics, /healthz and /readyz (empty: no listener)"},
+		{name: "metrics.profiling", kind: kindBool, def: false,
+			help: "also serve Go's profiles under /debug/pprof/ on metrics.bindAddress (the listener has no authentication: keep it on loopback)"},
 
 		{name: "sandbox.memoryPages", kind: kindInt, def: int64(256), check: intRange(2, maxMemoryPages),
 			help: "memory limit of a policy module, in 64 KiB pages"},
@@ -738,7 +744,7 @@ func build(k *koanf.Koanf, profiles profileValues) (*Config, error) {
 			RenewDeadline: dur("leaderElection.renewDeadline"),
 			RetryPeriod:   dur("leaderElection.retryPeriod"),
 		},
-		Metrics: Metrics{BindAddress: str("metrics.bindAddress")},
+		Metrics: Metrics{BindAddress: str("metrics.bindAddress"), Profiling: vals["metrics.profiling"].(bool)},
 		Sandbox: Sandbox{
 			MemoryPages:     uint32(num("sandbox.memoryPages")),
 			Deadline:        dur("sandbox.deadline"),

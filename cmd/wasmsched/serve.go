@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"strconv"
 	"sync"
@@ -263,7 +264,7 @@ func serveWith(ctx context.Context, cfg *config.Config, src config.Source, clien
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if addr := cfg.Metrics.BindAddress; addr != "" {
-		srv, err := listen(addr, reg, &ready, sw)
+		srv, err := listen(addr, cfg.Metrics.Profiling, reg, &ready, sw)
 		if err != nil {
 			return err
 		}
@@ -381,7 +382,7 @@ func ignoreCanceled(ctx context.Context) error {
 }
 
 // listen serves the metrics and health endpoints on addr.
-func listen(addr string, reg *prometheus.Registry, ready *atomic.Bool, sw *swapper) (*http.Server, error) {
+func listen(addr string, profiling bool, reg *prometheus.Registry, ready *atomic.Bool, sw *swapper) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics.bindAddress %s: %w (choose a free address with --metrics-bind-address)", addr, err)
@@ -403,6 +404,13 @@ func listen(addr string, reg *prometheus.Registry, ready *atomic.Bool, sw *swapp
 	})
 	if sw.admin {
 		sw.register(mux)
+	}
+	if profiling {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	}
 	srv := &http.Server{Addr: ln.Addr().String(), Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()

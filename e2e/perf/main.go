@@ -49,6 +49,9 @@ type harness struct {
 	log       io.Writer
 	seq       int
 	lastProg  time.Time
+	// profileDir, when set, receives a CPU profile of each run's scheduler
+	// over its measured phase.
+	profileDir string
 }
 
 func (h *harness) logf(format string, args ...any) {
@@ -73,6 +76,7 @@ type options struct {
 	soakCycles int
 	out        string
 	wasmsched  string
+	profileDir string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -90,6 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.scale, "scale", 1, "multiplies every workload's node and pod counts (gang sizes stay 8-16)")
 	fs.IntVar(&o.soakCycles, "soak-cycles", 30, "cycles of each memory-soak phase (0: no soak)")
 	fs.StringVar(&o.out, "out", "", "directory for README.md, results.json and the PNG plots (empty: print only)")
+	fs.StringVar(&o.profileDir, "cpuprofile-dir", "", "write a CPU profile of each run's scheduler over (the first 15 s of) its measured phase into this directory; profiling costs a few percent, so not for the figures")
 	fs.StringVar(&o.wasmsched, "wasmsched", "", "the wasmsched binary (empty: go build ./cmd/wasmsched into a temporary directory)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -158,7 +163,12 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // execute runs everything o asks for and returns the report, also when a
 // run failed (the failure is in the report and the error).
 func execute(ctx context.Context, o options, log io.Writer) (*report.Report, error) {
-	h := &harness{log: log}
+	h := &harness{log: log, profileDir: o.profileDir}
+	if o.profileDir != "" {
+		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
 	rep := &report.Report{Title: "wasmsched vs kube-scheduler v1.37.1", Started: time.Now().UTC(), Machine: machine(), Versions: map[string]string{}}
 	if o.wasmsched == "" {
 		dir, err := os.MkdirTemp("", "wasmsched-perf-bin-")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -136,6 +138,10 @@ func (h *harness) measureInto(ctx context.Context, w *workload, kind string, rou
 	samples := make(chan []float64, 1)
 	wg.Add(1)
 	go func() { defer wg.Done(); samples <- r.sample(mctx) }()
+	if h.profileDir != "" {
+		wg.Add(1)
+		go func() { defer wg.Done(); h.profile(mctx, sched, r.id) }()
+	}
 
 	err = waitFor(ctx, w.timeout, "the measured pods to be bound", func() (bool, string) {
 		select {
@@ -234,4 +240,22 @@ func (h *harness) cleanup(ctx context.Context, r *run) error {
 		return len(pods.Items) == 0 && len(nodes.Items) == 0, fmt.Sprintf("pods left: %v, nodes left: %v", len(pods.Items) > 0, len(nodes.Items) > 0)
 	})
 	return errors.Join(append(errs, err)...)
+}
+
+// profileSeconds is the length of the CPU profile taken from the start of
+// a measured phase (shorter phases end it early: the profile covers what
+// ran).
+const profileSeconds = 15 * time.Second
+
+// profile records the scheduler's CPU profile over the measured phase into
+// profileDir/<run>.pprof; a failure is logged, not fatal: the figures do
+// not depend on it.
+func (h *harness) profile(ctx context.Context, sched running, id string) {
+	b, err := sched.cpuProfile(context.WithoutCancel(ctx), profileSeconds)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(h.profileDir, id+".pprof"), b, 0o644)
+	}
+	if err != nil {
+		h.logf("[%s] CPU profile: %v", id, err)
+	}
 }

@@ -37,6 +37,8 @@ const (
 type running interface {
 	pid() int
 	metrics(ctx context.Context) ([]byte, error)
+	// cpuProfile records a CPU profile for d (Go's pprof format).
+	cpuProfile(ctx context.Context, d time.Duration) ([]byte, error)
 	stop()
 	tail(n int) string
 }
@@ -65,6 +67,9 @@ func (u upstream) pid() int { return u.ks.Pid() }
 func (u upstream) metrics(ctx context.Context) ([]byte, error) {
 	return u.ks.Get(ctx, "/metrics")
 }
+func (u upstream) cpuProfile(ctx context.Context, d time.Duration) ([]byte, error) {
+	return u.ks.Get(ctx, profilePath(d))
+}
 func (u upstream) stop()             { u.ks.Stop(10 * time.Second) }
 func (u upstream) tail(n int) string { return u.ks.Tail(n) }
 
@@ -74,11 +79,12 @@ type wasmschedProc struct {
 }
 
 // wasmschedArgs are the flags of `wasmsched run` for kind: the same client
-// limits as upstream, warnings only (upstream logs at -v=1), and for native
-// every slot set to the reference policy compiled into the binary.
+// limits as upstream, warnings only (upstream logs at -v=1), /debug/pprof
+// served (as upstream's enableProfiling, on by default there), and for
+// native every slot set to the reference policy compiled into the binary.
 func wasmschedArgs(kind, kubeconfig, addr string) []string {
 	args := []string{"run", "-kubeconfig", kubeconfig, "-scheduler-name", schedulerName,
-		"-metrics-bind-address", addr, "-log-level", "warn",
+		"-metrics-bind-address", addr, "-log-level", "warn", "-set", "metrics.profiling=true",
 		"-set", "client.qps=" + strconv.Itoa(clientQPS), "-set", "client.burst=" + strconv.Itoa(clientBurst)}
 	if kind == schedNative {
 		for _, s := range abi.Slots {
@@ -135,7 +141,14 @@ func (w *wasmschedProc) pid() int { return w.p.Pid() }
 func (w *wasmschedProc) metrics(ctx context.Context) ([]byte, error) {
 	return httpGet(ctx, "http://"+w.addr+"/metrics")
 }
-func (w *wasmschedProc) stop()             { w.p.Stop(10 * time.Second) }
+func (w *wasmschedProc) cpuProfile(ctx context.Context, d time.Duration) ([]byte, error) {
+	return httpGet(ctx, "http://"+w.addr+profilePath(d))
+}
+func (w *wasmschedProc) stop() { w.p.Stop(10 * time.Second) }
+
+func profilePath(d time.Duration) string {
+	return "/debug/pprof/profile?seconds=" + strconv.Itoa(max(1, int(d.Seconds())))
+}
 func (w *wasmschedProc) tail(n int) string { return w.p.Tail(n) }
 
 func httpGet(ctx context.Context, url string) ([]byte, error) {
