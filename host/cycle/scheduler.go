@@ -305,15 +305,18 @@ func (s *Scheduler) withNominated(pod *v1.Pod, nodes []*cache.NodeInfo) []*cache
 	}
 	prio := corev1helpers.PodPriority(pod)
 	group := podview.GroupName(pod)
+	nominated := s.opts.nominator.infos()
 	var out []*cache.NodeInfo
+	var add []*cache.PodInfo
 	for i, ni := range nodes {
-		var add []*v1.Pod
-		for _, p := range s.opts.nominator.OnNode(ni.Node().Name) {
+		add = add[:0]
+		for _, pi := range nominated[ni.Node().Name] {
+			p := pi.Pod
 			// A sibling in pod's group is placed in the same cycle: its
 			// room is counted when it is placed, not held for it.
 			sibling := group != "" && p.Namespace == pod.Namespace && podview.GroupName(p) == group
 			if p.UID != pod.UID && !sibling && corev1helpers.PodPriority(p) >= prio {
-				add = append(add, p)
+				add = append(add, pi)
 			}
 		}
 		if len(add) == 0 {
@@ -326,10 +329,8 @@ func (s *Scheduler) withNominated(pod *v1.Pod, nodes []*cache.NodeInfo) []*cache
 			out = append(make([]*cache.NodeInfo, 0, len(nodes)), nodes[:i]...)
 		}
 		c := ni.Clone()
-		for _, p := range add {
-			q := p.DeepCopy()
-			q.Spec.NodeName = ni.Node().Name
-			c.AddPod(cache.NewPodInfo(q))
+		for _, pi := range add {
+			c.AddPod(pi)
 		}
 		out = append(out, c)
 	}
