@@ -90,7 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	all = append(all, inMemory)
 	wl := fs.String("workloads", strings.Join(all, ","), "comma-separated workloads to run")
 	sc := fs.String("schedulers", strings.Join([]string{schedUpstream, schedNative, schedWasm}, ","), "comma-separated schedulers: upstream, native, wasm")
-	fs.IntVar(&o.rounds, "rounds", 2, "runs of each workload per scheduler; the order of the schedulers rotates each round")
+	fs.IntVar(&o.rounds, "rounds", 3, "runs of each workload per scheduler; the order of the schedulers rotates each round, so with 3 each runs first, second and third once")
 	fs.Float64Var(&o.scale, "scale", 1, "multiplies every workload's node and pod counts (gang sizes stay 8-16)")
 	fs.IntVar(&o.soakCycles, "soak-cycles", 30, "cycles of each memory-soak phase (0: no soak)")
 	fs.StringVar(&o.out, "out", "", "directory for README.md, results.json and the PNG plots (empty: print only)")
@@ -130,9 +130,14 @@ func split(s string) []string {
 	return out
 }
 
+// runSettle is the pause after each run's cleanup.
+const runSettle = 5 * time.Second
+
 // rotate returns the schedulers in round's order: round 1 as given, each
-// later round starting one further, so that no scheduler always runs first
-// on a fresh apiserver or last on a warm one.
+// later round starting one further, so that over 3 rounds each scheduler
+// runs once in each position. The position matters: a fixed order put wasm
+// right after native in every round, and the later run met an apiserver and
+// etcd still busy with the previous run's thousands of deletions.
 func rotate(scheds []string, round int) []string {
 	k := (round - 1) % len(scheds)
 	return append(slices.Clone(scheds[k:]), scheds[:k]...)
@@ -235,6 +240,11 @@ func execute(ctx context.Context, o options, log io.Writer) (*report.Report, err
 				} else {
 					h.logf("== %s under %s, round %d/%d", name, kind, round, o.rounds)
 					r = h.measure(ctx, byName[name], kind, round)
+					// Let the apiserver and etcd finish with the deletions
+					// of the run before the next one starts.
+					if err := sleep(ctx, runSettle); err != nil {
+						return rep, err
+					}
 				}
 				if r.Err != "" {
 					errs = append(errs, fmt.Errorf("%s/%s round %d: %s", name, kind, round, r.Err))
