@@ -145,14 +145,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("%w: %d pods do not fit on %d nodes (%d pods each): raise -nodes or lower -pods",
 			errUsage, *initPods+*pods, *nodes, perNode)
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("%w: -log-level %q: want debug, info, warn or error", errUsage, *logLevel)
+	level, err := parseLogLevel(*logLevel)
+	if err != nil {
+		return err
 	}
-	overrides := map[string]string{}
-	for k, v := range sets {
-		overrides[k] = v
-	}
+	overrides := sets.overrides()
 	// Nothing listens and nothing is elected: the process is alone with its
 	// fake cluster.
 	overrides["metrics.bindAddress"] = ""

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -128,6 +129,23 @@ func sandboxLimits(s config.Sandbox) wasm.Limits {
 
 // setFlags collects repeated -set key=value flags.
 type setFlags map[string]string
+
+// overrides are the -set values as a fresh map, for the command's own
+// flags to be added to.
+func (s setFlags) overrides() map[string]string {
+	out := make(map[string]string, len(s))
+	maps.Copy(out, s)
+	return out
+}
+
+// parseLogLevel reads -log-level.
+func parseLogLevel(s string) (slog.Level, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("%w: -log-level %q: want debug, info, warn or error", errUsage, s)
+	}
+	return level, nil
+}
 
 func (s *setFlags) String() string { return "" }
 

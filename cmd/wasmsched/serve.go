@@ -61,14 +61,11 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() != 0 {
 		return fmt.Errorf("%w: run takes no arguments, got %q", errUsage, fs.Args())
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("%w: -log-level %q: want debug, info, warn or error", errUsage, *logLevel)
+	level, err := parseLogLevel(*logLevel)
+	if err != nil {
+		return err
 	}
-	overrides := map[string]string{}
-	for k, v := range sets {
-		overrides[k] = v
-	}
+	overrides := sets.overrides()
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "scheduler-name":

@@ -19,6 +19,9 @@ const (
 	attemptDuration = "scheduler_scheduling_attempt_duration_seconds"
 	inflightEvents  = "scheduler_inflight_events"
 	heapInuse       = "go_memstats_heap_inuse_bytes"
+	// policyFallbacks is wasmsched's only: decisions a module failed and
+	// the native default made (0 in a healthy run).
+	policyFallbacks = "wasmsched_policy_fallbacks_total"
 )
 
 // scrape is one parse of a /metrics page.

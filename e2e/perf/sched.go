@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -127,11 +126,11 @@ func (w *wasmschedProc) waitReady(ctx context.Context, timeout time.Duration) er
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b, err := httpGet(ctx, "http://"+w.addr+"/readyz")
+		_, err := httpGet(ctx, "http://"+w.addr+"/readyz")
 		if err == nil {
 			return nil
 		}
-		last = err.Error() + string(b)
+		last = err.Error()
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("/readyz not OK within %v (last: %s)", timeout, last)
@@ -152,23 +151,7 @@ func profilePath(d time.Duration) string {
 func (w *wasmschedProc) tail(n int) string { return w.p.Tail(n) }
 
 func httpGet(ctx context.Context, url string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return b, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return b, nil
+	return testenv.Get(ctx, http.DefaultClient, url)
 }
 
 func freeAddr() (string, error) {

@@ -194,12 +194,18 @@ func (k *KubeScheduler) waitReady(ctx context.Context, timeout time.Duration) er
 
 // Get fetches path (e.g. "/metrics") from the secure port.
 func (k *KubeScheduler) Get(ctx context.Context, path string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+k.Addr+path, nil)
+	hc := insecureClient()
+	defer hc.CloseIdleConnections()
+	return Get(ctx, hc, "https://"+k.Addr+path)
+}
+
+// Get fetches url with hc and returns the body of a 200 answer; any other
+// status is an error quoting the body.
+func Get(ctx context.Context, hc *http.Client, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	hc := insecureClient()
-	defer hc.CloseIdleConnections()
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
@@ -210,7 +216,7 @@ func (k *KubeScheduler) Get(ctx context.Context, path string) ([]byte, error) {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", path, resp.Status, strings.TrimSpace(string(b)))
+		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(b)))
 	}
 	return b, nil
 }

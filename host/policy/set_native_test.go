@@ -2,10 +2,7 @@ package policy_test
 
 import (
 	"context"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,68 +220,14 @@ func TestSetSwapNativeHammer(t *testing.T) {
 	if err := s.LoadNative(abi.SlotQueueSort, "fifosort", nativeOf["fifosort"]); err != nil {
 		t.Fatal(err)
 	}
-	pod := policytest.MakePod().Name("p").Priority(7).Created(time.Unix(3, 0)).Queued(time.Unix(4, 0)).View()
-	keyPrio := (policy.PrioritySort{}).Key(pod)
-	keyFIFO := fifosort.Key(pod)
-
 	const swaps = 100
-	workers := max(2, runtime.GOMAXPROCS(0))
-	var stop atomic.Bool
-	var answers [2]atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for !stop.Load() {
-				sort := *in.sort.Load()
-				switch k := sort.(policy.Keyer).Key(pod); k {
-				case keyPrio:
-					answers[0].Add(1)
-				case keyFIFO:
-					answers[1].Add(1)
-				default:
-					t.Errorf("key %v is neither prioritysort's %v nor fifosort's %v", k, keyPrio, keyFIFO)
-					return
-				}
-				if sort.Less(pod, pod) {
-					t.Error("Less(p, p) = true")
-					return
-				}
-				_ = s.Current()
-				_ = s.Breakers()
-			}
-		})
-	}
-	for i := range swaps {
-		var err error
+	hammerSortSwaps(t, s, in, rec, swaps, func(i int) error {
 		if i%2 == 0 {
-			err = s.Load(ctx, abi.SlotQueueSort, "prioritysort", prio, "")
-		} else {
-			err = s.LoadNative(abi.SlotQueueSort, "fifosort", nativeOf["fifosort"])
+			return s.Load(ctx, abi.SlotQueueSort, "prioritysort", prio, "")
 		}
-		if err != nil {
-			t.Errorf("swap %d: %v", i, err)
-		}
-		// Let the workers call the new policy before the next swap (bounded,
-		// in case a worker has stopped on an error).
-		n := answers[0].Load() + answers[1].Load()
-		for j := 0; j < 10000 && answers[0].Load()+answers[1].Load() < n+int64(workers); j++ {
-			runtime.Gosched()
-		}
-	}
-	stop.Store(true)
-	wg.Wait()
+		return s.LoadNative(abi.SlotQueueSort, "fifosort", nativeOf["fifosort"])
+	})
 	if got := s.Current()[abi.SlotQueueSort]; got.Name != "native:fifosort" || !got.IsNative() {
 		t.Errorf("after %d swaps the slot holds %+v, want native:fifosort", swaps, got)
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.failures)+len(rec.fallbacks)+len(rec.trips) != 0 {
-		t.Errorf("failures %v, fallbacks %v, trips %v", rec.failures, rec.fallbacks, rec.trips)
-	}
-	if got := rec.swaps["queueSort/success"]; got != swaps+1 {
-		t.Errorf("%d successful swaps, want %d", got, swaps+1)
-	}
-	if answers[0].Load() == 0 || answers[1].Load() == 0 {
-		t.Errorf("answers: prioritysort %d, fifosort %d: want both", answers[0].Load(), answers[1].Load())
 	}
 }

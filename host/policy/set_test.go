@@ -405,11 +405,30 @@ func TestSetSwapHammer(t *testing.T) {
 	if err := s.Load(ctx, abi.SlotQueueSort, "prioritysort", prio, ""); err != nil {
 		t.Fatal(err)
 	}
+	const swaps = 100
+	hammerSortSwaps(t, s, in, rec, swaps, func(i int) error {
+		name, bin := "fifosort", fifo
+		if i%2 == 1 {
+			name, bin = "prioritysort", prio
+		}
+		return s.Load(ctx, abi.SlotQueueSort, name, bin, "")
+	})
+	if got := s.Current()[abi.SlotQueueSort].Name; got != "prioritysort" {
+		t.Errorf("after %d swaps the slot holds %s, want prioritysort", swaps, got)
+	}
+}
+
+// hammerSortSwaps runs goroutines that compute sort keys and compare pods
+// through whatever queue sort is installed (and read the Set's state) while
+// swap(i) changes it swaps times, alternating between prioritysort and
+// fifosort. It fails the test on any answer that is
+// neither policy's, any failure, fallback or breaker trip, a swap count
+// other than swaps plus the one load before, or a policy never observed.
+func hammerSortSwaps(t *testing.T, s *policy.Set, in *installed, rec *counting, swaps int, swap func(i int) error) {
+	t.Helper()
 	pod := policytest.MakePod().Name("p").Priority(7).Created(time.Unix(3, 0)).Queued(time.Unix(4, 0)).View()
 	keyPrio := (policy.PrioritySort{}).Key(pod)
 	keyFIFO := abi.SortKey{abi.Asc(pod.CreationTime()), abi.Asc(pod.QueuedTime())}
-
-	const swaps = 100
 	workers := max(2, runtime.GOMAXPROCS(0))
 	var stop atomic.Bool
 	var answers [2]atomic.Int64
@@ -431,23 +450,24 @@ func TestSetSwapHammer(t *testing.T) {
 					t.Error("Less(p, p) = true")
 					return
 				}
+				_ = s.Current()
+				_ = s.Breakers()
 			}
 		})
 	}
 	for i := range swaps {
-		name, bin := "fifosort", fifo
-		if i%2 == 1 {
-			name, bin = "prioritysort", prio
-		}
-		if err := s.Load(ctx, abi.SlotQueueSort, name, bin, ""); err != nil {
+		if err := swap(i); err != nil {
 			t.Errorf("swap %d: %v", i, err)
+		}
+		// Let the workers call the new policy before the next swap (bounded,
+		// in case a worker has stopped on an error).
+		n := answers[0].Load() + answers[1].Load()
+		for j := 0; j < 10000 && answers[0].Load()+answers[1].Load() < n+int64(workers); j++ {
+			runtime.Gosched()
 		}
 	}
 	stop.Store(true)
 	wg.Wait()
-	if got := s.Current()[abi.SlotQueueSort].Name; got != "prioritysort" {
-		t.Errorf("after %d swaps the slot holds %s, want prioritysort", swaps, got)
-	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	if len(rec.failures)+len(rec.fallbacks)+len(rec.trips) != 0 {
