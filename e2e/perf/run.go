@@ -242,16 +242,16 @@ func (h *harness) cleanup(ctx context.Context, r *run) error {
 	return errors.Join(append(errs, err)...)
 }
 
-// profileSeconds is the length of the CPU profile taken from the start of
+// profileLength is the length of the CPU profile taken from the start of
 // a measured phase (shorter phases end it early: the profile covers what
 // ran).
-const profileSeconds = 15 * time.Second
+const profileLength = 15 * time.Second
 
 // profile records the scheduler's CPU profile over the measured phase into
 // profileDir/<run>.pprof; a failure is logged, not fatal: the figures do
 // not depend on it.
 func (h *harness) profile(ctx context.Context, sched running, id string) {
-	b, err := sched.cpuProfile(context.WithoutCancel(ctx), profileSeconds)
+	b, err := sched.cpuProfile(context.WithoutCancel(ctx), profileLength)
 	if err == nil {
 		err = os.WriteFile(filepath.Join(h.profileDir, id+".pprof"), b, 0o644)
 	}
