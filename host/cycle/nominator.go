@@ -109,6 +109,23 @@ func (n *Nominator) OnNode(node string) []*v1.Pod {
 	return out
 }
 
+// InfosOn returns the pods nominated to node as pod infos placed there
+// (read-only), built when they were nominated: what a preemption dry run
+// leaves room for.
+func (n *Nominator) InfosOn(node string) []*cache.PodInfo {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	m := n.byNode[node]
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]*cache.PodInfo, 0, len(m))
+	for _, p := range m {
+		out = append(out, p.info)
+	}
+	return out
+}
+
 // infos returns the PodInfos of every nomination by node: one consistent
 // view for a whole attempt, taken under one lock.
 func (n *Nominator) infos() map[string][]*cache.PodInfo {

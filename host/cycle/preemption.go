@@ -44,7 +44,7 @@ func (s *Scheduler) input(f failure) preempt.Input {
 		Diagnosis: f.diag,
 		Order:     p.Order,
 		Group:     p.Group,
-		Nominated: s.opts.nominator.OnNode,
+		Nominated: s.opts.nominator.InfosOn,
 		Rand:      s.rnd,
 	}
 	if p.PDBs != nil {

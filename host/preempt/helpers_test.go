@@ -137,7 +137,7 @@ func diagnoseB(b *testing.B, pod *v1.Pod, snap *cache.Snapshot) *plugins.Diagnos
 
 // diagnose runs the cycle's filters for pod over every node, as the failed
 // cycle did, with nominated pods added the way the cycle adds them.
-func diagnose(t *testing.T, pod *v1.Pod, snap *cache.Snapshot, nominated func(string) []*v1.Pod) *plugins.Diagnosis {
+func diagnose(t *testing.T, pod *v1.Pod, snap *cache.Snapshot, nominated func(string) []*cache.PodInfo) *plugins.Diagnosis {
 	t.Helper()
 	ps, st := plugins.Prepare(cache.NewPodInfo(pod))
 	var d plugins.Diagnosis
@@ -217,13 +217,16 @@ func pdb(value string, allowed int32, disrupted ...string) *policyv1.PodDisrupti
 	return p
 }
 
-// nominatedMap serves Input.Nominated from pods with a nominated node.
-func nominatedMap(pods ...*v1.Pod) func(string) []*v1.Pod {
-	return func(node string) []*v1.Pod {
-		var out []*v1.Pod
+// nominatedMap serves Input.Nominated from pods with a nominated node, as
+// the cycle's Nominator does: placed on the node.
+func nominatedMap(pods ...*v1.Pod) func(string) []*cache.PodInfo {
+	return func(node string) []*cache.PodInfo {
+		var out []*cache.PodInfo
 		for _, p := range pods {
 			if p.Status.NominatedNodeName == node {
-				out = append(out, p)
+				placed := p.DeepCopy()
+				placed.Spec.NodeName = node
+				out = append(out, cache.NewPodInfo(placed))
 			}
 		}
 		return out

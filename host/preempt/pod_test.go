@@ -40,7 +40,7 @@ func runPodCases(t *testing.T, cases []podCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := snapshot(tc.nodes, tc.pods...)
-			var nom func(string) []*v1.Pod
+			var nom func(string) []*cache.PodInfo
 			if tc.nominated != nil {
 				nom = nominatedMap(tc.nominated...)
 			}

@@ -41,8 +41,9 @@ type Input struct {
 	// with GenericWorkload off).
 	Group func(namespace, name string) *schedv1beta1.PodGroup
 	// Nominated returns the pods nominated to node (status.nominatedNodeName)
-	// and not bound or assumed yet; nil for none.
-	Nominated func(node string) []*v1.Pod
+	// and not bound or assumed yet, as pod infos placed on node (read-only:
+	// the cycle's Nominator builds them once per nomination); nil for none.
+	Nominated func(node string) []*cache.PodInfo
 	// Rand picks the node Pod starts its dry runs at, as upstream picks a
 	// random offset; nil starts at the first node.
 	Rand *rand.Rand

@@ -214,7 +214,7 @@ func (r *run) sortByImportance(vs []*victim) error {
 }
 
 // nominatedOn returns the pods nominated to node as pod infos placed there,
-// built once per run.
+// asked once per run.
 func (r *run) nominatedOn(node string) []*cache.PodInfo {
 	if r.in.Nominated == nil {
 		return nil
@@ -222,14 +222,7 @@ func (r *run) nominatedOn(node string) []*cache.PodInfo {
 	if pis, ok := r.nominated[node]; ok {
 		return pis
 	}
-	var pis []*cache.PodInfo
-	for _, p := range r.in.Nominated(node) {
-		if p.Spec.NodeName != node {
-			p = p.DeepCopy()
-			p.Spec.NodeName = node
-		}
-		pis = append(pis, cache.NewPodInfo(p))
-	}
+	pis := r.in.Nominated(node)
 	r.nominated[node] = pis
 	return pis
 }
