@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"os"
 	"slices"
@@ -857,20 +856,12 @@ func buildSlot(m *wasm.Module, slot abi.Slot, rec policy.Recorder) (*caseSlots, 
 }
 
 func runCases(ctx context.Context, path string, s *suite, sandbox config.Sandbox, w, stderr io.Writer) error {
-	bin, err := os.ReadFile(path)
+	lf, err := loadFile(ctx, path, sandbox, stderr)
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	rt, err := wasm.NewRuntime(ctx, wasm.WithLogger(log), wasm.WithWatchdogTick(sandbox.WatchdogTick))
-	if err != nil {
-		return err
-	}
-	defer rt.Close(context.Background())
-	m, err := rt.Load(ctx, path, bin, sandboxLimits(sandbox))
-	if err != nil {
-		return err
-	}
+	defer lf.rt.Close(context.Background())
+	m := lf.m
 	rec := &caseRecorder{}
 	slots, err := buildSlot(m, s.slot, rec)
 	if err != nil {

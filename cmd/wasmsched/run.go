@@ -162,27 +162,16 @@ func (s *setFlags) Set(v string) error {
 }
 
 func validate(ctx context.Context, path string, sandbox config.Sandbox, w, stderr io.Writer) error {
-	limits := sandboxLimits(sandbox)
-	bin, err := os.ReadFile(path)
+	lf, err := loadFile(ctx, path, sandbox, stderr)
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	rt, err := wasm.NewRuntime(ctx, wasm.WithLogger(log), wasm.WithWatchdogTick(sandbox.WatchdogTick))
-	if err != nil {
-		return err
-	}
-	defer rt.Close(context.Background())
-	start := time.Now()
-	m, err := rt.Load(ctx, path, bin, limits)
-	if err != nil {
-		return err
-	}
-	loaded := time.Since(start)
+	defer lf.rt.Close(context.Background())
+	m := lf.m
 	major, minor := m.ABIVersion()
 	minPages, maxPages, hasMax := m.MemoryPages()
 	fmt.Fprintf(w, "module     %s\nsha256     %x\nsize       %d bytes (loaded and validated in %v)\nABI        %d.%d (host speaks %d.%d)\n",
-		path, m.SHA256(), len(bin), loaded.Round(time.Microsecond), major, minor, abi.VersionMajor, abi.VersionMinor)
+		path, m.SHA256(), lf.size, lf.took.Round(time.Microsecond), major, minor, abi.VersionMajor, abi.VersionMinor)
 	var slots []string
 	for _, s := range abi.Slots {
 		implemented := true
@@ -200,9 +189,9 @@ func validate(ctx context.Context, path string, sandbox config.Sandbox, w, stder
 	if len(slots) == 0 {
 		slots = []string{"none: the module exports no slot's functions"}
 	}
-	mem := fmt.Sprintf("%d pages initial, limit %d pages", minPages, limits.MemoryPages)
+	mem := fmt.Sprintf("%d pages initial, limit %d pages", minPages, sandbox.MemoryPages)
 	if hasMax {
-		mem = fmt.Sprintf("%d pages initial, %d max, limit %d pages", minPages, maxPages, limits.MemoryPages)
+		mem = fmt.Sprintf("%d pages initial, %d max, limit %d pages", minPages, maxPages, sandbox.MemoryPages)
 	}
 	imports := m.Imports()
 	if len(imports) == 0 {
@@ -211,4 +200,35 @@ func validate(ctx context.Context, path string, sandbox config.Sandbox, w, stder
 	fmt.Fprintf(w, "slots      %s\nexports    %s\nimports    %s\nmemory     %s\n",
 		strings.Join(slots, ", "), strings.Join(m.Exports(), ", "), strings.Join(imports, ", "), mem)
 	return nil
+}
+
+// loadedFile is a module file loaded as the scheduler would load it, in a
+// runtime of its own that the caller closes.
+type loadedFile struct {
+	rt   *wasm.Runtime
+	m    *wasm.Module
+	size int           // bytes
+	took time.Duration // compile and validation
+}
+
+// loadFile loads the module at path under the configured sandbox limits
+// and watchdog, logging the runtime's warnings to stderr: what `policy
+// validate` reports on and `policy test` runs.
+func loadFile(ctx context.Context, path string, sandbox config.Sandbox, stderr io.Writer) (*loadedFile, error) {
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	rt, err := wasm.NewRuntime(ctx, wasm.WithLogger(log), wasm.WithWatchdogTick(sandbox.WatchdogTick))
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	m, err := rt.Load(ctx, path, bin, sandboxLimits(sandbox))
+	if err != nil {
+		rt.Close(context.Background())
+		return nil, err
+	}
+	return &loadedFile{rt: rt, m: m, size: len(bin), took: time.Since(start)}, nil
 }

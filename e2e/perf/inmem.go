@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wasmsched/wasmsched/abi"
@@ -78,7 +79,7 @@ func (h *harness) measureInMemory(ctx context.Context, kind string, round int, s
 	}
 	if kind == schedNative {
 		for slot, m := range res.Policies {
-			if len(m) < 7 || m[:7] != "native:" {
+			if !strings.HasPrefix(m, "native:") {
 				out.Err = fmt.Sprintf("slot %s ran %q, not the native policy", slot, m)
 				return out
 			}
