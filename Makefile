@@ -43,7 +43,8 @@ help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: demo
-demo: cluster ## Start etcd, kube-apiserver and KWOK, run bin/wasmsched on a sample workload, print what happened, clean up.
+demo: ## Start etcd, kube-apiserver and KWOK, run bin/wasmsched on a sample workload, print what happened, clean up.
+	@hack/cluster.sh build kube-apiserver etcd kwok >/dev/null
 	$(GO) build -o bin/wasmsched ./cmd/wasmsched
 	$(GO) run ./e2e/demo -wasmsched bin/wasmsched $(DEMO_FLAGS)
 

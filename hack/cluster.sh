@@ -8,6 +8,10 @@
 # kubectl, etcd, kwok; none means kube-apiserver, etcd and kwok (what the e2e
 # tests and the demo need). Binaries already in the cache are not rebuilt.
 #
+# A cold build is long (see typical() below), so before building it checks
+# that the disks and memory suffice, and while a step runs it prints a progress
+# line every 30 s (hack/buildwatch).
+#
 # k8s.io/kubernetes and etcd cannot be `go install`ed (their go.mod files
 # replace staging modules with local paths), so each is built from a small
 # wrapper module written here that requires the published versions instead.
@@ -25,10 +29,36 @@ ROOT="$CACHE_ROOT/cluster-k8s$K8S_VERSION-etcd$ETCD_VERSION-kwok$KWOK_VERSION"
 BIN="$ROOT/bin"
 GO=${GO:-go}
 
+HACK=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
 log() { echo "cluster.sh: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 usage() { sed -n '2,4p' "${BASH_SOURCE[0]}" | sed 's/^# //' >&2; exit 2; }
+
+# typical COMPONENT: how long its cold build takes on a 2-core machine,
+# measured with this script's own progress lines from empty Go caches, in the
+# order `make cluster` builds them (kube-scheduler and kubectl after
+# kube-apiserver, whose packages they mostly share).
+typical() {
+  case "$1" in
+  modules) echo "under 1 min" ;;
+  kube-apiserver) echo "6-9 min" ;;
+  kube-scheduler) echo "1-5 min" ;;
+  kubectl) echo "2-3 min" ;;
+  etcd) echo "1-2 min" ;;
+  etcd-modules) echo "under 1 min" ;;
+  kwok) echo "2-3 min" ;;
+  esac
+}
+
+# watch WHAT COMPONENT CMD...: runs CMD with a progress line every 30 s that
+# names what comes after it (NEXT, set by the build loop).
+watch() {
+  local what=$1 component=$2
+  shift 2
+  "$WATCH" run -what "$what" -typical "$(typical "$component")" -next "${NEXT:-}" -- "$@"
+}
 
 build_k8s() { # $1 = component under k8s.io/kubernetes/cmd
   local src="$ROOT/src/kubernetes"
@@ -61,13 +91,13 @@ import (
 	_ "k8s.io/kubernetes/cmd/kubectl"
 )
 EOF
-    (cd "$src" && "$GO" mod tidy -e >&2) || die "go mod tidy failed in $src"
+    (cd "$src" && NEXT="$1${NEXT:+, $NEXT}" watch "the Go modules of k8s.io/kubernetes $K8S_VERSION (downloading)" modules "$GO" mod tidy -e) ||
+      die "go mod tidy failed in $src"
   fi
-  log "building $1 $K8S_VERSION (cold: several minutes on 2 cores)"
   local ld="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION"
   ld+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37"
   ld+=" -X k8s.io/component-base/version.gitTreeState=clean"
-  if ! (cd "$src" && CGO_ENABLED=0 "$GO" build -tags tools -trimpath -ldflags "$ld" -o "$BIN/$1.tmp" "k8s.io/kubernetes/cmd/$1"); then
+  if ! (cd "$src" && CGO_ENABLED=0 watch "$1 $K8S_VERSION" "$1" "$GO" build -tags tools -trimpath -ldflags "$ld" -o "$BIN/$1.tmp" "k8s.io/kubernetes/cmd/$1"); then
     rm -f "$src/go.sum" "$BIN/$1.tmp" # `go mod tidy -e` may have left it incomplete: redo the wrapper next time
     die "building $1 failed"
   fi
@@ -99,10 +129,10 @@ package tools
 
 import _ "go.etcd.io/etcd/server/v3"
 EOF
-    (cd "$src" && "$GO" mod tidy -e >&2) || die "go mod tidy failed in $src"
+    (cd "$src" && NEXT="etcd${NEXT:+, $NEXT}" watch "the Go modules of etcd $ETCD_VERSION (downloading)" etcd-modules "$GO" mod tidy -e) ||
+      die "go mod tidy failed in $src"
   fi
-  log "building etcd $ETCD_VERSION"
-  if ! (cd "$src" && CGO_ENABLED=0 "$GO" build -tags tools -trimpath -ldflags "-s -w" -o "$BIN/etcd.tmp" go.etcd.io/etcd/server/v3); then
+  if ! (cd "$src" && CGO_ENABLED=0 watch "etcd $ETCD_VERSION" etcd "$GO" build -tags tools -trimpath -ldflags "-s -w" -o "$BIN/etcd.tmp" go.etcd.io/etcd/server/v3); then
     rm -f "$src/go.sum" "$BIN/etcd.tmp"
     die "building etcd failed"
   fi
@@ -110,10 +140,9 @@ EOF
 }
 
 build_kwok() {
-  log "building kwok $KWOK_VERSION"
   # Outside any module: the caller's working directory may be a module whose
   # go.mod must not be consulted or touched.
-  (cd "$ROOT" && GOBIN="$BIN/.kwok" CGO_ENABLED=0 "$GO" install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION") ||
+  (cd "$ROOT" && GOBIN="$BIN/.kwok" CGO_ENABLED=0 watch "kwok $KWOK_VERSION" kwok "$GO" install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION") ||
     die "building kwok failed"
   mv "$BIN/.kwok/kwok" "$BIN/kwok"
   rmdir "$BIN/.kwok"
@@ -180,14 +209,33 @@ if ! flock -n 9; then
   flock 9
 fi
 
+todo=()
+for c in "${missing[@]}"; do have "$c" || todo+=("$c"); done # others may have built some meanwhile
+if [ ${#todo[@]} -eq 0 ]; then
+  echo "$BIN"
+  exit 0
+fi
+
 start=$SECONDS
-for c in "${missing[@]}"; do
-  have "$c" && continue # built by whoever held the lock before us
+WATCH="$ROOT/buildwatch"
+(cd "$HACK/.." && CGO_ENABLED=0 "$GO" build -o "$WATCH" ./hack/buildwatch) || die "building hack/buildwatch failed"
+# The disk estimate is what a cold build of everything left in the caches
+# (Go modules, Go build cache, binaries) on this kind of machine, plus a margin.
+disk=3GiB
+for c in "${todo[@]}"; do case "$c" in kube-*) disk=9GiB ;; esac; done
+"$WATCH" check -disk "$disk" -mem 2GiB "$CACHE_ROOT" "$("$GO" env GOCACHE)" "$("$GO" env GOMODCACHE)" ||
+  die "not building ${todo[*]}"
+log "building ${todo[*]} from the Go module proxy into $BIN; a cold build takes a while on 2 cores (progress every 30 s)"
+for i in "${!todo[@]}"; do
+  c=${todo[$i]}
+  rest=("${todo[@]:$((i + 1))}")
+  NEXT=$(IFS=,; echo "${rest[*]}" | sed 's/,/, /g')
   case "$c" in
   kube-apiserver | kube-scheduler | kubectl) build_k8s "$c" ;;
   etcd) build_etcd ;;
   kwok) build_kwok ;;
   esac
 done
-[ $((SECONDS - start)) -lt 2 ] || log "built in $((SECONDS - start)) s into $BIN"
+elapsed=$((SECONDS - start))
+log "done: ${todo[*]} built in $((elapsed / 60))m$((elapsed % 60))s, cached in $BIN; later runs reuse them and start in seconds"
 echo "$BIN"
