@@ -10,6 +10,8 @@ const (
 	PluginNodeUnschedulable = "NodeUnschedulable"
 	PluginNodePorts         = "NodePorts"
 	PluginNodeName          = "NodeName"
+	// PluginNodeDeclaredFeatures checks status.declaredFeatures (GA in v1.37).
+	PluginNodeDeclaredFeatures = "NodeDeclaredFeatures"
 	// PluginSchedulingGates holds pods with spec.schedulingGates (the host
 	// applies it natively, before the PreEnqueue slot).
 	PluginSchedulingGates = "SchedulingGates"
@@ -18,4 +20,15 @@ const (
 	PluginGangScheduling = "GangScheduling"
 	// PluginDefaultPreemption rejects a pod that cannot preempt (KEP-902).
 	PluginDefaultPreemption = "DefaultPreemption"
+
+	// Upstream default-profile plugins the host does not implement yet: a
+	// pod carrying a hard constraint that only they check is rejected
+	// (UnschedulableAndUnresolvable) in their name rather than placed
+	// without it.
+	PluginVolumeRestrictions = "VolumeRestrictions"
+	PluginNodeVolumeLimits   = "NodeVolumeLimits"
+	PluginVolumeBinding      = "VolumeBinding"
+	PluginPodTopologySpread  = "PodTopologySpread"
+	PluginInterPodAffinity   = "InterPodAffinity"
+	PluginDynamicResources   = "DynamicResources"
 )

@@ -1,9 +1,15 @@
 // Package plugins is the scheduling cycle's native filters and scorers: the
 // default kube-scheduler v1.37 plugins that look at a node alone (NodeName,
 // NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
-// NodeResourcesFit, NodeResourcesBalancedAllocation), the adaptive number of
-// feasible nodes to look for, the parallel round-robin search for them, the
-// weighted score sum, the host choice and the FitError message.
+// NodeResourcesFit, NodeResourcesBalancedAllocation, NodeDeclaredFeatures),
+// the adaptive number of feasible nodes to look for, the parallel
+// round-robin search for them, the weighted score sum, the host choice and
+// the FitError message.
+//
+// A pod carrying a hard constraint that only a default plugin not written
+// yet can check (InterPodAffinity, PodTopologySpread, the volume plugins,
+// DynamicResources) is rejected by Prepare in that plugin's name, never
+// placed as if the constraint were not there (unsupported.go).
 //
 // wasmsched is judged side by side with upstream, so everything a user can
 // observe is upstream's: the filter order (the first failing filter names a

@@ -16,7 +16,7 @@ var statusNoNode = &Status{Code: Error, Err: errors.New("node info has no node")
 
 // Filter runs the filters on one node in upstream's default order (NodeName,
 // NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
-// NodeResourcesFit) and returns the first rejection, nil if the node fits.
+// NodeResourcesFit, NodeDeclaredFeatures) and returns the first rejection, nil if the node fits.
 // Like upstream, a node is rejected for one plugin's reasons only.
 func Filter(ps *PodState, ni *cache.NodeInfo) *Status {
 	node := ni.Node()
@@ -43,7 +43,13 @@ func Filter(ps *PodState, ni *cache.NodeInfo) *Status {
 			return statusNodePorts
 		}
 	}
-	return ps.fit(ni)
+	if st := ps.fit(ni); st != nil {
+		return st
+	}
+	if ps.needsFeatures {
+		return ps.declaredFeatures(node)
+	}
+	return nil
 }
 
 // toleratesTaints reports whether every NoSchedule and NoExecute taint is

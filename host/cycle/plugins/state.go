@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/wasmsched/wasmsched/abi"
@@ -55,6 +56,11 @@ type PodState struct {
 	// the same reasons allocates once.
 	fitStatuses [fitMaskLen]atomic.Pointer[Status]
 
+	// NodeDeclaredFeatures: the node features the pod needs; the filter is
+	// skipped when it needs none.
+	features      ndf.FeatureSet
+	needsFeatures bool
+
 	// NodeResourcesBalancedAllocation is skipped for a pod that requests
 	// neither cpu nor memory (upstream's best-effort PreScore skip).
 	balanced bool
@@ -67,10 +73,14 @@ var discard = logr.Discard()
 // Prepare works out pod's state for a cycle. A non-nil Status is upstream's
 // PreFilter rejecting the pod before any node is looked at
 // (UnschedulableAndUnresolvable: its required node affinity names no node
-// any term agrees on), or an Error; PodState is nil then.
+// any term agrees on, or it carries a constraint only an unimplemented
+// plugin checks), or an Error; PodState is nil then.
 func Prepare(pod *cache.PodInfo) (*PodState, *Status) {
 	if pod == nil || pod.Pod == nil {
 		return nil, &Status{Code: Error, Err: errors.New("prepare a nil pod")}
+	}
+	if st := unsupported(pod.Pod); st != nil {
+		return nil, st
 	}
 	spec := &pod.Pod.Spec
 	ps := &PodState{
@@ -106,6 +116,12 @@ func Prepare(pod *cache.PodInfo) (*PodState, *Status) {
 	if st := ps.restrict(required); st != nil {
 		return nil, st
 	}
+
+	features, st := requiredFeatures(pod.Pod)
+	if st != nil {
+		return nil, st
+	}
+	ps.features, ps.needsFeatures = features, !features.IsEmpty()
 
 	for name, v := range pod.Requests.Scalar {
 		if v != 0 {

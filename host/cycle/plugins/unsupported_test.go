@@ -1,0 +1,131 @@
+package plugins
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wasmsched/wasmsched/abi"
+)
+
+func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
+	term := v1.PodAffinityTerm{TopologyKey: v1.LabelHostname,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}
+	weighted := []v1.WeightedPodAffinityTerm{{Weight: 10, PodAffinityTerm: term}}
+	spread := func(w v1.UnsatisfiableConstraintAction) v1.TopologySpreadConstraint {
+		return v1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: w}
+	}
+	vol := func(src v1.VolumeSource) v1.Volume { return v1.Volume{Name: "v", VolumeSource: src} }
+	refused := func(plugin string, reasons ...string) *Status {
+		return &Status{Code: UnschedulableAndUnresolvable, Plugin: plugin, Reasons: reasons}
+	}
+	tests := []struct {
+		name string
+		spec func(*v1.PodSpec)
+		want *Status
+	}{
+		{name: "plain pod", spec: func(*v1.PodSpec) {}},
+		{name: "required pod anti-affinity",
+			spec: func(s *v1.PodSpec) {
+				s.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term}}}
+			},
+			want: refused(abi.PluginInterPodAffinity, ReasonUnsupportedPodAffinity)},
+		{name: "required pod affinity",
+			spec: func(s *v1.PodSpec) {
+				s.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term}}}
+			},
+			want: refused(abi.PluginInterPodAffinity, ReasonUnsupportedPodAffinity)},
+		{name: "preferred pod affinity and anti-affinity are scores: placed",
+			spec: func(s *v1.PodSpec) {
+				s.Affinity = &v1.Affinity{
+					PodAffinity:     &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: weighted},
+					PodAntiAffinity: &v1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: weighted}}
+			}},
+		{name: "DoNotSchedule spreading",
+			spec: func(s *v1.PodSpec) {
+				s.TopologySpreadConstraints = []v1.TopologySpreadConstraint{spread(v1.ScheduleAnyway), spread(v1.DoNotSchedule)}
+			},
+			want: refused(abi.PluginPodTopologySpread, ReasonUnsupportedTopologySpread)},
+		{name: "ScheduleAnyway spreading is a score: placed",
+			spec: func(s *v1.PodSpec) { s.TopologySpreadConstraints = []v1.TopologySpreadConstraint{spread(v1.ScheduleAnyway)} }},
+		{name: "persistent volume claim",
+			spec: func(s *v1.PodSpec) {
+				s.Volumes = []v1.Volume{vol(v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}})}
+			},
+			want: refused(abi.PluginVolumeBinding, ReasonUnsupportedClaim)},
+		{name: "generic ephemeral volume",
+			spec: func(s *v1.PodSpec) {
+				s.Volumes = []v1.Volume{vol(v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}})}
+			},
+			want: refused(abi.PluginVolumeBinding, ReasonUnsupportedClaim)},
+		{name: "in-tree volume with access restrictions",
+			spec: func(s *v1.PodSpec) {
+				s.Volumes = []v1.Volume{vol(v1.VolumeSource{ISCSI: &v1.ISCSIVolumeSource{TargetPortal: "p", IQN: "q"}})}
+			},
+			want: refused(abi.PluginVolumeRestrictions, ReasonUnsupportedInTreeVolume)},
+		{name: "inline CSI volume counts against node limits",
+			spec: func(s *v1.PodSpec) {
+				s.Volumes = []v1.Volume{vol(v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "d"}})}
+			},
+			want: refused(abi.PluginNodeVolumeLimits, ReasonUnsupportedCSIVolume)},
+		{name: "volumes no plugin restricts are placed",
+			spec: func(s *v1.PodSpec) {
+				s.Volumes = []v1.Volume{
+					vol(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}),
+					vol(v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}),
+					vol(v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{}}),
+					vol(v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/x"}}),
+				}
+			}},
+		{name: "resource claim",
+			spec: func(s *v1.PodSpec) { s.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu"}} },
+			want: refused(abi.PluginDynamicResources, ReasonUnsupportedResourceClaim)},
+		{name: "everything at once: one reason per plugin, in upstream's filter order",
+			spec: func(s *v1.PodSpec) {
+				s.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu"}}
+				s.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term}}}
+				s.TopologySpreadConstraints = []v1.TopologySpreadConstraint{spread(v1.DoNotSchedule)}
+				s.Volumes = []v1.Volume{
+					vol(v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "d"}}),
+					vol(v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "a"}}),
+					vol(v1.VolumeSource{RBD: &v1.RBDVolumeSource{}}),
+					vol(v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "b"}}),
+				}
+			},
+			want: refused(abi.PluginVolumeRestrictions, ReasonUnsupportedInTreeVolume, ReasonUnsupportedCSIVolume,
+				ReasonUnsupportedClaim, ReasonUnsupportedTopologySpread, ReasonUnsupportedPodAffinity, ReasonUnsupportedResourceClaim)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := makePod()
+			tc.spec(&b.p.Spec)
+			ps, st := Prepare(b.info())
+			if diff := cmp.Diff(tc.want, st); diff != "" {
+				t.Fatalf("Prepare status (-want, +got):\n%s", diff)
+			}
+			if (st == nil) == (ps == nil) {
+				t.Errorf("Prepare = %v, %v: want exactly one of a state and a rejection", ps, st)
+			}
+		})
+	}
+}
+
+// The FailedScheduling message names what is missing once, as a PreFilter
+// rejection, and the rejecting plugin counts as unschedulable (so a
+// QueueingHint policy can register for it).
+func TestUnsupportedConstraintMessage(t *testing.T) {
+	b := makePod()
+	b.p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu"}}
+	_, st := Prepare(b.info())
+	var d Diagnosis
+	d.RecordPreFilter(st)
+	want := "0/3 nodes are available: wasmsched does not support resourceClaims (dynamic resource allocation) yet (upstream plugin DynamicResources)."
+	if got := d.Message(3); got != want {
+		t.Errorf("Message = %q, want %q", got, want)
+	}
+	if diff := cmp.Diff([]string{abi.PluginDynamicResources}, d.unschedulable); diff != "" {
+		t.Errorf("unschedulable plugins (-want, +got):\n%s", diff)
+	}
+}
