@@ -140,7 +140,7 @@ func (g *gen) upTo(n int) int           { return g.r.IntN(n + 1) }
 var (
 	allPlugins = []string{
 		abi.PluginNodeResourcesFit, abi.PluginNodeAffinity, abi.PluginTaintToleration, abi.PluginNodeUnschedulable,
-		abi.PluginNodePorts, abi.PluginNodeName, abi.PluginSchedulingGates, abi.PluginGangScheduling,
+		abi.PluginNodePorts, abi.PluginNodeName, abi.PluginNodeDeclaredFeatures, abi.PluginSchedulingGates, abi.PluginGangScheduling,
 		"VolumeBinding", // a plugin no hint is about
 	}
 	labelKeys    = []string{"zone", "disk", "cores", "example.com/tier", "gpu", "bad key", "a/b/c"}

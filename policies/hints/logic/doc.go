@@ -23,6 +23,8 @@
 //   - NodePorts: a bound pod deleted that held a host port the pod wants; a
 //     node added.
 //   - NodeName: a node added.
+//   - NodeDeclaredFeatures: a node added, or an update the host reports as
+//     UpdateOther or UpdateNodeDeclaredFeature (the view has no features).
 //   - SchedulingGates: the pod's own update that removed its last gate.
 //   - GangScheduling: a pod (pending or bound) of the pod's group added; the
 //     group added; the group's gang minCount lowered.

@@ -91,6 +91,7 @@ func TestRegistrations(t *testing.T) {
 		unsch = abi.PluginNodeUnschedulable
 		ports = abi.PluginNodePorts
 		name  = abi.PluginNodeName
+		ndf   = abi.PluginNodeDeclaredFeatures
 		gates = abi.PluginSchedulingGates
 		gang  = abi.PluginGangScheduling
 	)
@@ -107,6 +108,7 @@ func TestRegistrations(t *testing.T) {
 		{Plugin: ports, Resource: abi.ResourcePod, Actions: abi.ActionDelete},
 		{Plugin: ports, Resource: abi.ResourceNode, Actions: abi.ActionAdd},
 		{Plugin: name, Resource: abi.ResourceNode, Actions: abi.ActionAdd},
+		{Plugin: ndf, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateOther | abi.ActionUpdateNodeDeclaredFeature},
 		{Plugin: gates, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionUpdatePodSchedulingGatesEliminated},
 		{Plugin: gang, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionAdd},
 		{Plugin: gang, Resource: abi.ResourcePod, Actions: abi.ActionAdd},
@@ -734,6 +736,21 @@ func TestNodeName(t *testing.T) {
 			pods: []*policytest.PodWrapper{pending("p", abi.PluginNodeName)}, want: []abi.Hint{queue}},
 		{name: "node update is not registered", ev: policytest.NodeUpdate(node().Obj(), node().Obj(), abi.ActionUpdateNodeLabel),
 			pods: []*policytest.PodWrapper{pending("p", abi.PluginNodeName)}, want: []abi.Hint{skip}},
+	}
+	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
+}
+
+func TestNodeDeclaredFeatures(t *testing.T) {
+	const ndf = abi.PluginNodeDeclaredFeatures
+	cases := []hintCase{
+		{name: "node added", ev: policytest.NodeAdd(node().Obj()),
+			pods: []*policytest.PodWrapper{pending("p", ndf)}, want: []abi.Hint{queue}},
+		{name: "declared features changed (reported as UpdateOther)", ev: policytest.NodeUpdate(node().Obj(), node().Obj(), abi.ActionUpdateOther),
+			pods: []*policytest.PodWrapper{pending("p", ndf), pending("other", abi.PluginNodeName)}, want: []abi.Hint{queue, skip}},
+		{name: "declared features changed", ev: policytest.NodeUpdate(node().Obj(), node().Obj(), abi.ActionUpdateNodeDeclaredFeature),
+			pods: []*policytest.PodWrapper{pending("p", ndf)}, want: []abi.Hint{queue}},
+		{name: "label update is not registered", ev: policytest.NodeUpdate(node().Obj(), node().Label("a", "b").Obj(), abi.ActionUpdateNodeLabel),
+			pods: []*policytest.PodWrapper{pending("p", ndf)}, want: []abi.Hint{skip}},
 	}
 	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
 }

@@ -45,6 +45,15 @@ var (
 	NodeName = plugin(abi.PluginNodeName,
 		route{abi.ResourceNode, abi.ActionAdd, always},
 	)
+	// NodeDeclaredFeatures: nodedeclaredfeatures/nodedeclaredfeatures.go.
+	// Upstream queues on a node added and on a change of a node's
+	// status.declaredFeatures. The node view carries no declared features,
+	// and the host reports their change as UpdateOther (or, from a host
+	// that has the bit, UpdateNodeDeclaredFeature), so any such update
+	// queues; KEP-4247 allows the false positives of UpdateOther.
+	NodeDeclaredFeatures = plugin(abi.PluginNodeDeclaredFeatures,
+		route{abi.ResourceNode, abi.ActionAdd | abi.ActionUpdateOther | abi.ActionUpdateNodeDeclaredFeature, always},
+	)
 	// SchedulingGates: schedulinggates/scheduling_gates.go.
 	SchedulingGates = plugin(abi.PluginSchedulingGates,
 		route{abi.ResourceUnscheduledPod, abi.ActionUpdatePodSchedulingGatesEliminated, schedulingGatesAfterGatesEliminated},
@@ -61,7 +70,7 @@ var (
 	// Plugins is what the module registers.
 	Plugins = []hint.Plugin{
 		NodeResourcesFit, NodeAffinity, TaintToleration, NodeUnschedulable,
-		NodePorts, NodeName, SchedulingGates, GangScheduling,
+		NodePorts, NodeName, NodeDeclaredFeatures, SchedulingGates, GangScheduling,
 	}
 )
 
