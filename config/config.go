@@ -369,8 +369,8 @@ var keys = func() []key {
 		{name: "sandbox.breakerWindow", kind: kindDuration, def: 10 * time.Second, check: durationRange(time.Second, time.Hour),
 			help: "window in which sandbox.breakerFailures failed calls open a slot's circuit breaker"},
 
-		{name: "policies.adminEndpoint", kind: kindBool, def: true,
-			help: "serve POST /policies/{slot} on the metrics listener, which loads a new module into a slot of a running scheduler"},
+		{name: "policies.adminEndpoint", kind: kindBool, def: false,
+			help: "serve POST /policies/{slot} on the metrics listener, which loads a new module into a slot of a running scheduler; it has no authentication, so it is refused unless metrics.bindAddress is a loopback address (reach it with kubectl port-forward)"},
 	}
 	for _, s := range abi.Slots {
 		ks = append(ks,
@@ -828,6 +828,11 @@ func crossChecks(c *Config) []error {
 		errs = append(errs, fmt.Errorf("queue.maxBackoff: %v is less than queue.initialBackoff (%v): set queue.maxBackoff to at least queue.initialBackoff",
 			q.MaxBackoff, q.InitialBackoff))
 	}
+	if c.AdminEndpoint && !isLoopback(c.Metrics.BindAddress) {
+		errs = append(errs, fmt.Errorf("policies.adminEndpoint: the endpoint that swaps policy modules has no authentication, and metrics.bindAddress %q is not a loopback address, so any pod that can reach it could change scheduling policy; "+
+			"set metrics.bindAddress to 127.0.0.1:PORT (and use kubectl port-forward to reach it) or turn policies.adminEndpoint off",
+			c.Metrics.BindAddress))
+	}
 	// As client-go's leaderelection.NewLeaderElector.
 	le := c.LeaderElection
 	if le.LeaseDuration <= le.RenewDeadline {
@@ -841,6 +846,20 @@ func crossChecks(c *Config) []error {
 			le.RenewDeadline, leaderElectionJitter, leaderElectionJitter, le.RetryPeriod, minRenew))
 	}
 	return errs
+}
+
+// isLoopback reports whether a host:port listens on loopback only:
+// localhost or a loopback IP, not an empty host (every interface).
+func isLoopback(hostPort string) bool {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // convert turns a value from any layer (YAML types or strings from the

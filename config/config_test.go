@@ -48,7 +48,7 @@ func defaults() *Config {
 		Sandbox: Sandbox{MemoryPages: 256, Deadline: 100 * time.Millisecond, PoolSize: 4, WatchdogTick: time.Millisecond,
 			BreakerFailures: 5, BreakerWindow: 10 * time.Second},
 		Policies:      map[abi.Slot]Module{},
-		AdminEndpoint: true,
+		AdminEndpoint: false,
 		Profiles:      []Profile{{SchedulerName: "wasmsched", Policies: map[abi.Slot]Module{}}},
 	}
 }
@@ -162,8 +162,8 @@ func TestKeyLayers(t *testing.T) {
 			5, 0, 1000, 3},
 		{"sandbox.breakerWindow", "1s", "1h", "30s", func(c *Config) any { return c.Sandbox.BreakerWindow },
 			10 * time.Second, time.Second, time.Hour, 30 * time.Second},
-		{"policies.adminEndpoint", "false", "true", "false", func(c *Config) any { return c.AdminEndpoint },
-			true, false, true, false},
+		{"policies.adminEndpoint", "true", "false", "true", func(c *Config) any { return c.AdminEndpoint },
+			false, true, false, true},
 	}
 	for _, c := range cases {
 		t.Run(c.key, func(t *testing.T) {
@@ -229,6 +229,14 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"sandbox.breakerWindow", "2h0m0s is out of range", "1s to 1h0m0s"}},
 		{"admin endpoint not a bool", over("policies.adminEndpoint", "yes"),
 			[]string{"policies.adminEndpoint", "not a boolean", "true or false"}},
+		{"admin endpoint on every interface", over("policies.adminEndpoint", "true", "metrics.bindAddress", "0.0.0.0:10351"),
+			[]string{"policies.adminEndpoint", "no authentication", `metrics.bindAddress "0.0.0.0:10351" is not a loopback address`, "kubectl port-forward"}},
+		{"admin endpoint with an empty host", over("policies.adminEndpoint", "true", "metrics.bindAddress", ":10351"),
+			[]string{"policies.adminEndpoint", `":10351" is not a loopback address`}},
+		{"admin endpoint on a pod IP", over("policies.adminEndpoint", "true", "metrics.bindAddress", "10.1.2.3:10351"),
+			[]string{"policies.adminEndpoint", "not a loopback address"}},
+		{"admin endpoint without a listener", over("policies.adminEndpoint", "true", "metrics.bindAddress", ""),
+			[]string{"policies.adminEndpoint", "not a loopback address"}},
 		{"admin endpoint in a profile", Source{File: writeFile(t, "profiles:\n  p:\n    policies:\n      adminEndpoint: false\n")},
 			[]string{`unknown key "profiles.p.policies.adminEndpoint"`, profileKeyPattern}},
 		{"bad sha", over("policies.queueSort.module", "m.wasm", "policies.queueSort.sha256", "ABC"),
@@ -643,5 +651,14 @@ profiles:
 	}
 	if !strings.Contains(Help(), NativeModule+": the built-in policy compiled into the binary") {
 		t.Errorf("Help does not describe module %s:\n%s", NativeModule, Help())
+	}
+}
+
+func TestAdminEndpointOnLoopback(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:10351", "127.0.0.2:1", "[::1]:10351", "localhost:10351"} {
+		cfg, err := Load(Source{Overrides: map[string]string{"policies.adminEndpoint": "true", "metrics.bindAddress": addr}})
+		if err != nil || !cfg.AdminEndpoint {
+			t.Errorf("admin endpoint on %s: %v, want it served", addr, err)
+		}
 	}
 }

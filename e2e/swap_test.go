@@ -56,7 +56,7 @@ func TestHotSwapQueueSort(t *testing.T) {
 	ns := env.Namespace(t)
 	ctx := context.Background()
 	createNode(t, c, nodeSpec{name: "n1", cpu: "64", pods: "0"})
-	sched := startScheduler(t, env.Kubeconfig, "-set", "queue.initialBackoff=1ms", "-set", "queue.maxBackoff=1ms")
+	sched := startScheduler(t, env.Kubeconfig, "-set", "queue.initialBackoff=1ms", "-set", "queue.maxBackoff=1ms", "-set", "policies.adminEndpoint=true")
 
 	// Ten priority classes, a hundred pods each, the newest pods in the
 	// highest class (the priority admission plugin sets spec.priority), none
@@ -86,10 +86,10 @@ func TestHotSwapQueueSort(t *testing.T) {
 	bound := map[string]bool{}
 	openRoom := func(total int) []string {
 		t.Helper()
-		// Backoff expiries are aligned to whole seconds (KEP-5142 windows):
-		// let the last failures' pass, so that the node update moves every
-		// waiting pod to activeQ, where only the queue sort orders them.
-		time.Sleep(2 * time.Second)
+		// Every pod still waiting must have failed its last attempt and be
+		// out of backoff, so that the node update moves every one of them
+		// to activeQ, where only the queue sort orders them.
+		waitBackoffOver(t, sched, pods-len(bound))
 		n, err := c.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -184,6 +184,21 @@ func TestHotSwapQueueSort(t *testing.T) {
 	}
 }
 
+// waitBackoffOver waits until the scheduler reports n pods unschedulable
+// (every one has failed its last attempt), then until their backoff is over.
+// With queue.initialBackoff and queue.maxBackoff at 1 ms, a pod that failed
+// at f is backing off until the end of the 1-second window that holds f+1ms:
+// KEP-5142 aligns backoff expiries to whole seconds of the scheduler's clock,
+// which is this machine's. They all failed before now, so theirs are over at
+// the end of the window that holds now+1ms, at most a second away.
+func waitBackoffOver(t *testing.T, sched *proc, n int) {
+	t.Helper()
+	waitFor(t, 120*time.Second, fmt.Sprintf("%d pods reported unschedulable", n), func() (bool, error) {
+		return sched.metric(t, "scheduler_pending_pods", `queue="unschedulable"`) == float64(n), nil
+	})
+	time.Sleep(time.Until(time.Now().Add(time.Millisecond).Truncate(time.Second).Add(time.Second)))
+}
+
 // swapResponse is the admin endpoint's answer.
 type swapResponse struct {
 	TookMS float64 `json:"tookMilliseconds"`
@@ -226,7 +241,7 @@ func TestFaultyModulesKeepScheduling(t *testing.T) {
 	ns := env.Namespace(t)
 	ctx := context.Background()
 	createNode(t, c, nodeSpec{name: "n1", cpu: "64"})
-	sched := startScheduler(t, env.Kubeconfig, "-set", "sandbox.deadline=50ms")
+	sched := startScheduler(t, env.Kubeconfig, "-set", "sandbox.deadline=50ms", "-set", "policies.adminEndpoint=true")
 
 	for _, f := range []struct{ fixture, want string }{
 		{"queueSort-loop", "deadline"},
@@ -371,4 +386,28 @@ func TestReloadOnFileChangeAndSIGHUP(t *testing.T) {
 func digestHex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// TestAdminEndpointOffByDefault: with the default configuration no HTTP
+// request changes scheduling policy: POST /policies/{slot} is not served
+// (the read-only GET /policies is), and the slot keeps its module.
+func TestAdminEndpointOffByDefault(t *testing.T) {
+	env := testenv.Start(t)
+	sched := startScheduler(t, env.Kubeconfig)
+	before := sched.policiesState(t)["wasmsched"]["queueSort"]
+	fifo, err := os.ReadFile(filepath.Join("..", "guest-sdk", "examples", "fifosort", "fifosort.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post("http://"+sched.metrics+"/policies/queueSort", "application/wasm", bytes.NewReader(fifo))
+	if err != nil {
+		t.Fatalf("POST /policies/queueSort: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /policies/queueSort with the admin endpoint off: %s, want 404 or 405", resp.Status)
+	}
+	if after := sched.policiesState(t)["wasmsched"]["queueSort"]; after != before {
+		t.Errorf("queueSort changed from %+v to %+v with the admin endpoint off", before, after)
+	}
 }

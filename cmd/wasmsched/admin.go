@@ -77,10 +77,15 @@ type swapResult struct {
 	Error   string  `json:"error,omitempty"`
 }
 
-// register adds the admin routes to mux.
+// register adds the policy routes to mux: GET /policies always (read
+// only, like /metrics), POST /policies/{slot} only when the admin endpoint is
+// on, which config allows on a loopback listener only: it has no
+// authentication.
 func (s *swapper) register(mux *http.ServeMux) {
-	mux.HandleFunc("POST /policies/{slot}", s.post)
 	mux.HandleFunc("GET /policies", s.get)
+	if s.admin {
+		mux.HandleFunc("POST /policies/{slot}", s.post)
+	}
 }
 
 // post loads the request body as the module of a slot: ?profile= names the

@@ -399,9 +399,7 @@ func listen(addr string, profiling bool, reg *prometheus.Registry, ready *atomic
 		}
 		_, _ = io.WriteString(w, "ok")
 	})
-	if sw.admin {
-		sw.register(mux)
-	}
+	sw.register(mux)
 	if profiling {
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)

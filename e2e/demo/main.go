@@ -410,7 +410,9 @@ func startScheduler(ctx context.Context, bin, kubeconfig, metricsAddr, logPath s
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "run", "-kubeconfig", kubeconfig, "-metrics-bind-address", metricsAddr)
+	// The demo swaps the queue sort through the admin endpoint, which is off by
+	// default and served on loopback only (metricsAddr is 127.0.0.1).
+	cmd := exec.Command(bin, "run", "-kubeconfig", kubeconfig, "-metrics-bind-address", metricsAddr, "-set", "policies.adminEndpoint=true")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
