@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -18,12 +19,30 @@ import (
 
 // Preemption is what the cycle needs to preempt: the cluster's
 // PodDisruptionBudgets and PodGroups (informer listers) and the profile's
-// victim-order slot.
+// victim-order slot as it starts (nil: the native default); SetVictimOrder
+// swaps it later.
 type Preemption struct {
 	PDBs  func() []*policyv1.PodDisruptionBudget
 	Group func(namespace, name string) *schedv1beta1.PodGroup
 	Order policy.VictimOrder
 }
+
+// victimOrder holds the victim-order slot: a swap stores a new one, and the
+// next preemption uses it (calls in flight finish on the old one).
+type victimOrder struct{ p atomic.Pointer[policy.VictimOrder] }
+
+// load is the slot's current order; nil until one is set.
+func (v *victimOrder) load() policy.VictimOrder {
+	if o := v.p.Load(); o != nil {
+		return *o
+	}
+	return nil
+}
+
+// SetVictimOrder swaps the victim-order slot (the installer of a policy
+// set calls it, as queue.SetSort for the queue's slots); it applies from
+// the next preemption. nil is the native default.
+func (s *Scheduler) SetVictimOrder(o policy.VictimOrder) { s.order.p.Store(&o) }
 
 // WithPreemption turns preemption on (KEP-902 and KEP-5710 rules in
 // host/preempt). Without it a pod that fits nowhere is only requeued.
@@ -42,7 +61,7 @@ func (s *Scheduler) input(f failure) preempt.Input {
 	in := preempt.Input{
 		Snapshot:  s.snap,
 		Diagnosis: f.diag,
-		Order:     p.Order,
+		Order:     s.order.load(),
 		Group:     p.Group,
 		Nominated: s.opts.nominator.InfosOn,
 		Rand:      s.rnd,

@@ -86,6 +86,8 @@ type Scheduler struct {
 	// preempting maps a preemptor's UID to a channel closed once the
 	// preemption it started has been written (see actuate).
 	preempting sync.Map
+
+	order victimOrder // the victim-order slot (SetVictimOrder)
 }
 
 // Option configures a Scheduler.
@@ -152,11 +154,15 @@ func New(q Queue, c Cache, api API, ev events.EventRecorder, opts ...Option) *Sc
 	if o.nominator == nil {
 		o.nominator = NewNominator()
 	}
-	return &Scheduler{
+	s := &Scheduler{
 		q: q, cache: c, api: api, events: ev, opts: o,
 		snap: cache.NewSnapshot(),
 		rnd:  rand.New(rand.NewPCG(o.seed, o.seed^0x9e3779b97f4a7c15)),
 	}
+	if o.preemption != nil && o.preemption.Order != nil {
+		s.SetVictimOrder(o.preemption.Order)
+	}
+	return s
 }
 
 // Run schedules until ctx ends or the queue is closed, then waits for the
