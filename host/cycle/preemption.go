@@ -29,7 +29,9 @@ type Preemption struct {
 
 // victimOrder holds the victim-order slot: a swap stores a new one, and the
 // next preemption uses it (calls in flight finish on the old one).
-type victimOrder struct{ p atomic.Pointer[policy.VictimOrder] }
+type victimOrder struct {
+	p atomic.Pointer[policy.VictimOrder]
+}
 
 // load is the slot's current order; nil until one is set.
 func (v *victimOrder) load() policy.VictimOrder {
