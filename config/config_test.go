@@ -206,11 +206,11 @@ func TestLoadErrors(t *testing.T) {
 		want []string // substrings of the error
 	}{
 		{"unknown file key", Source{File: writeFile(t, "sandbox:\n  memoryPage: 3\n")},
-			[]string{`unknown key "sandbox.memoryPage"`, "sandbox.memoryPages", profileKeyPattern}},
+			[]string{`unknown key "sandbox.memoryPage"`, `did you mean "sandbox.memoryPages"?`, profileKeyPattern}},
 		{"unknown env var", Source{Environ: []string{"WASMSCHED_SANDBOX_DEADLIN=1s"}},
-			[]string{"WASMSCHED_SANDBOX_DEADLIN", "unknown", "WASMSCHED_SANDBOX_DEADLINE"}},
+			[]string{"WASMSCHED_SANDBOX_DEADLIN", "unknown", `did you mean "WASMSCHED_SANDBOX_DEADLINE"?`}},
 		{"unknown override", over("policies.queuesort.module", "x"),
-			[]string{"command line", `"policies.queuesort.module"`, "policies.queueSort.module"}},
+			[]string{"command line", `"policies.queuesort.module"`, `did you mean "policies.queueSort.module"?`}},
 		{"out of range", over("sandbox.memoryPages", "40000"),
 			[]string{"sandbox.memoryPages", "40000 is out of range", "2 to 32768"}},
 		{"not an integer", Source{Environ: []string{"WASMSCHED_SANDBOX_MEMORY_PAGES=lots"}},

@@ -1,0 +1,260 @@
+package config
+
+import (
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/wasmsched/wasmsched/abi"
+)
+
+// EnvPrefix starts every environment variable the configuration reads.
+const EnvPrefix = "WASMSCHED_"
+
+// maxMemoryPages matches the runtime's bound: an output pointer must stay
+// below 2 GiB.
+const maxMemoryPages = 32768
+
+type kind int
+
+const (
+	kindInt kind = iota
+	kindDuration
+	kindString
+	kindBool
+	kindFloat
+)
+
+// key describes one configuration key and binds it to the field it sets.
+// The constructors below (boolKey, intKey, ...) are the only way to make
+// one: they tie the key's name, kind, default and checks to a typed pointer
+// to its field, so the name is written once and a key bound to a field of
+// the wrong type does not compile.
+type key struct {
+	name string
+	kind kind
+	// def is the default as the kind's Go type (int64, float64,
+	// time.Duration, string or bool): the defaults layer and Help use it.
+	def  any
+	help string
+	// set converts a value from any layer (YAML types, or strings from the
+	// environment and the command line) to the key's kind and checks it; it
+	// returns what stores the value in the key's field.
+	set func(raw any) (store func(*target), err error)
+}
+
+// target is what the keys' bindings store into: the Config, and each
+// slot's policies.<slot>.{module,sha256} as written, which policies() then
+// turns into Config.Policies. An additional profile's keys store into a
+// target of their own.
+type target struct {
+	cfg Config
+	// slots is indexed as abi.Slots.
+	slots slotValues
+}
+
+// slotValues are one profile's policies.<slot>.{module,sha256} values,
+// indexed as abi.Slots.
+type slotValues [len(abi.Slots)]Module
+
+// bind makes a key whose values parse as V, pass check (nil: any value) and
+// are stored, converted by conv, in the field that at returns.
+func bind[V, F any](name string, kind kind, def V, help string,
+	parse func(any) (V, error), check func(V) error, conv func(V) F, at func(*target) *F) key {
+	return key{name: name, kind: kind, def: def, help: help,
+		set: func(raw any) (func(*target), error) {
+			v, err := parse(raw)
+			if err == nil && check != nil {
+				err = check(v)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return func(t *target) { *at(t) = conv(v) }, nil
+		},
+	}
+}
+
+// inConfig selects a field of the target's Config.
+func inConfig[F any](field func(*Config) *F) func(*target) *F {
+	return func(t *target) *F { return field(&t.cfg) }
+}
+
+func same[V any](v V) V { return v }
+
+func boolKey(name string, def bool, field func(*Config) *bool, help string) key {
+	return bind(name, kindBool, def, help, toBool, nil, same[bool], inConfig(field))
+}
+
+// stringKey makes a string key; check nil allows any string.
+func stringKey(name, def string, check func(string) error, field func(*Config) *string, help string) key {
+	return bind(name, kindString, def, help, toString, check, same[string], inConfig(field))
+}
+
+// intKey makes an integer key allowing lo to hi. The bounds have the
+// field's type, so a range the field cannot hold does not compile, and the
+// checked value always fits the field.
+func intKey[F int | int32 | uint32](name string, def, lo, hi F, field func(*Config) *F, help string) key {
+	return bind(name, kindInt, int64(def), help, toInt, intRange(int64(lo), int64(hi)),
+		func(n int64) F { return F(n) }, inConfig(field))
+}
+
+// floatKey makes a number key allowing more than lo, up to hi.
+func floatKey[F float32 | float64](name string, def F, lo, hi float64, field func(*Config) *F, help string) key {
+	return bind(name, kindFloat, float64(def), help, toFloat, floatAbove(lo, hi),
+		func(f float64) F { return F(f) }, inConfig(field))
+}
+
+// durationKey makes a duration key allowing lo to hi.
+func durationKey(name string, def, lo, hi time.Duration, field func(*Config) *time.Duration, help string) key {
+	return bind(name, kindDuration, def, help, toDuration, durationRange(lo, hi), same[time.Duration], inConfig(field))
+}
+
+// slotKey makes a key of policies.<slot>, stored in the target's slots.
+func slotKey(name string, check func(string) error, field func(*target) *string, help string) key {
+	return bind(name, kindString, "", help, toString, check, same[string], field)
+}
+
+// policyFields are the keys of one slot under policies.<slot>.
+var policyFields = []string{"module", "sha256"}
+
+// keys is every fixed key the configuration knows, in documentation order.
+// The keys of additional profiles repeat the policies.* keys under
+// profiles.<name>. (see profileKeyPattern).
+var keys = func() []key {
+	ks := []key{
+		stringKey("schedulerName", "wasmsched", checkSchedulerName, func(c *Config) *string { return &c.SchedulerName },
+			"scheduler name of the default profile: the pods whose spec.schedulerName it is are scheduled with the policies.* slots"),
+
+		floatKey("client.qps", 50, 0, 1e6, func(c *Config) *float32 { return &c.Client.QPS },
+			"queries per second to the API server (kube-scheduler's default)"),
+		intKey("client.burst", 100, 1, 1e6, func(c *Config) *int { return &c.Client.Burst },
+			"burst of queries to the API server above client.qps (kube-scheduler's default)"),
+
+		durationKey("queue.initialBackoff", time.Second, time.Millisecond, 24*time.Hour, func(c *Config) *time.Duration { return &c.Queue.InitialBackoff },
+			"backoff of a pod after its first failed attempt; it doubles per attempt"),
+		durationKey("queue.maxBackoff", 10*time.Second, time.Millisecond, 24*time.Hour, func(c *Config) *time.Duration { return &c.Queue.MaxBackoff },
+			"longest backoff of a pod (at least queue.initialBackoff)"),
+		durationKey("queue.maxInUnschedulable", 5*time.Minute, time.Second, 24*time.Hour, func(c *Config) *time.Duration { return &c.Queue.MaxInUnschedulable },
+			"how long an unschedulable pod waits for a cluster event before it is retried anyway (podMaxInUnschedulablePodsDuration)"),
+		boolKey("queue.popFromBackoffQ", true, func(c *Config) *bool { return &c.Queue.PopFromBackoffQ },
+			"KEP-5142: order backoffQ in 1s windows and pop from it when activeQ is empty"),
+
+		intKey("scheduling.percentageOfNodesToScore", 0, 0, 100, func(c *Config) *int32 { return &c.Scheduling.PercentageOfNodesToScore },
+			"share of the nodes to find feasible before scoring, in percent (0: adaptive, as upstream)"),
+		intKey("scheduling.parallelism", 16, 1, 1024, func(c *Config) *int { return &c.Scheduling.Parallelism },
+			"goroutines filtering and scoring nodes (upstream's default)"),
+		durationKey("scheduling.assumedPodTTL", 30*time.Second, 0, time.Hour, func(c *Config) *time.Duration { return &c.Scheduling.AssumedPodTTL },
+			"how long an assumed pod whose binding finished waits for its informer update before it expires (0: never)"),
+
+		boolKey("leaderElection.enabled", false, func(c *Config) *bool { return &c.LeaderElection.Enabled },
+			"run only while holding the Lease, so that one of several replicas schedules"),
+		stringKey("leaderElection.namespace", "kube-system", dnsName("namespace", validation.IsDNS1123Label), func(c *Config) *string { return &c.LeaderElection.Namespace },
+			"namespace of the leader-election Lease"),
+		stringKey("leaderElection.name", "wasmsched", dnsName("Lease name", validation.IsDNS1123Subdomain), func(c *Config) *string { return &c.LeaderElection.Name },
+			"name of the leader-election Lease"),
+		durationKey("leaderElection.leaseDuration", 15*time.Second, time.Second, time.Hour, func(c *Config) *time.Duration { return &c.LeaderElection.LeaseDuration },
+			"how long non-leaders wait after the last renewal before taking the Lease (more than leaderElection.renewDeadline)"),
+		durationKey("leaderElection.renewDeadline", 10*time.Second, time.Second, time.Hour, func(c *Config) *time.Duration { return &c.LeaderElection.RenewDeadline },
+			"how long the leader keeps retrying a renewal before it stops scheduling (more than 1.2 x leaderElection.retryPeriod)"),
+		durationKey("leaderElection.retryPeriod", 2*time.Second, 100*time.Millisecond, time.Hour, func(c *Config) *time.Duration { return &c.LeaderElection.RetryPeriod },
+			"time between attempts to take or renew the Lease"),
+
+		stringKey("metrics.bindAddress", "127.0.0.1:10351", checkHostPort, func(c *Config) *string { return &c.Metrics.BindAddress },
+			"host:port serving /metrics, /healthz and /readyz (empty: no listener)"),
+		boolKey("metrics.profiling", false, func(c *Config) *bool { return &c.Metrics.Profiling },
+			"also serve Go's profiles under /debug/pprof/ on metrics.bindAddress (the listener has no authentication: keep it on loopback)"),
+
+		intKey("sandbox.memoryPages", 256, 2, maxMemoryPages, func(c *Config) *uint32 { return &c.Sandbox.MemoryPages },
+			"memory limit of a policy module, in 64 KiB pages"),
+		durationKey("sandbox.deadline", 100*time.Millisecond, time.Millisecond, time.Minute, func(c *Config) *time.Duration { return &c.Sandbox.Deadline },
+			"deadline of one call into a policy module"),
+		intKey("sandbox.poolSize", 4, 0, 1024, func(c *Config) *int { return &c.Sandbox.PoolSize },
+			"idle instances kept per policy module"),
+		durationKey("sandbox.watchdogTick", time.Millisecond, 100*time.Microsecond, time.Second, func(c *Config) *time.Duration { return &c.Sandbox.WatchdogTick },
+			"how often the watchdog looks for calls past their deadline"),
+		intKey("sandbox.breakerFailures", 5, 0, 1000, func(c *Config) *int { return &c.Sandbox.BreakerFailures },
+			"failed calls within sandbox.breakerWindow that open a slot's circuit breaker: the native default then answers, without calling the module, until a new module is loaded (0: no breaker)"),
+		durationKey("sandbox.breakerWindow", 10*time.Second, time.Second, time.Hour, func(c *Config) *time.Duration { return &c.Sandbox.BreakerWindow },
+			"window in which sandbox.breakerFailures failed calls open a slot's circuit breaker"),
+
+		boolKey("policies.adminEndpoint", false, func(c *Config) *bool { return &c.AdminEndpoint },
+			"serve POST /policies/{slot} on the metrics listener, which loads a new module into a slot of a running scheduler; it has no authentication, so it is refused unless metrics.bindAddress is a loopback address (reach it with kubectl port-forward)"),
+	}
+	for i, s := range abi.Slots {
+		ks = append(ks,
+			slotKey("policies."+s.String()+".module", nil, func(t *target) *string { return &t.slots[i].Path },
+				"file of the "+s.String()+" policy module (empty: the built-in policy as Wasm; "+NativeModule+
+					": the built-in policy compiled into the binary, called without the sandbox (no memory limit, deadline or circuit breaker); a file named native is ./native)"),
+			slotKey("policies."+s.String()+".sha256", checkSHA256, func(t *target) *string { return &t.slots[i].SHA256 },
+				"sha256 the "+s.String()+" module file must have (empty: not pinned; not allowed with module "+NativeModule+")"),
+		)
+	}
+	return ks
+}()
+
+func lookup(name string) (key, bool) {
+	for _, k := range keys {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return key{}, false
+}
+
+func isKnown(name string) bool {
+	_, ok := lookup(name)
+	return ok
+}
+
+// isSection reports whether name is a proper prefix of some key, like
+// "sandbox" or "policies.queueSort".
+func isSection(name string) bool {
+	for _, k := range keys {
+		if strings.HasPrefix(k.name, name+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// KeyNames lists every fixed key, in documentation order. The keys of
+// additional profiles, profiles.<name>.policies.<slot>.{module,sha256}, are
+// not listed (Help describes them).
+func KeyNames() []string {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.name
+	}
+	return names
+}
+
+func isUpper(b byte) bool { return b >= 'A' && b <= 'Z' }
+
+// EnvName is the environment variable of a key: sandbox.memoryPages is
+// WASMSCHED_SANDBOX_MEMORY_PAGES and scheduling.assumedPodTTL is
+// WASMSCHED_SCHEDULING_ASSUMED_POD_TTL (a run of capitals is one word).
+func EnvName(name string) string {
+	var b strings.Builder
+	b.WriteString(EnvPrefix)
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '.':
+			b.WriteByte('_')
+		case isUpper(c):
+			// A capital starts a word unless it continues a run of capitals
+			// that the next letter does not end.
+			startsWord := i > 0 && name[i-1] != '.' &&
+				(!isUpper(name[i-1]) || (i+1 < len(name) && name[i+1] >= 'a' && name[i+1] <= 'z'))
+			if startsWord {
+				b.WriteByte('_')
+			}
+			b.WriteByte(c)
+		default:
+			b.WriteString(strings.ToUpper(string(c)))
+		}
+	}
+	return b.String()
+}

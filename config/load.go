@@ -1,0 +1,195 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+)
+
+// Source says where configuration comes from besides the defaults.
+type Source struct {
+	// File is a YAML file; empty for none.
+	File string
+	// Environ is the environment (os.Environ() in the command); only
+	// WASMSCHED_* variables are read.
+	Environ []string
+	// Overrides are key=value settings from the command line, applied last.
+	// Profile keys (profiles.<name>.policies.<slot>.module) are allowed.
+	Overrides map[string]string
+}
+
+// Load reads the layers of src over the defaults and validates the result.
+func Load(src Source) (*Config, error) {
+	k := koanf.New(".")
+	defaults := map[string]any{}
+	for _, key := range keys {
+		defaults[key.name] = key.def
+	}
+	if err := k.Load(confmap.Provider(defaults, "."), nil); err != nil {
+		return nil, err
+	}
+	var errs []error
+	profiles := profileValues{}
+	if src.File != "" {
+		if _, err := os.Stat(src.File); err != nil {
+			return nil, fmt.Errorf("config file: %w", err)
+		}
+		fk := koanf.New(".")
+		if err := fk.Load(file.Provider(src.File), yaml.Parser()); err != nil {
+			return nil, fmt.Errorf("config file %s: not valid YAML: %w", src.File, err)
+		}
+		// Profile names may contain the key delimiter, so the profiles
+		// subtree is read as the YAML nests it rather than from flattened keys.
+		if raw, ok := fk.Raw()[profilesKey]; ok {
+			errs = append(errs, profiles.addFile(raw, "config file "+src.File)...)
+			fk.Delete(profilesKey)
+		}
+		// A null or empty mapping sets nothing: `policies: {}` or a key
+		// with no value keeps the defaults below it.
+		for _, name := range fk.Keys() {
+			if v := fk.Get(name); v == nil && isKnown(name) || isEmpty(v) && isSection(name) {
+				fk.Delete(name)
+			}
+		}
+		errs = append(errs, unknownKeys(fk.Keys(), "config file "+src.File)...)
+		if err := k.Merge(fk); err != nil {
+			return nil, err
+		}
+	}
+	envKeys := map[string]string{}
+	envNames := make([]string, len(keys))
+	for i, key := range keys {
+		envNames[i] = EnvName(key.name)
+		envKeys[envNames[i]] = key.name
+	}
+	profilesEnv := EnvName(profilesKey) + "_"
+	ek := koanf.New(".")
+	if err := ek.Load(env.Provider(".", env.Opt{
+		Prefix:      EnvPrefix,
+		EnvironFunc: func() []string { return src.Environ },
+		TransformFunc: func(name, value string) (string, any) {
+			if key, ok := envKeys[name]; ok {
+				return key, value
+			}
+			if strings.HasPrefix(name, profilesEnv) {
+				errs = append(errs, fmt.Errorf("environment variable %s: profiles cannot be set from the environment "+
+					"(a scheduler name may contain '-' and '.', which a variable name cannot carry): set %s in the config file or on the command line",
+					name, profileKeyPattern))
+				return "", nil
+			}
+			errs = append(errs, fmt.Errorf("environment variable %s: unknown%s (wasmsched help config lists every variable)",
+				name, didYouMean(name, envNames)))
+			return "", nil
+		},
+	}), nil); err != nil {
+		return nil, err
+	}
+	if err := k.Merge(ek); err != nil {
+		return nil, err
+	}
+	if len(src.Overrides) > 0 {
+		over := map[string]any{}
+		for name, v := range src.Overrides {
+			if name == profilesKey || strings.HasPrefix(name, profilesKey+".") {
+				if err := profiles.addOverride(name, v); err != nil {
+					errs = append(errs, fmt.Errorf("command line: %w", err))
+				}
+				continue
+			}
+			over[name] = v
+		}
+		errs = append(errs, unknownKeys(slices.Collect(maps.Keys(over)), "command line")...)
+		ok := koanf.New(".")
+		if err := ok.Load(confmap.Provider(over, "."), nil); err != nil {
+			return nil, err
+		}
+		if err := k.Merge(ok); err != nil {
+			return nil, err
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return build(k, profiles)
+}
+
+// unknownKeys are the errors for the names that are no key, each with the
+// nearest key when one is near.
+func unknownKeys(names []string, where string) []error {
+	var errs []error
+	for _, n := range slices.Sorted(slices.Values(names)) {
+		if !isKnown(n) {
+			errs = append(errs, fmt.Errorf("%s: unknown key %q%s (wasmsched help config lists every key; an additional profile's keys are %s)",
+				where, n, didYouMean(n, KeyNames()), profileKeyPattern))
+		}
+	}
+	return errs
+}
+
+// isEmpty reports whether a YAML value is null or an empty mapping.
+func isEmpty(v any) bool {
+	m, ok := v.(map[string]any)
+	return v == nil || ok && len(m) == 0
+}
+
+// build converts and checks every key, stores each in its field through
+// the key's binding, then checks what involves several keys and builds the
+// profiles.
+func build(k *koanf.Koanf, profiles profileValues) (*Config, error) {
+	var t target
+	var errs []error
+	for _, key := range keys {
+		store, err := key.set(k.Get(key.name))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key.name, err))
+			continue
+		}
+		store(&t)
+	}
+	// Profile values are checked as the policies.* key they repeat.
+	profileSlots := map[string]slotValues{}
+	for _, name := range slices.Sorted(maps.Keys(profiles)) {
+		slots, perrs := profiles.bind(name)
+		errs = append(errs, perrs...)
+		profileSlots[name] = slots
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	c := &t.cfg
+	errs = append(errs, crossChecks(c)...)
+
+	var perrs []error
+	c.Policies, perrs = policies("", &t.slots)
+	errs = append(errs, perrs...)
+	c.Profiles = []Profile{{SchedulerName: c.SchedulerName, Policies: maps.Clone(c.Policies)}}
+	for _, name := range slices.Sorted(maps.Keys(profileSlots)) {
+		full := profilesKey + "." + name
+		if err := checkSchedulerName(name); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", full, err))
+			continue
+		}
+		if name == c.SchedulerName {
+			errs = append(errs, fmt.Errorf("%s: duplicate scheduler name %q: schedulerName already names the default profile (the policies.* keys); "+
+				"rename the profile, or move its policies to the top-level policies key", full, name))
+			continue
+		}
+		slots := profileSlots[name]
+		pol, perrs := policies(full+".", &slots)
+		errs = append(errs, perrs...)
+		c.Profiles = append(c.Profiles, Profile{SchedulerName: name, Policies: pol})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}

@@ -1,0 +1,130 @@
+package config
+
+import (
+	"time"
+
+	"github.com/wasmsched/wasmsched/abi"
+)
+
+// Config is the validated configuration.
+type Config struct {
+	// SchedulerName is the default profile's scheduler name: the
+	// spec.schedulerName of the pods it schedules.
+	SchedulerName  string
+	Client         Client
+	Queue          Queue
+	Scheduling     Scheduling
+	LeaderElection LeaderElection
+	Metrics        Metrics
+	Sandbox        Sandbox
+	// Policies holds the default profile's slots whose module comes from a
+	// file or is native; a slot not listed uses the Wasm module built into
+	// the binary.
+	Policies map[abi.Slot]Module
+	// AdminEndpoint serves POST /policies/{slot} on the metrics listener, to
+	// load a new module into a slot while the scheduler runs
+	// (policies.adminEndpoint).
+	AdminEndpoint bool
+	// Profiles are every scheduler name served. Profiles[0] is the default
+	// profile (SchedulerName and Policies); the others follow sorted by name.
+	Profiles []Profile
+}
+
+// Client configures the connection to the API server.
+type Client struct {
+	// QPS and Burst rate-limit the client (client-go's rest.Config fields).
+	QPS   float32
+	Burst int
+}
+
+// Queue configures the scheduling queue.
+type Queue struct {
+	// InitialBackoff and MaxBackoff bound a pod's backoff, which doubles per
+	// failed attempt.
+	InitialBackoff time.Duration
+	MaxBackoff     time.Duration
+	// MaxInUnschedulable is how long an unschedulable pod waits for an event
+	// before it is retried anyway (podMaxInUnschedulablePodsDuration).
+	MaxInUnschedulable time.Duration
+	// PopFromBackoffQ turns KEP-5142 on: backoffQ ordering windows and popping
+	// from backoffQ when activeQ is empty.
+	PopFromBackoffQ bool
+}
+
+// Scheduling configures the scheduling cycle.
+type Scheduling struct {
+	// PercentageOfNodesToScore is the share of feasible nodes to find before
+	// scoring; 0 is upstream's adaptive default.
+	PercentageOfNodesToScore int32
+	// Parallelism bounds the goroutines filtering and scoring nodes.
+	Parallelism int
+	// AssumedPodTTL is how long an assumed pod whose binding finished stays
+	// in the cache without its informer update; 0 keeps it until then.
+	AssumedPodTTL time.Duration
+}
+
+// LeaderElection configures the Lease that makes one replica active.
+type LeaderElection struct {
+	Enabled bool
+	// Namespace and Name are the Lease's.
+	Namespace string
+	Name      string
+	// LeaseDuration, RenewDeadline and RetryPeriod are client-go
+	// leaderelection.LeaderElectionConfig's fields.
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
+}
+
+// Metrics configures the HTTP listener of /metrics, /healthz and /readyz.
+type Metrics struct {
+	// BindAddress is host:port; empty disables the listener.
+	BindAddress string
+	// Profiling serves net/http/pprof under /debug/pprof/ on the listener,
+	// as kube-scheduler's enableProfiling does. Off by default: the listener
+	// has no authentication.
+	Profiling bool
+}
+
+// Sandbox are the limits every policy module runs under.
+type Sandbox struct {
+	// MemoryPages caps a module's linear memory in 64 KiB pages.
+	MemoryPages uint32
+	// Deadline bounds one call into a module.
+	Deadline time.Duration
+	// PoolSize is how many idle instances of a module are kept for reuse.
+	PoolSize int
+	// WatchdogTick is how often the watchdog checks for overrunning calls; a
+	// call is stopped within Deadline plus two ticks.
+	WatchdogTick time.Duration
+	// BreakerFailures failed calls within BreakerWindow open a slot's
+	// circuit breaker: the slot then answers with its native default, without
+	// calling its module, until a new module is loaded. 0 disables it.
+	BreakerFailures int
+	BreakerWindow   time.Duration
+}
+
+// Module is a slot's configured policy: a module loaded from a file, or the
+// native reference policy (policies.<slot>.module: native).
+type Module struct {
+	// Path is the module file; "" when Native.
+	Path string
+	// SHA256, when set, pins the file's content (lowercase hex): a file that
+	// does not match is refused. Always "" when Native.
+	SHA256 string
+	// Native selects the slot's built-in reference policy compiled into the
+	// binary, run without the Wasm sandbox, instead of a module.
+	Native bool
+}
+
+// NativeModule is the value of policies.<slot>.module that selects the
+// native reference policy; a file of that name is written ./native.
+const NativeModule = "native"
+
+// Profile is one scheduler name and its policy slots.
+type Profile struct {
+	SchedulerName string
+	// Policies holds the slots whose module comes from a file or is native;
+	// a slot not listed uses the built-in Wasm module. Never nil.
+	Policies map[abi.Slot]Module
+}

@@ -1,0 +1,141 @@
+package config
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// The checks of one key's value, after conversion to its kind; each error
+// says what was wrong and what is allowed, and the caller adds the key.
+
+func intRange(lo, hi int64) func(int64) error {
+	return func(n int64) error {
+		if n < lo || n > hi {
+			return fmt.Errorf("%d is out of range: allowed %d to %d", n, lo, hi)
+		}
+		return nil
+	}
+}
+
+// floatAbove allows more than lo, up to hi.
+func floatAbove(lo, hi float64) func(float64) error {
+	return func(f float64) error {
+		if f <= lo || f > hi {
+			return fmt.Errorf("%s is out of range: allowed more than %s, up to %s", fmtFloat(f), fmtFloat(lo), fmtFloat(hi))
+		}
+		return nil
+	}
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func durationRange(lo, hi time.Duration) func(time.Duration) error {
+	return func(d time.Duration) error {
+		if d < lo || d > hi {
+			return fmt.Errorf("%v is out of range: allowed %v to %v", d, lo, hi)
+		}
+		return nil
+	}
+}
+
+func checkSHA256(s string) error {
+	if s == "" {
+		return nil
+	}
+	if b, err := hex.DecodeString(s); err != nil || len(b) != 32 || strings.ToLower(s) != s {
+		return fmt.Errorf("%q is not a sha256: want 64 lowercase hex digits (sha256sum FILE prints it)", s)
+	}
+	return nil
+}
+
+// dnsName checks a name as Kubernetes checks a name of its kind:
+// validation.IsDNS1123Subdomain or IsDNS1123Label.
+func dnsName(what string, is func(string) []string) func(string) error {
+	return func(s string) error {
+		if s == "" {
+			return fmt.Errorf("empty: set a %s", what)
+		}
+		if msgs := is(s); len(msgs) > 0 {
+			return fmt.Errorf("%q is not a valid %s: %s", s, what, strings.Join(msgs, "; "))
+		}
+		return nil
+	}
+}
+
+var checkSchedulerName = dnsName("scheduler name (pods name it in spec.schedulerName)", validation.IsDNS1123Subdomain)
+
+// checkHostPort allows "" (disabled) or host:port with a numeric port and a
+// host that is empty (every interface), an IP address or a host name.
+func checkHostPort(s string) error {
+	if s == "" {
+		return nil
+	}
+	const allowed = "write it like 127.0.0.1:10351, 0.0.0.0:10351, [::]:10351 or :10351, or leave it empty to disable the listener"
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port: %s", s, allowed)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("%q: port %q is not a number from 0 to 65535: %s", s, port, allowed)
+	}
+	if host != "" && net.ParseIP(host) == nil && len(validation.IsDNS1123Subdomain(host)) > 0 {
+		return fmt.Errorf("%q: host %q is neither an IP address nor a host name: %s", s, host, allowed)
+	}
+	return nil
+}
+
+// leaderElectionJitter is client-go's leaderelection.JitterFactor: a
+// renewDeadline must exceed retryPeriod times it.
+const leaderElectionJitter = 1.2
+
+// crossChecks are the checks that involve more than one key; each error
+// names every key involved.
+func crossChecks(c *Config) []error {
+	var errs []error
+	if c.Sandbox.WatchdogTick*2 > c.Sandbox.Deadline {
+		errs = append(errs, fmt.Errorf("sandbox.watchdogTick: %v is more than half of sandbox.deadline (%v): a call could overrun its deadline by more than the deadline itself; lower the tick or raise the deadline",
+			c.Sandbox.WatchdogTick, c.Sandbox.Deadline))
+	}
+	if q := c.Queue; q.MaxBackoff < q.InitialBackoff {
+		errs = append(errs, fmt.Errorf("queue.maxBackoff: %v is less than queue.initialBackoff (%v): set queue.maxBackoff to at least queue.initialBackoff",
+			q.MaxBackoff, q.InitialBackoff))
+	}
+	if c.AdminEndpoint && !isLoopback(c.Metrics.BindAddress) {
+		errs = append(errs, fmt.Errorf("policies.adminEndpoint: the endpoint that swaps policy modules has no authentication, and metrics.bindAddress %q is not a loopback address, so any pod that can reach it could change scheduling policy; "+
+			"set metrics.bindAddress to 127.0.0.1:PORT (and use kubectl port-forward to reach it) or turn policies.adminEndpoint off",
+			c.Metrics.BindAddress))
+	}
+	// As client-go's leaderelection.NewLeaderElector.
+	le := c.LeaderElection
+	if le.LeaseDuration <= le.RenewDeadline {
+		errs = append(errs, fmt.Errorf("leaderElection.leaseDuration: %v is not more than leaderElection.renewDeadline (%v): "+
+			"a leader must give up before its Lease can pass to another replica; raise leaderElection.leaseDuration or lower leaderElection.renewDeadline",
+			le.LeaseDuration, le.RenewDeadline))
+	}
+	if minRenew := time.Duration(leaderElectionJitter * float64(le.RetryPeriod)); le.RenewDeadline <= minRenew {
+		errs = append(errs, fmt.Errorf("leaderElection.renewDeadline: %v is not more than %v x leaderElection.retryPeriod (%v x %v = %v): "+
+			"the leader needs room for a jittered retry before its deadline; raise leaderElection.renewDeadline or lower leaderElection.retryPeriod",
+			le.RenewDeadline, leaderElectionJitter, leaderElectionJitter, le.RetryPeriod, minRenew))
+	}
+	return errs
+}
+
+// isLoopback reports whether a host:port listens on loopback only:
+// localhost or a loopback IP, not an empty host (every interface).
+func isLoopback(hostPort string) bool {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
