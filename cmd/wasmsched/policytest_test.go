@@ -12,7 +12,11 @@ func policyModule(name string) string {
 	return filepath.Join("..", "..", "policies", name, name+".wasm")
 }
 
-func casesFile(name string) string { return filepath.Join("testdata", name+".yaml") }
+// casesFile is one of the case files of package guest-sdk/policytest, which
+// owns the format.
+func casesFile(name string) string {
+	return filepath.Join("..", "..", "guest-sdk", "policytest", "testdata", "cases", name+".yaml")
+}
 
 // TestPolicyTestPasses runs the reference policies against case files that
 // describe them correctly.

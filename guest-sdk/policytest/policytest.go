@@ -21,6 +21,64 @@
 // MakeVictim, MakePodGroup, and events such as NodeAdd), helpers that ask a
 // slot about plain objects (Sorted, Hints, Ordered), and the native adapters
 // (NativeSort, ...) that the host's benchmarks reuse.
+//
+// # Case files
+//
+// A case file is a table of questions to one slot and the answers wanted, in
+// YAML. RunCases runs one from `go test`, natively and against the module:
+//
+//	func TestCases(t *testing.T) {
+//		policytest.RunCases(t, policytest.Policy{WasmPath: "../backoffpop.wasm",
+//			QueueSort: &logic.QueueSort, BackoffSort: &logic.BackoffSort}, "testdata/queuesort.yaml")
+//	}
+//
+// and `wasmsched policy test MODULE --cases FILE` runs the same file against
+// a module loaded as the scheduler loads it (ReadCaseFile and Case.Run are
+// what both use). The file names the slot and lists cases; each case asks
+// one question:
+//
+//	slot: queueSort                      # or backoffSort, preEnqueue, queueingHint, victimOrder
+//	cases:
+//	- name: higher priority first
+//	  less: {a: {name: a, priority: 10}, b: {name: b, priority: 1}}
+//	  want: true
+//	- name: pop order                    # sort slots: the order the heap pops them (as Sorted)
+//	  sort: [{name: a, priority: 1}, {name: b, priority: 10}]
+//	  want: [b, a]
+//	- name: errors never pop early       # backoffSort
+//	  mayPop: {name: p, lastFailureError: true}
+//	  want: false
+//	- name: gang member waits            # preEnqueue: admit or wait, plugin and reason (a substring) optional
+//	  pod: {name: p, namespace: ns, group: {name: g, minCount: 3, members: 1}}
+//	  want: wait
+//	  plugin: GangScheduling
+//	  reason: 1 of 3 pods exist
+//	- name: a node that fits             # queueingHint: one answer per pod, queue, skip or error
+//	  event: {resource: Node, action: Add, new: {node: {name: n, allocatable: {cpu: 4, pods: 110}}}}
+//	  pods: [{name: p, requests: {cpu: 500m}, unschedulablePlugins: [NodeResourcesFit]}]
+//	  want: [queue]
+//	- name: low priority goes first      # victimOrder: names, most important first; preemptor optional
+//	  victims: [{name: a, priority: 1}, {name: b, priority: 5}]
+//	  want: [b, a]
+//
+// Pods, nodes, pod groups, events and victims decode into the abi records
+// (abi.Pod, abi.Node, abi.PodGroup, abi.Event, abi.Victim) under the YAML
+// names of their fields (see casefields.go and testdata/cases); enumerations
+// take their names (NoSchedule, Exists, TCP, Add|UpdateNodeLabel). The
+// format's conveniences: times are RFC 3339 strings or Unix seconds,
+// quantities are Kubernetes quantities (cpu: 500m, memory: 1Gi), labels and
+// node selectors are maps, a pod's uid defaults to namespace/name, and a
+// victim with group: N is a pod group of N members.
+//
+// # Notes
+//
+// Case files are read with k8s.io/apimachinery's strict decoder
+// (sigs.k8s.io/yaml): unknown and duplicate fields are errors. Syntax errors
+// carry the YAML line; the others name the case (with the line where it
+// starts, for block-style files) and the field.
+//
+// A QueueingHint is asked about every listed pod; the queue would only ask
+// about pods rejected by a plugin that registered the event.
 package policytest
 
 import (
@@ -138,9 +196,20 @@ func (c checkedGates) PreEnqueue(p abi.PodView) abi.Gate {
 // Sorted returns the names of pods in the order s pops them (by Less,
 // stable). When s is a keyed policy.Keyer it also sorts by key and fails t
 // if the two orders differ: the host's heaps compare keys, so a key must
-// order pods exactly as Less does.
+// order pods exactly as Less does. It is the one sort comparison of the
+// package: a case file's sort questions use it too.
 func Sorted(t testing.TB, s policy.Sort, pods ...*abi.Pod) []string {
 	t.Helper()
+	byLess, byKey := sortOrder(s, pods)
+	if byKey != nil && !slices.Equal(byLess, byKey) {
+		t.Errorf("sort keys disagree with Less: by Less %q, by key %q", byLess, byKey)
+	}
+	return byLess
+}
+
+// sortOrder returns the names of pods in the order s pops them by Less
+// (stable) and, when s is keyed, by sort key (else nil).
+func sortOrder(s policy.Sort, pods []*abi.Pod) (byLess, byKey []string) {
 	type item struct {
 		name string
 		view abi.PodView
@@ -150,8 +219,15 @@ func Sorted(t testing.TB, s policy.Sort, pods ...*abi.Pod) []string {
 	for i, p := range pods {
 		items[i] = item{name: p.Name, view: PodView(p)}
 	}
-	byLess := slices.Clone(items)
-	slices.SortStableFunc(byLess, func(a, b item) int {
+	names := func(items []item) []string {
+		out := make([]string, len(items))
+		for i, it := range items {
+			out[i] = it.name
+		}
+		return out
+	}
+	sorted := slices.Clone(items)
+	slices.SortStableFunc(sorted, func(a, b item) int {
 		switch {
 		case s.Less(a.view, b.view):
 			return -1
@@ -160,10 +236,7 @@ func Sorted(t testing.TB, s policy.Sort, pods ...*abi.Pod) []string {
 		}
 		return 0
 	})
-	names := make([]string, len(byLess))
-	for i, it := range byLess {
-		names[i] = it.name
-	}
+	byLess = names(sorted)
 	if k, ok := s.(policy.Keyer); ok && k.Keyed() {
 		for i := range items {
 			items[i].key = k.Key(items[i].view)
@@ -177,15 +250,9 @@ func Sorted(t testing.TB, s policy.Sort, pods ...*abi.Pod) []string {
 			}
 			return 0
 		})
-		byKey := make([]string, len(items))
-		for i, it := range items {
-			byKey[i] = it.name
-		}
-		if !slices.Equal(names, byKey) {
-			t.Errorf("sort keys disagree with Less: by Less %q, by key %q", names, byKey)
-		}
+		byKey = names(items)
 	}
-	return names
+	return byLess, byKey
 }
 
 // Hints asks q about ev for each pod and returns its answers.
