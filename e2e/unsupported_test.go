@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wasmsched/wasmsched/e2e/testenv"
-	"github.com/wasmsched/wasmsched/host/cycle/plugins"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // TestRefusesConstraintsItCannotCheck: a pod carrying a hard constraint that
@@ -37,19 +37,19 @@ func TestRefusesConstraintsItCannotCheck(t *testing.T) {
 		createPod(t, c, p)
 		refused[name] = reason
 	}
-	add("anti-affinity", plugins.ReasonUnsupportedPodAffinity, func(p *v1.Pod) {
+	add("anti-affinity", framework.ReasonUnsupportedPodAffinity, func(p *v1.Pod) {
 		p.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term}}}
 	})
-	add("spread", plugins.ReasonUnsupportedTopologySpread, func(p *v1.Pod) {
+	add("spread", framework.ReasonUnsupportedTopologySpread, func(p *v1.Pod) {
 		p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone,
 			WhenUnsatisfiable: v1.DoNotSchedule, LabelSelector: term.LabelSelector}}
 	})
-	add("claim", plugins.ReasonUnsupportedClaim, func(p *v1.Pod) {
+	add("claim", framework.ReasonUnsupportedClaim, func(p *v1.Pod) {
 		p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{
 			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
 	})
-	add("device", plugins.ReasonUnsupportedResourceClaim, func(p *v1.Pod) {
+	add("device", framework.ReasonUnsupportedResourceClaim, func(p *v1.Pod) {
 		name := "gpu-claim"
 		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: &name}}
 	})

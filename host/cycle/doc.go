@@ -1,9 +1,10 @@
 // Package cycle is wasmsched's scheduling cycle: it pops an entity from the
 // queue, filters and scores the nodes of a fresh cache snapshot with the
-// native plugins (host/cycle/plugins), assumes the chosen placement in the
-// cache, and binds through the pods/binding subresource asynchronously,
-// handing the pod back to the queue when the binding is done. It mirrors
-// upstream kube-scheduler v1.37's ScheduleOne (schedule_one.go).
+// native plugins of host/framework's default profile, assumes the chosen
+// placement in the cache, and binds through the pods/binding subresource
+// asynchronously, handing the pod back to the queue when the binding is
+// done. It mirrors upstream kube-scheduler v1.37's ScheduleOne
+// (schedule_one.go).
 //
 // A pod that fits nowhere gets what upstream gives it: a FailedScheduling
 // event, the PodScheduled=False condition with a message counting the nodes

@@ -19,7 +19,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/wasmsched/wasmsched/host/cache"
-	"github.com/wasmsched/wasmsched/host/cycle/plugins"
+	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
 	"github.com/wasmsched/wasmsched/host/queue"
 )
@@ -239,7 +239,7 @@ func (s *Scheduler) placement(pod *v1.Pod) placement {
 // filters' diagnosis (and a message, when the diagnosis is not the reason).
 type failure struct {
 	err     error
-	diag    *plugins.Diagnosis
+	diag    *framework.Diagnosis
 	nodes   int
 	message string
 }
@@ -249,8 +249,8 @@ type failure struct {
 // feasible nodes), scores, and picks the best, ties at random. It returns
 // "" and why when nothing fits.
 func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
-	ps, st := plugins.Prepare(pl.info)
-	if st != nil && st.Code == plugins.Error {
+	ps, st := framework.Prepare(pl.info)
+	if st != nil && st.Code == framework.Error {
 		return "", failure{err: st.Err}
 	}
 	nodes := s.snap.List()
@@ -263,19 +263,19 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
 	if nn := s.opts.nominator.NodeOf(pl.pod.UID); nn != "" && st == nil {
 		if i, ok := slices.BinarySearchFunc(nodes, nn, func(ni *cache.NodeInfo, name string) int {
 			return strings.Compare(ni.Node().Name, name)
-		}); ok && plugins.Filter(ps, nodes[i]).IsSuccess() {
+		}); ok && framework.Filter(ps, nodes[i]).IsSuccess() {
 			return nn, failure{}
 		}
 	}
-	diag := &plugins.Diagnosis{}
+	diag := &framework.Diagnosis{}
 	if st != nil {
 		// Rejected before any node was looked at (e.g. an unsatisfiable
 		// affinity): every node counts as rejected by that plugin.
 		diag.RecordPreFilter(st)
 		return "", failure{diag: diag, nodes: len(nodes)}
 	}
-	want := int(plugins.NumFeasibleNodesToFind(s.opts.percentage, int32(len(nodes))))
-	feasible, next := plugins.FindFeasible(ctx, ps, nodes, s.nextStart, want, s.opts.parallelism, diag)
+	want := int(framework.NumFeasibleNodesToFind(s.opts.percentage, int32(len(nodes))))
+	feasible, next := framework.FindFeasible(ctx, ps, nodes, s.nextStart, want, s.opts.parallelism, diag)
 	s.nextStart = next
 	if err := diag.Err(); err != nil {
 		return "", failure{err: err}
@@ -293,8 +293,8 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
 		s.scores = make([]int64, len(feasible))
 	}
 	scores := s.scores[:len(feasible)]
-	plugins.Score(ps, feasible, scores)
-	return plugins.SelectHost(feasible, scores, s.rnd).Node().Name, failure{}
+	framework.Score(ps, feasible, scores)
+	return framework.SelectHost(feasible, scores, s.rnd).Node().Name, failure{}
 }
 
 // withNominated returns nodes with the pods nominated to each (those of

@@ -76,7 +76,7 @@
 //     time in the node choice's start-time rule (upstream: now), so two such
 //     nodes tie instead of the later-evaluated one winning.
 //   - Group places the members one by one on a copy of the snapshot in the
-//     order given: each on the best-scoring feasible node (plugins.Score,
+//     order given: each on the best-scoring feasible node (framework.Score,
 //     ties to the first in node name order) among all nodes; upstream runs
 //     its scheduling algorithm per member (adaptive sampling of feasible
 //     nodes, round robin). Like wasmsched's pod-group cycle, Group requires

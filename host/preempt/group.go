@@ -12,7 +12,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
-	"github.com/wasmsched/wasmsched/host/cycle/plugins"
+	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
 )
 
@@ -199,7 +199,7 @@ type placement struct {
 	pod   *v1.Pod
 	node  string
 	info  *cache.PodInfo // pod on node
-	state *plugins.PodState
+	state *framework.PodState
 }
 
 // required is the number of members that must be placed for the group to
@@ -235,8 +235,8 @@ func (r *run) place(ctx context.Context, snap *cache.Snapshot, members []*v1.Pod
 		if err := ctx.Err(); err != nil {
 			return placed, "", err
 		}
-		ps, st := plugins.Prepare(cache.NewPodInfo(m))
-		if st != nil && st.Code == plugins.Error {
+		ps, st := framework.Prepare(cache.NewPodInfo(m))
+		if st != nil && st.Code == framework.Error {
 			return placed, "", fmt.Errorf("member %s/%s: %w", m.Namespace, m.Name, st.Err)
 		}
 		feasible = feasible[:0]
@@ -255,8 +255,8 @@ func (r *run) place(ctx context.Context, snap *cache.Snapshot, members []*v1.Pod
 			}
 			continue
 		}
-		scores = plugins.Score(ps, feasible, scores)
-		node := plugins.SelectHost(feasible, scores, nil).Name()
+		scores = framework.Score(ps, feasible, scores)
+		node := framework.SelectHost(feasible, scores, nil).Name()
 		assumed := m.DeepCopy()
 		assumed.Spec.NodeName = node
 		pi := cache.NewPodInfo(assumed)

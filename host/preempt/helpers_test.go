@@ -17,7 +17,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
-	"github.com/wasmsched/wasmsched/host/cycle/plugins"
+	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/policy"
 )
 
@@ -122,14 +122,14 @@ func snapshot(nodes []*v1.Node, pods ...*v1.Pod) *cache.Snapshot {
 }
 
 // diagnoseB is diagnose for a benchmark (no nominated pods).
-func diagnoseB(b *testing.B, pod *v1.Pod, snap *cache.Snapshot) *plugins.Diagnosis {
+func diagnoseB(b *testing.B, pod *v1.Pod, snap *cache.Snapshot) *framework.Diagnosis {
 	b.Helper()
-	ps, st := plugins.Prepare(cache.NewPodInfo(pod))
+	ps, st := framework.Prepare(cache.NewPodInfo(pod))
 	if st != nil {
 		b.Fatalf("prepare: %v", st.Message())
 	}
-	var d plugins.Diagnosis
-	if feasible, _ := plugins.FindFeasible(context.Background(), ps, snap.List(), 0, 0, 1, &d); len(feasible) != 0 {
+	var d framework.Diagnosis
+	if feasible, _ := framework.FindFeasible(context.Background(), ps, snap.List(), 0, 0, 1, &d); len(feasible) != 0 {
 		b.Fatalf("pod %s fits without preemption", pod.Name)
 	}
 	return &d
@@ -137,10 +137,10 @@ func diagnoseB(b *testing.B, pod *v1.Pod, snap *cache.Snapshot) *plugins.Diagnos
 
 // diagnose runs the cycle's filters for pod over every node, as the failed
 // cycle did, with nominated pods added the way the cycle adds them.
-func diagnose(t *testing.T, pod *v1.Pod, snap *cache.Snapshot, nominated func(string) []*cache.PodInfo) *plugins.Diagnosis {
+func diagnose(t *testing.T, pod *v1.Pod, snap *cache.Snapshot, nominated func(string) []*cache.PodInfo) *framework.Diagnosis {
 	t.Helper()
-	ps, st := plugins.Prepare(cache.NewPodInfo(pod))
-	var d plugins.Diagnosis
+	ps, st := framework.Prepare(cache.NewPodInfo(pod))
+	var d framework.Diagnosis
 	if st != nil {
 		d.RecordPreFilter(st)
 		return &d
@@ -158,7 +158,7 @@ func diagnose(t *testing.T, pod *v1.Pod, snap *cache.Snapshot, nominated func(st
 		}
 		nodes = withNom
 	}
-	feasible, _ := plugins.FindFeasible(context.Background(), ps, nodes, 0, 0, 1, &d)
+	feasible, _ := framework.FindFeasible(context.Background(), ps, nodes, 0, 0, 1, &d)
 	if len(feasible) != 0 {
 		t.Fatalf("pod %s fits node %s without preemption", pod.Name, feasible[0].Name())
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
-	"github.com/wasmsched/wasmsched/host/cycle/plugins"
+	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
 	"github.com/wasmsched/wasmsched/host/policy"
 )
@@ -30,7 +30,7 @@ type Input struct {
 	// Diagnosis is the failed cycle's: Pod dry-runs only the nodes it
 	// rejected as Unschedulable (upstream's nodes where preemption might
 	// help). Required by Pod; Group does not use it.
-	Diagnosis *plugins.Diagnosis
+	Diagnosis *framework.Diagnosis
 	// PDBs are every PodDisruptionBudget of the cluster.
 	PDBs []*policyv1.PodDisruptionBudget
 	// Order is the victim-order slot; nil is the native default
@@ -80,7 +80,7 @@ type Result struct {
 	// Insufficient cpu, 2 Preemption is not helpful for scheduling.",
 	// "preemption: not eligible due to preemptionPolicy=Never.", and for a
 	// group "pod group preemption: ...". It is the FitError's PostFilter
-	// message (plugins.Diagnosis.SetPostFilterMessage).
+	// message (framework.Diagnosis.SetPostFilterMessage).
 	Message string
 }
 
@@ -124,7 +124,7 @@ func Eligible(pod *v1.Pod, in Input) (bool, string) {
 	if nom == "" {
 		return true, ""
 	}
-	if in.Diagnosis != nil && in.Diagnosis.NodeStatus(nom).Code == plugins.UnschedulableAndUnresolvable {
+	if in.Diagnosis != nil && in.Diagnosis.NodeStatus(nom).Code == framework.UnschedulableAndUnresolvable {
 		return true, ""
 	}
 	if in.Snapshot == nil {
@@ -171,7 +171,7 @@ func Pod(ctx context.Context, preemptor *v1.Pod, in Input) (Result, bool, error)
 	}
 	var potential []*cache.NodeInfo
 	for _, ni := range nodes {
-		if in.Diagnosis.NodeStatus(ni.Name()).Code == plugins.Unschedulable {
+		if in.Diagnosis.NodeStatus(ni.Name()).Code == framework.Unschedulable {
 			potential = append(potential, ni)
 		}
 	}
@@ -184,8 +184,8 @@ func Pod(ctx context.Context, preemptor *v1.Pod, in Input) (Result, bool, error)
 	if r.preemptor, err = r.podView(preemptor); err != nil {
 		return Result{}, false, err
 	}
-	ps, st := plugins.Prepare(cache.NewPodInfo(preemptor))
-	if st != nil && st.Code == plugins.Error {
+	ps, st := framework.Prepare(cache.NewPodInfo(preemptor))
+	if st != nil && st.Code == framework.Error {
 		return Result{}, false, fmt.Errorf("preemption for pod %s/%s: %w", preemptor.Namespace, preemptor.Name, st.Err)
 	}
 
@@ -196,7 +196,7 @@ func Pod(ctx context.Context, preemptor *v1.Pod, in Input) (Result, bool, error)
 	}
 	want := numCandidates(n)
 	prio := corev1helpers.PodPriority(preemptor)
-	statuses := map[string]*plugins.Status{}
+	statuses := map[string]*framework.Status{}
 	var nonViolating, violating []candidate
 	var errs []error
 	for i := range n {
@@ -213,10 +213,10 @@ func Pod(ctx context.Context, preemptor *v1.Pod, in Input) (Result, bool, error)
 			return Result{}, false, fmt.Errorf("preemption for pod %s/%s on node %s: %w", preemptor.Namespace, preemptor.Name, ni.Name(), err)
 		}
 		if nst.IsSuccess() && len(c.pods) == 0 {
-			nst = &plugins.Status{Code: plugins.Error, Err: fmt.Errorf("expected at least one victim pod on node %q", ni.Name())}
+			nst = &framework.Status{Code: framework.Error, Err: fmt.Errorf("expected at least one victim pod on node %q", ni.Name())}
 		}
 		if !nst.IsSuccess() {
-			if nst.Code == plugins.Error {
+			if nst.Code == framework.Error {
 				errs = append(errs, nst.Err)
 			}
 			statuses[ni.Name()] = nst
@@ -258,28 +258,32 @@ type candidate struct {
 
 // selectOnNode is upstream's SelectVictimsOnNode on a copy of ni. A
 // rejecting status says why the node is no candidate.
-func (r *run) selectOnNode(ps *plugins.PodState, prio int32, ni *cache.NodeInfo) (candidate, *plugins.Status, error) {
+func (r *run) selectOnNode(ps *framework.PodState, prio int32, ni *cache.NodeInfo) (candidate, *framework.Status, error) {
 	node := ni.Name()
 	potential := r.victimsOn([]*cache.NodeInfo{ni}, prio)
 	if len(potential) == 0 {
-		return candidate{}, &plugins.Status{Code: plugins.UnschedulableAndUnresolvable, Reasons: []string{msgNoVictims}}, nil
+		return candidate{}, &framework.Status{Code: framework.UnschedulableAndUnresolvable, Reasons: []string{msgNoVictims}}, nil
 	}
-	// The nominated pods never leave: put them on the copy once.
+	// The nominated pods never leave: put them on the copy once. The
+	// pod's state follows the copy (framework.PodUpdater).
 	work := ni.Clone()
+	ps = ps.Clone()
 	for _, pi := range r.holding(ps.Pod().Pod, ni, nil) {
 		work.AddPod(pi)
+		ps.AddPod(pi, work)
 	}
 	remove := func(v *victim) {
 		for _, pi := range v.pods {
 			if pi.Pod.Spec.NodeName == node {
 				work.RemovePod(pi.Pod.UID)
+				ps.RemovePod(pi, work)
 			}
 		}
 	}
 	for _, v := range potential {
 		remove(v)
 	}
-	if st := plugins.Filter(ps, work); !st.IsSuccess() {
+	if st := framework.Filter(ps, work); !st.IsSuccess() {
 		return candidate{}, st, nil
 	}
 	if err := r.sortByImportance(potential); err != nil {
@@ -292,9 +296,10 @@ func (r *run) selectOnNode(ps *plugins.PodState, prio int32, ni *cache.NodeInfo)
 		for _, pi := range v.pods {
 			if pi.Pod.Spec.NodeName == node {
 				work.AddPod(pi)
+				ps.AddPod(pi, work)
 			}
 		}
-		if plugins.Filter(ps, work).IsSuccess() {
+		if framework.Filter(ps, work).IsSuccess() {
 			return true
 		}
 		remove(v)
@@ -401,7 +406,7 @@ func earliestStart(pods []*v1.Pod) int64 {
 // fitMessage is upstream's FitError text for the dry run: the reasons of
 // the nodes tried (statuses) and "Preemption is not helpful for
 // scheduling" for every other node, counted and sorted as strings.
-func fitMessage(numAll int, statuses map[string]*plugins.Status) string {
+func fitMessage(numAll int, statuses map[string]*framework.Status) string {
 	counts := map[string]int{}
 	for _, st := range statuses {
 		for _, reason := range reasons(st) {
@@ -424,7 +429,7 @@ func fitMessage(numAll int, statuses map[string]*plugins.Status) string {
 }
 
 // reasons is upstream's Status.Reasons: the error's text first, if any.
-func reasons(st *plugins.Status) []string {
+func reasons(st *framework.Status) []string {
 	if st.Err != nil {
 		return append([]string{st.Err.Error()}, st.Reasons...)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
-	"github.com/wasmsched/wasmsched/host/cycle/plugins"
+	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
 	"github.com/wasmsched/wasmsched/host/policy"
 )
@@ -248,16 +248,18 @@ func (r *run) holding(pod *v1.Pod, ni *cache.NodeInfo, skip map[types.UID]bool) 
 
 // filter runs the filters for ps's pod on ni with the nominated pods it
 // must leave room for (upstream's RunFilterPluginsWithNominatedPods).
-func (r *run) filter(ps *plugins.PodState, ni *cache.NodeInfo, skip map[types.UID]bool) *plugins.Status {
+func (r *run) filter(ps *framework.PodState, ni *cache.NodeInfo, skip map[types.UID]bool) *framework.Status {
 	hold := r.holding(ps.Pod().Pod, ni, skip)
 	if len(hold) == 0 {
-		return plugins.Filter(ps, ni)
+		return framework.Filter(ps, ni)
 	}
 	c := ni.Clone()
+	ps = ps.Clone()
 	for _, pi := range hold {
 		c.AddPod(pi)
+		ps.AddPod(pi, c)
 	}
-	return plugins.Filter(ps, c)
+	return framework.Filter(ps, c)
 }
 
 func onNode(ni *cache.NodeInfo, uid types.UID) bool {

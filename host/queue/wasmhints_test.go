@@ -19,7 +19,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/cache"
-	"github.com/wasmsched/wasmsched/host/cycle/plugins"
+	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
 	"github.com/wasmsched/wasmsched/host/policy"
 )
@@ -34,7 +34,7 @@ import (
 // tolerations, host ports) feed two queues the same events, built as
 // host/cluster builds them: one queue asks hints.wasm, the other the native
 // AlwaysQueue, which moves every pod on every event. Each pending pod's
-// attempt runs the native filters over every node (plugins.FindFeasible) and
+// attempt runs the native filters over every node (framework.FindFeasible) and
 // hands the pod back with the plugins that rejected it, or binds it to the
 // first feasible node.
 //
@@ -205,7 +205,7 @@ func sortedCounts(m map[string]int) string {
 // pendingPod is a pod waiting to be scheduled, in both queues.
 type pendingPod struct {
 	obj *v1.Pod
-	ps  *plugins.PodState
+	ps  *framework.PodState
 	rec abi.Pod // its record, without plugins
 	// rejected is what the pod's last attempt popped from each queue was
 	// rejected by: the plugins the queue asks the hints about.
@@ -229,7 +229,7 @@ type hintsWorld struct {
 	pending map[types.UID]*pendingPod
 	binds   []abi.Event
 	seq     int
-	diag    plugins.Diagnosis
+	diag    framework.Diagnosis
 	counts  hintCounts
 }
 
@@ -349,9 +349,9 @@ func (w *hintsWorld) compare(changes []change, inFlight []*pendingPod) {
 	for _, pp := range w.sortedPending() {
 		w.counts.candidates++
 		fits := false
-		var st *plugins.Status // the last changed node's verdict
+		var st *framework.Status // the last changed node's verdict
 		for _, ni := range changed {
-			if st = plugins.Filter(pp.ps, ni); st == nil {
+			if st = framework.Filter(pp.ps, ni); st == nil {
 				fits = true
 				break
 			}
@@ -361,7 +361,7 @@ func (w *hintsWorld) compare(changes []change, inFlight []*pendingPod) {
 			// events fit a node they changed. (Sampled: it costs a filter
 			// per node.)
 			for _, other := range w.snap.List() {
-				if plugins.Filter(pp.ps, other) == nil {
+				if framework.Filter(pp.ps, other) == nil {
 					t.Fatalf("%s fits %s, which no event changed: the harness let a pod that fits wait", pp.obj.Name, other.Name())
 				}
 			}
@@ -419,7 +419,7 @@ var selfChecking = map[string]bool{
 // node, and their verdict.
 type falsePositive struct {
 	pp *pendingPod
-	st *plugins.Status
+	st *framework.Status
 }
 
 // explain attributes the false positives of a step: which of each pod's
@@ -674,7 +674,7 @@ func (w *hintsWorld) attempt(pp *pendingPod) (podview.Plugins, string) {
 	w.update()
 	d := &w.diag
 	d.Reset()
-	feasible, _ := plugins.FindFeasible(context.Background(), pp.ps, w.snap.List(), 0, 0, 1, d)
+	feasible, _ := framework.FindFeasible(context.Background(), pp.ps, w.snap.List(), 0, 0, 1, d)
 	if err := d.Err(); err != nil {
 		w.t.Fatal(err)
 	}
@@ -1048,7 +1048,7 @@ func (w *hintsWorld) addPending() {
 			p.Spec.Tolerations = append(p.Spec.Tolerations, tol)
 		}
 	}
-	ps, st := plugins.Prepare(cache.NewPodInfo(p))
+	ps, st := framework.Prepare(cache.NewPodInfo(p))
 	if st != nil {
 		w.t.Fatalf("Prepare(%s): %v", name, st.Message())
 	}

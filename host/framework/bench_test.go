@@ -1,4 +1,4 @@
-package plugins
+package framework
 
 import (
 	"context"
@@ -95,6 +95,26 @@ func BenchmarkScore(b *testing.B) {
 				out = Score(ps, nodes, out)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(nodes)), "ns/node")
+		})
+	}
+}
+
+func BenchmarkPrepare(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		pod  *podBuilder
+	}{
+		{"plain", makePod().req("cpu", "100m")},
+		{"every filter", benchPod()},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			pi := bc.pod.info()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, st := Prepare(pi); st != nil {
+					b.Fatal(st)
+				}
+			}
 		})
 	}
 }

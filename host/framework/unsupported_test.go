@@ -1,4 +1,4 @@
-package plugins
+package framework
 
 import (
 	"testing"
@@ -49,7 +49,9 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 			},
 			want: refused(abi.PluginPodTopologySpread, ReasonUnsupportedTopologySpread)},
 		{name: "ScheduleAnyway spreading is a score: placed",
-			spec: func(s *v1.PodSpec) { s.TopologySpreadConstraints = []v1.TopologySpreadConstraint{spread(v1.ScheduleAnyway)} }},
+			spec: func(s *v1.PodSpec) {
+				s.TopologySpreadConstraints = []v1.TopologySpreadConstraint{spread(v1.ScheduleAnyway)}
+			}},
 		{name: "persistent volume claim",
 			spec: func(s *v1.PodSpec) {
 				s.Volumes = []v1.Volume{vol(v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}})}

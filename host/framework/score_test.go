@@ -1,10 +1,12 @@
-package plugins
+package framework
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/wasmsched/wasmsched/host/cache"
 )
 
 // The expectations below are upstream's test cases and formula comments
@@ -69,7 +71,7 @@ func TestLeastAllocated(t *testing.T) {
 			ps := tc.pod.state()
 			var got []int64
 			for _, ni := range infos(tc.nodes...) {
-				got = append(got, ps.leastAllocated(ni))
+				got = append(got, leastAllocated(ps.Pod(), ni))
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("LeastAllocated (-want, +got):\n%s", diff)
@@ -156,7 +158,7 @@ func TestBalancedAllocation(t *testing.T) {
 			ps := tc.pod.state()
 			var got []int64
 			for _, ni := range infos(tc.nodes...) {
-				got = append(got, ps.balancedAllocation(ni))
+				got = append(got, balancedScore(ps, ni))
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("BalancedAllocation (-want, +got):\n%s", diff)
@@ -243,4 +245,17 @@ func TestScoreReusesOut(t *testing.T) {
 	if got := Score(makePod().state(), nil, out); len(got) != 0 {
 		t.Errorf("Score of no nodes = %v", got)
 	}
+}
+
+// balancedScore is NodeResourcesBalancedAllocation's score of ni for ps's
+// pod, 0 when its PreScore skips the pod.
+func balancedScore(ps *PodState, ni *cache.NodeInfo) int64 {
+	sc, st := nodeResourcesBalancedAllocation{}.PreScore(ps.Pod())
+	if st != nil {
+		panic(st.Message())
+	}
+	if sc == nil {
+		return 0
+	}
+	return sc.Score(ni)
 }

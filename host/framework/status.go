@@ -1,9 +1,7 @@
-package plugins
+package framework
 
 import (
 	"strings"
-
-	"github.com/wasmsched/wasmsched/abi"
 )
 
 // Code is the outcome of a filter, as upstream's framework.Code.
@@ -69,33 +67,5 @@ func (s *Status) Message() string {
 	return strings.Join(s.Reasons, ", ")
 }
 
-// Upstream's reason texts (v1.37), as the FitError message counts them.
-const (
-	ReasonNodeName         = "node(s) didn't match the requested node name"
-	ReasonUnschedulable    = "node(s) were unschedulable"
-	ReasonUntoleratedTaint = "node(s) had untolerated taint(s)"
-	ReasonNodeAffinity     = "node(s) didn't match Pod's node affinity/selector"
-	// ReasonAffinityConflict rejects a pod whose required node affinity
-	// names nodes (metadata.name In) that no single term can agree on.
-	ReasonAffinityConflict = "pod affinity terms conflict"
-	ReasonNodePorts        = "node(s) didn't have free ports for the requested pod ports"
-	ReasonTooManyPods      = "Too many pods"
-	// ReasonInsufficient is followed by the resource name: "Insufficient cpu".
-	ReasonInsufficient = "Insufficient "
-)
-
-// The fixed verdicts, shared by every node and pod they apply to.
-var (
-	statusNodeName = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeName,
-		Reasons: []string{ReasonNodeName}}
-	statusUnschedulable = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeUnschedulable,
-		Reasons: []string{ReasonUnschedulable}}
-	statusTaint = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginTaintToleration,
-		Reasons: []string{ReasonUntoleratedTaint}}
-	statusNodeAffinity = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
-		Reasons: []string{ReasonNodeAffinity}}
-	statusNodePorts = &Status{Code: Unschedulable, Plugin: abi.PluginNodePorts,
-		Reasons: []string{ReasonNodePorts}}
-	// statusAbsent is upstream's default status of a node no filter looked at.
-	statusAbsent = &Status{Code: UnschedulableAndUnresolvable}
-)
+// statusAbsent is upstream's default status of a node no filter looked at.
+var statusAbsent = &Status{Code: UnschedulableAndUnresolvable}

@@ -1,0 +1,109 @@
+// Package framework is the scheduler's native plugin framework: the filters
+// and scorers of kube-scheduler v1.37's default profile, the profile that
+// lists them in upstream's order with their weights, and what runs them for
+// one pod: the per-pod preparation (upstream's PreFilter and PreScore), the
+// filter over a node, the adaptive number of feasible nodes to look for, the
+// parallel round-robin search for them, the weighted score sum, the host
+// choice and the FitError message. The scheduling cycle (host/cycle),
+// preemption's dry runs (host/preempt) and the tests all take their plugins
+// from the one profile (Default), so a plugin is picked up everywhere by
+// being listed there.
+//
+// # Layout
+//
+// Each plugin is one file named after its upstream plugin (nodename.go,
+// nodeunschedulable.go, tainttoleration.go, nodeaffinity.go, nodeports.go,
+// noderesourcesfit.go, noderesourcesbalancedallocation.go,
+// nodedeclaredfeatures.go), declaring in its type's comment the extension
+// points it implements, the codes and reasons it rejects with, and its
+// score weight (a weight* constant the profile line uses). The framework is
+// in framework.go (the extension points), profile.go (the default profile),
+// state.go (PodState and Prepare), filter.go, score.go, feasible.go,
+// diagnosis.go and status.go. The plugins of the default profile not
+// written yet (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
+// PodTopologySpread, InterPodAffinity, DynamicResources) stand in the
+// profile as placeholders (unsupported.go): a pod carrying a hard
+// constraint that only such a plugin checks is refused before any node, in
+// its name, never placed as if the constraint were not there.
+//
+// # Adding a plugin
+//
+// Write <upstreamname>.go with a type implementing Plugin and the extension
+// points it needs: PreFilterPlugin (its PreFilter returns a PodFilter bound
+// to the pod's state, or nil to skip the pod, and optionally the nodes the
+// pod is restricted to), PreScorePlugin (a PodScorer, optionally a
+// ScoreNormalizer), and PodUpdater on its PodFilter when its state counts
+// pods on other nodes. Then list it once in defaultProfile, in upstream's
+// place, with its weight (replacing its placeholder, if it has one). Nothing
+// else changes: Prepare runs every PreFilter and PreScore of the profile,
+// Filter every filter the pod did not skip, Score every scorer.
+//
+// Reserve/Unreserve and PreBind (VolumeBinding, DynamicResources) are not
+// extension points yet: the first plugin that needs them adds a
+// ReservePlugin and a PreBindPlugin interface here, which the profile
+// collects like the others, and host/cycle calls them from its reserve
+// step and its binding goroutine (never from the cycle itself).
+//
+// # Parity
+//
+// wasmsched is judged side by side with upstream, so everything a user can
+// observe is upstream's: the filter order (the first failing filter names a
+// node's reason), the status codes, the reason texts, the message
+// "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's
+// node affinity/selector.", the score formulas and weights (TaintToleration 3,
+// NodeAffinity 2, NodeResourcesFit 1, NodeResourcesBalancedAllocation 1).
+//
+// A cycle uses it as
+//
+//	ps, st := framework.Prepare(podInfo)           // once per pod: upstream's PreFilter and PreScore
+//	var diag framework.Diagnosis
+//	if st != nil { diag.RecordPreFilter(st); ... } // rejected before any node
+//	want := framework.NumFeasibleNodesToFind(pct, int32(len(nodes)))
+//	feasible, next := framework.FindFeasible(ctx, ps, nodes, start, int(want), workers, &diag)
+//	scores = framework.Score(ps, feasible, scores)
+//	node := framework.SelectHost(feasible, scores, rnd)
+//	msg := diag.Message(len(nodes))                // when nothing was feasible
+//
+// # Cost
+//
+// Prepare does the per-pod work once (parsing the affinity, the scalar
+// requests, the features), and keeps only the filters and scorers of the
+// plugins that apply to the pod, so that filtering a node is a loop over a
+// few interface calls and a pod without a constraint pays nothing for the
+// plugin that checks it (no nodeName, no host ports, no nodeSelector, no
+// feature: four of the seven filters skipped). A plugin whose per-pod state
+// is the pod itself binds it as a named pointer type over cache.PodInfo
+// (type nodePortsFilter cache.PodInfo), which allocates nothing; the others
+// allocate one small struct per pod that uses them. Filtering and scoring
+// a node allocate nothing in the common case: a feasible node costs no
+// allocation, a rejected one only its entry in the Diagnosis.
+//
+// # Notes
+//
+//   - Statuses returned by this package may be shared between nodes and pods:
+//     treat them as read-only.
+//   - There is no CycleState: each plugin's per-pod state is its PodFilter or
+//     PodScorer value (docs/RATIONALE.md says why).
+//   - Required node affinity with nodeSelectorTerms and preferred node
+//     affinity are matched by k8s.io/component-helpers, which allocates a
+//     small fields map per node; nodeSelector alone allocates nothing.
+//   - Deviations from upstream, all outside what a default v1.37 cluster
+//     exercises: extended resources are never delegated to DRA (upstream's
+//     DRAExtendedResource, GA in v1.37, skips a resource the node does not
+//     advertise when a DeviceClass maps it); NodeResourcesFit has no ignored
+//     resources (upstream's default is none); the Lt/Gt toleration operators
+//     are off (upstream's TaintTolerationComparisonOperators, alpha, off); a
+//     pending pod never has a deferred resize, so the
+//     InPlacePodVerticalScalingSchedulerPreemption skips do not arise.
+//   - PreScore runs in Prepare, before filtering, since no scorer so far
+//     needs the feasible nodes; a pod whose preferred node affinity does
+//     not parse (which API validation prevents) fails Prepare with an Error
+//     even when a single node is feasible.
+//   - Filtering does not add nominated pods to a node (upstream's
+//     RunFilterPluginsWithNominatedPods); that belongs to the cycle and
+//     preemption.
+//   - Ties between the best scores are broken uniformly at random
+//     (SelectHost). Upstream v1.37 keeps the order of its score heap unless
+//     an extender set a random tie-breaker, which in practice is the arbitrary
+//     order its parallel filtering found the nodes in.
+package framework

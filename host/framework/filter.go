@@ -1,0 +1,29 @@
+package framework
+
+import (
+	"errors"
+
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// statusNoNode is the Error of a node info without its node (pods the cache
+// holds for a node it has not seen): a snapshot should not list it.
+var statusNoNode = &Status{Code: Error, Err: errors.New("node info has no node")}
+
+// Filter runs the pod's filters on one node in profile order (upstream's:
+// NodeName, NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
+// NodeResourcesFit, NodeDeclaredFeatures, less those the pod skips) and
+// returns the first rejection, nil if the node fits. Like upstream, a node
+// is rejected for one plugin's reasons only. A feasible node costs no
+// allocation.
+func Filter(ps *PodState, ni *cache.NodeInfo) *Status {
+	if ni.Node() == nil {
+		return statusNoNode
+	}
+	for _, f := range ps.filters {
+		if st := f.Filter(ni); st != nil {
+			return st
+		}
+	}
+	return nil
+}

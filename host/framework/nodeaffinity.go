@@ -1,0 +1,147 @@
+package framework
+
+import (
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// Upstream's NodeAffinity reasons.
+const (
+	ReasonNodeAffinity = "node(s) didn't match Pod's node affinity/selector"
+	// ReasonAffinityConflict rejects a pod whose required node affinity
+	// names nodes (metadata.name In) that no single term can agree on.
+	ReasonAffinityConflict = "pod affinity terms conflict"
+)
+
+var statusNodeAffinity = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
+	Reasons: []string{ReasonNodeAffinity}}
+
+// weightNodeAffinity is upstream's default score weight.
+const weightNodeAffinity = 2
+
+// nodeAffinity is upstream's NodeAffinity plugin: the node must match the
+// pod's nodeSelector and required node affinity; among feasible nodes, the
+// sum of the weights of the preferred terms a node matches scores.
+//
+// Extension points: PreFilter (skips a pod with neither nodeSelector nor
+// required affinity, as upstream; restricts the nodes to those its
+// metadata.name matchFields name, upstream's PreFilterResult, and rejects
+// the pod when its terms agree on none), Filter, PreScore (skips a pod
+// without preferred terms), Score, NormalizeScore. Rejects:
+// UnschedulableAndUnresolvable (ReasonNodeAffinity; ReasonAffinityConflict
+// at PreFilter), Error for preferred terms that do not parse. Weight 2.
+type nodeAffinity struct{}
+
+var (
+	_ PreFilterPlugin = nodeAffinity{}
+	_ PreScorePlugin  = nodeAffinity{}
+	_ ScoreNormalizer = (*affinityScorer)(nil)
+)
+
+func (nodeAffinity) Name() string { return abi.PluginNodeAffinity }
+
+func (nodeAffinity) PreFilter(pod *cache.PodInfo) (PreFilterResult, *Status) {
+	spec := &pod.Pod.Spec
+	var required *v1.NodeSelector
+	if a := spec.Affinity; a != nil && a.NodeAffinity != nil {
+		required = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	var r PreFilterResult
+	if required == nil && spec.NodeSelector == nil {
+		return r, nil
+	}
+	r.Filter = &affinityFilter{required: nodeaffinity.GetRequiredNodeAffinity(pod.Pod)}
+	names, ok := affinityNodeNames(required)
+	if ok && len(names) == 0 {
+		return PreFilterResult{}, &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
+			Reasons: []string{ReasonAffinityConflict}}
+	}
+	if ok {
+		r.NodeNames = names
+	}
+	return r, nil
+}
+
+// affinityFilter holds the parsed nodeSelector and required terms.
+type affinityFilter struct {
+	required nodeaffinity.RequiredNodeAffinity
+}
+
+func (f *affinityFilter) Filter(ni *cache.NodeInfo) *Status {
+	// A parse error (which API validation prevents) does not match.
+	if ok, _ := f.required.Match(ni.Node()); !ok {
+		return statusNodeAffinity
+	}
+	return nil
+}
+
+// affinityNodeNames returns the node names the required terms restrict the
+// pod to, sorted, and true; false when some term does not restrict names
+// (or there are no terms). The result is empty when the terms cannot agree.
+func affinityNodeNames(required *v1.NodeSelector) ([]string, bool) {
+	if required == nil || len(required.NodeSelectorTerms) == 0 {
+		return nil, false
+	}
+	union := map[string]struct{}{}
+	for _, t := range required.NodeSelectorTerms {
+		var term map[string]struct{} // nil: the term names no node
+		for _, r := range t.MatchFields {
+			if r.Key != metav1.ObjectNameField || r.Operator != v1.NodeSelectorOpIn {
+				continue
+			}
+			s := make(map[string]struct{}, len(r.Values))
+			for _, v := range r.Values {
+				if term == nil {
+					s[v] = struct{}{}
+				} else if _, ok := term[v]; ok {
+					s[v] = struct{}{}
+				}
+			}
+			term = s
+		}
+		if term == nil {
+			return nil, false
+		}
+		for n := range term {
+			union[n] = struct{}{}
+		}
+	}
+	names := make([]string, 0, len(union))
+	for n := range union {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names, true
+}
+
+func (nodeAffinity) PreScore(pod *cache.PodInfo) (PodScorer, *Status) {
+	a := pod.Pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 0 {
+		return nil, nil
+	}
+	terms, err := nodeaffinity.NewPreferredSchedulingTerms(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+	if err != nil {
+		// API validation rejects such a pod; upstream fails its PreScore.
+		return nil, &Status{Code: Error, Plugin: abi.PluginNodeAffinity,
+			Err: fmt.Errorf("parse preferred node affinity of pod %s/%s: %w", pod.Pod.Namespace, pod.Pod.Name, err)}
+	}
+	return (*affinityScorer)(terms), nil
+}
+
+// affinityScorer is the parsed preferred terms.
+type affinityScorer nodeaffinity.PreferredSchedulingTerms
+
+// Score sums the weights of the preferred terms the node matches.
+func (s *affinityScorer) Score(ni *cache.NodeInfo) int64 {
+	return (*nodeaffinity.PreferredSchedulingTerms)(s).Score(ni.Node())
+}
+
+// NormalizeScores is upstream's DefaultNormalizeScore.
+func (*affinityScorer) NormalizeScores(scores []int64) { DefaultNormalizeScore(false, scores) }

@@ -1,0 +1,43 @@
+package framework
+
+import (
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// ReasonNodeName is upstream's NodeName reason.
+const ReasonNodeName = "node(s) didn't match the requested node name"
+
+var statusNodeName = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeName,
+	Reasons: []string{ReasonNodeName}}
+
+// nodeName is upstream's NodeName plugin: a pod with spec.nodeName fits that
+// node only.
+//
+// Extension points: PreFilter (skips a pod without spec.nodeName; restricts
+// the nodes to that one, upstream's PreFilterResult), Filter.
+// Rejects: UnschedulableAndUnresolvable (ReasonNodeName). No score.
+type nodeName struct{}
+
+var _ PreFilterPlugin = nodeName{}
+
+func (nodeName) Name() string { return abi.PluginNodeName }
+
+func (nodeName) PreFilter(pod *cache.PodInfo) (PreFilterResult, *Status) {
+	name := pod.Pod.Spec.NodeName
+	if name == "" {
+		return PreFilterResult{}, nil
+	}
+	return PreFilterResult{Filter: (*nodeNameFilter)(pod), NodeNames: []string{name}}, nil
+}
+
+// nodeNameFilter is the filter of a pod with spec.nodeName: its state is the
+// pod itself, so binding it allocates nothing.
+type nodeNameFilter cache.PodInfo
+
+func (f *nodeNameFilter) Filter(ni *cache.NodeInfo) *Status {
+	if f.Pod.Spec.NodeName != ni.Node().Name {
+		return statusNodeName
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package framework
+
+import (
+	"math"
+
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// pluginNodeResourcesBalancedAllocation is the plugin's upstream name. No
+// rejection or hint names it (it only scores), so abi/ has no constant.
+const pluginNodeResourcesBalancedAllocation = "NodeResourcesBalancedAllocation"
+
+// weightNodeResourcesBalancedAllocation is upstream's default score weight.
+const weightNodeResourcesBalancedAllocation = 1
+
+// nodeResourcesBalancedAllocation is upstream v1.37's
+// NodeResourcesBalancedAllocation plugin: among feasible nodes, those whose
+// cpu and memory fractions the pod brings closer together score higher.
+//
+// Extension points: PreScore (skips a pod that requests neither cpu nor
+// memory, upstream's best-effort skip), Score. No filter, so no rejection.
+// Weight 1.
+type nodeResourcesBalancedAllocation struct{}
+
+var _ PreScorePlugin = nodeResourcesBalancedAllocation{}
+
+func (nodeResourcesBalancedAllocation) Name() string {
+	return pluginNodeResourcesBalancedAllocation
+}
+
+func (nodeResourcesBalancedAllocation) PreScore(pod *cache.PodInfo) (PodScorer, *Status) {
+	if pod.Requests.MilliCPU == 0 && pod.Requests.Memory == 0 {
+		return nil, nil
+	}
+	return (*balancedScorer)(pod), nil
+}
+
+// balancedScorer's state is the pod itself.
+type balancedScorer cache.PodInfo
+
+func (s *balancedScorer) Score(ni *cache.NodeInfo) int64 {
+	return balancedAllocation((*cache.PodInfo)(s), ni)
+}
+
+// balancedAllocation is the score with its default resources (cpu and
+// memory): how much placing the pod changes the balance of the node's
+// requested fractions (one minus their standard deviation, on 0-100),
+// centred on 50, so that a pod that evens a node out scores above 50 and one
+// that skews it below. It uses the actual requests.
+func balancedAllocation(pod *cache.PodInfo, ni *cache.NodeInfo) int64 {
+	alloc, used := ni.Allocatable(), ni.Requested()
+	req := &pod.Requests
+	with := balance(used.MilliCPU+req.MilliCPU, alloc.MilliCPU, used.Memory+req.Memory, alloc.Memory)
+	without := balance(used.MilliCPU, alloc.MilliCPU, used.Memory, alloc.Memory)
+	return MaxNodeScore/2 + (MaxNodeScore/2+with-without)/2
+}
+
+// balance is upstream's balancedResourceScore for cpu and memory: a resource
+// the node has none of is left out; the fractions are capped at 1; with two
+// fractions the standard deviation is half their difference, with one it
+// is 0. The float operations are upstream's, in upstream's order, so the
+// truncated result is the same.
+func balance(cpu, cpuAlloc, mem, memAlloc int64) int64 {
+	var fractions [2]float64
+	n := 0
+	if cpuAlloc != 0 {
+		fractions[n] = min(float64(cpu)/float64(cpuAlloc), 1)
+		n++
+	}
+	if memAlloc != 0 {
+		fractions[n] = min(float64(mem)/float64(memAlloc), 1)
+		n++
+	}
+	std := 0.0
+	if n == 2 {
+		std = math.Abs((fractions[0] - fractions[1]) / 2)
+	}
+	return int64((1 - std) * float64(MaxNodeScore))
+}

@@ -1,0 +1,206 @@
+package framework
+
+import (
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// Upstream's NodeResourcesFit reasons.
+const (
+	ReasonTooManyPods = "Too many pods"
+	// ReasonInsufficient is followed by the resource name: "Insufficient cpu".
+	ReasonInsufficient = "Insufficient "
+)
+
+// weightNodeResourcesFit is upstream's default score weight.
+const weightNodeResourcesFit = 1
+
+// nodeResourcesFit is upstream's NodeResourcesFit plugin: the pod count,
+// cpu, memory, ephemeral-storage and each requested scalar resource must fit
+// in the node's allocatable minus what its pods request; among feasible
+// nodes, LeastAllocated scores.
+//
+// Extension points: PreFilter (never skips: the pod count always counts),
+// Filter, PreScore, Score. Rejects: Unschedulable (ReasonTooManyPods,
+// ReasonInsufficient + resource; preemption may free room),
+// UnschedulableAndUnresolvable (the same reasons, when a request exceeds the
+// node's whole allocatable). Weight 1.
+type nodeResourcesFit struct{}
+
+var _ interface {
+	PreFilterPlugin
+	PreScorePlugin
+} = nodeResourcesFit{}
+
+func (nodeResourcesFit) Name() string { return abi.PluginNodeResourcesFit }
+
+func (nodeResourcesFit) PreFilter(pod *cache.PodInfo) (PreFilterResult, *Status) {
+	var f *fitScalarsFilter
+	for name, v := range pod.Requests.Scalar {
+		if v != 0 {
+			if f == nil {
+				f = &fitScalarsFilter{pod: pod}
+				f.scalars = f.arr[:0]
+			}
+			f.scalars = append(f.scalars, name)
+		}
+	}
+	if f == nil {
+		return PreFilterResult{Filter: (*fitFilter)(pod)}, nil
+	}
+	// Sorted, so that a node's reasons come in a stable order.
+	slices.Sort(f.scalars)
+	return PreFilterResult{Filter: f}, nil
+}
+
+// fitFilter is the filter of a pod without scalar requests: its state is
+// the pod itself.
+type fitFilter cache.PodInfo
+
+func (f *fitFilter) Filter(ni *cache.NodeInfo) *Status {
+	return fit((*cache.PodInfo)(f), nil, ni)
+}
+
+// fitScalarsFilter is the filter of a pod with scalar requests.
+type fitScalarsFilter struct {
+	pod     *cache.PodInfo
+	scalars []v1.ResourceName // requested, sorted; in arr for up to two
+	arr     [2]v1.ResourceName
+}
+
+func (f *fitScalarsFilter) Filter(ni *cache.NodeInfo) *Status {
+	return fit(f.pod, f.scalars, ni)
+}
+
+// fitMask bits: which of the fixed NodeResourcesFit reasons apply, and
+// whether any insufficiency exceeds the node's whole allocatable.
+const (
+	fitPods = 1 << iota
+	fitCPU
+	fitMemory
+	fitEphemeral
+	fitUnresolvable
+	fitMaskLen = 1 << iota
+)
+
+// fitStatuses are the NodeResourcesFit verdicts without scalar reasons,
+// indexed by fitMask, shared by every pod and node, so that rejecting
+// thousands of nodes for the same reasons allocates nothing.
+var fitStatuses = func() (out [fitMaskLen]*Status) {
+	for mask := range out {
+		out[mask] = newFitStatus(mask)
+	}
+	return out
+}()
+
+// fit is upstream's NodeResourcesFit filter: the pod count, then cpu,
+// memory, ephemeral-storage and each requested scalar resource against the
+// node's allocatable minus what its pods request. A resource the pod does not
+// request never fails. The verdict is UnschedulableAndUnresolvable when a
+// request exceeds the node's whole allocatable (preemption cannot help),
+// Unschedulable otherwise.
+func fit(pod *cache.PodInfo, scalars []v1.ResourceName, ni *cache.NodeInfo) *Status {
+	req := &pod.Requests
+	alloc, used := ni.Allocatable(), ni.Requested()
+	var mask int
+	if int64(len(ni.Pods()))+1 > alloc.Pods {
+		mask |= fitPods
+	}
+	check := func(bit int, want, allocatable, requested int64) {
+		if want > 0 && want > allocatable-requested {
+			mask |= bit
+			if want > allocatable {
+				mask |= fitUnresolvable
+			}
+		}
+	}
+	check(fitCPU, req.MilliCPU, alloc.MilliCPU, used.MilliCPU)
+	check(fitMemory, req.Memory, alloc.Memory, used.Memory)
+	check(fitEphemeral, req.EphemeralStorage, alloc.EphemeralStorage, used.EphemeralStorage)
+
+	var scalarReasons []string
+	for _, name := range scalars {
+		want, allocatable := req.Scalar[name], alloc.Scalar[name]
+		if want > allocatable-used.Scalar[name] {
+			scalarReasons = append(scalarReasons, ReasonInsufficient+string(name))
+			if want > allocatable {
+				mask |= fitUnresolvable
+			}
+		}
+	}
+	if mask == 0 && scalarReasons == nil {
+		return nil
+	}
+	if scalarReasons != nil {
+		st := newFitStatus(mask)
+		st.Reasons = append(st.Reasons, scalarReasons...)
+		return st
+	}
+	return fitStatuses[mask]
+}
+
+// newFitStatus builds the NodeResourcesFit status of mask's reasons, in
+// upstream's order.
+func newFitStatus(mask int) *Status {
+	st := &Status{Code: Unschedulable, Plugin: abi.PluginNodeResourcesFit}
+	if mask&fitUnresolvable != 0 {
+		st.Code = UnschedulableAndUnresolvable
+	}
+	if mask&fitPods != 0 {
+		st.Reasons = append(st.Reasons, ReasonTooManyPods)
+	}
+	if mask&fitCPU != 0 {
+		st.Reasons = append(st.Reasons, ReasonInsufficient+string(v1.ResourceCPU))
+	}
+	if mask&fitMemory != 0 {
+		st.Reasons = append(st.Reasons, ReasonInsufficient+string(v1.ResourceMemory))
+	}
+	if mask&fitEphemeral != 0 {
+		st.Reasons = append(st.Reasons, ReasonInsufficient+string(v1.ResourceEphemeralStorage))
+	}
+	return st
+}
+
+func (nodeResourcesFit) PreScore(pod *cache.PodInfo) (PodScorer, *Status) {
+	return (*leastAllocatedScorer)(pod), nil
+}
+
+// leastAllocatedScorer's state is the pod itself.
+type leastAllocatedScorer cache.PodInfo
+
+func (s *leastAllocatedScorer) Score(ni *cache.NodeInfo) int64 {
+	return leastAllocated((*cache.PodInfo)(s), ni)
+}
+
+// leastAllocated is upstream's LeastAllocated NodeResourcesFit score with
+// its default resources (cpu and memory, weight 1 each): for each resource
+// the node has, the free fraction after the pod, on 0-100, averaged. It uses
+// the non-zero requests (100m cpu and 200Mi memory for a container that
+// requests none), so that pods without requests still spread.
+func leastAllocated(pod *cache.PodInfo, ni *cache.NodeInfo) int64 {
+	alloc, used := ni.Allocatable(), ni.NonZeroRequested()
+	var score, weights int64
+	if alloc.MilliCPU != 0 {
+		score += leastRequested(used.MilliCPU+pod.NonZero.MilliCPU, alloc.MilliCPU)
+		weights++
+	}
+	if alloc.Memory != 0 {
+		score += leastRequested(used.Memory+pod.NonZero.Memory, alloc.Memory)
+		weights++
+	}
+	if weights == 0 {
+		return 0
+	}
+	return score / weights
+}
+
+func leastRequested(requested, capacity int64) int64 {
+	if capacity == 0 || requested > capacity {
+		return 0
+	}
+	return (capacity - requested) * MaxNodeScore / capacity
+}

@@ -1,0 +1,52 @@
+package framework
+
+import (
+	v1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// ReasonUnschedulable is upstream's NodeUnschedulable reason.
+const ReasonUnschedulable = "node(s) were unschedulable"
+
+var statusUnschedulable = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeUnschedulable,
+	Reasons: []string{ReasonUnschedulable}}
+
+// taintUnschedulable is the taint a pod must tolerate to go to a cordoned
+// node (spec.unschedulable).
+var taintUnschedulable = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
+
+// nodeUnschedulable is upstream's NodeUnschedulable plugin: a cordoned node
+// takes only pods that tolerate the node.kubernetes.io/unschedulable
+// NoSchedule taint.
+//
+// Extension points: PreFilter (skips a pod that tolerates the taint;
+// upstream has no PreFilter here and checks the toleration per node),
+// Filter. Rejects: UnschedulableAndUnresolvable (ReasonUnschedulable). No
+// score.
+type nodeUnschedulable struct{}
+
+var (
+	_ PreFilterPlugin = nodeUnschedulable{}
+	_ PodFilter       = nodeUnschedulable{}
+)
+
+func (nodeUnschedulable) Name() string { return abi.PluginNodeUnschedulable }
+
+func (nodeUnschedulable) PreFilter(pod *cache.PodInfo) (PreFilterResult, *Status) {
+	if corev1helpers.TolerationsTolerateTaint(discard, pod.Pod.Spec.Tolerations, &taintUnschedulable, false) {
+		return PreFilterResult{}, nil
+	}
+	return PreFilterResult{Filter: nodeUnschedulable{}}, nil
+}
+
+// Filter is the filter of a pod that does not tolerate the taint: it needs
+// no state.
+func (nodeUnschedulable) Filter(ni *cache.NodeInfo) *Status {
+	if ni.Node().Spec.Unschedulable {
+		return statusUnschedulable
+	}
+	return nil
+}

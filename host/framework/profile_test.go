@@ -1,0 +1,181 @@
+package framework
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// TestDefaultProfile pins the default profile to upstream v1.37.1's
+// default_plugins.go: the order (less the plugins that live elsewhere) and
+// the weights.
+func TestDefaultProfile(t *testing.T) {
+	wantPlugins := []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
+		"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "PodTopologySpread",
+		"InterPodAffinity", "DynamicResources", "NodeResourcesBalancedAllocation", "NodeDeclaredFeatures"}
+	if diff := cmp.Diff(wantPlugins, Default().Plugins()); diff != "" {
+		t.Errorf("plugins (-want, +got):\n%s", diff)
+	}
+	wantFilters := []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
+		"NodeResourcesFit", "NodeDeclaredFeatures"}
+	if diff := cmp.Diff(wantFilters, Default().FilterPlugins()); diff != "" {
+		t.Errorf("filter plugins (-want, +got):\n%s", diff)
+	}
+	got := map[string]int64{}
+	for _, e := range Default().ScorePlugins() {
+		got[e.Plugin.Name()] = e.Weight
+	}
+	wantWeights := map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
+		"NodeResourcesBalancedAllocation": 1}
+	if diff := cmp.Diff(wantWeights, got); diff != "" {
+		t.Errorf("score weights (-want, +got):\n%s", diff)
+	}
+}
+
+// TestPrepareSkips checks that a pod keeps only the filters and scorers of
+// the plugins that apply to it, in profile order.
+func TestPrepareSkips(t *testing.T) {
+	tests := []struct {
+		name        string
+		pod         *podBuilder
+		wantFilters []string
+		wantScorers []string
+	}{
+		{name: "no constraint, no request", pod: makePod(),
+			wantFilters: []string{"nodeUnschedulable", "*taintFilter", "*fitFilter"},
+			wantScorers: []string{"*taintScorer", "*leastAllocatedScorer"}},
+		{name: "tolerates cordoned nodes", pod: makePod().toleration(v1.TaintNodeUnschedulable, v1.TolerationOpExists, "", ""),
+			wantFilters: []string{"*taintFilter", "*fitFilter"},
+			wantScorers: []string{"*taintScorer", "*leastAllocatedScorer"}},
+		{name: "every filter", pod: benchPod().node("n1"),
+			wantFilters: []string{"*nodeNameFilter", "nodeUnschedulable", "*taintFilter", "*affinityFilter",
+				"*nodePortsFilter", "*fitScalarsFilter"},
+			wantScorers: []string{"*taintScorer", "*leastAllocatedScorer", "*balancedScorer"}},
+		{name: "preferred affinity", pod: makePod().req("cpu", "1").preferred(1, labelTerm(expr("a", v1.NodeSelectorOpExists))),
+			wantFilters: []string{"nodeUnschedulable", "*taintFilter", "*fitFilter"},
+			wantScorers: []string{"*taintScorer", "*affinityScorer", "*leastAllocatedScorer", "*balancedScorer"}},
+	}
+	typeName := func(v any) string { return strings.Replace(fmt.Sprintf("%T", v), "framework.", "", 1) }
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := tc.pod.state()
+			var filters, scorers []string
+			for _, f := range ps.filters {
+				filters = append(filters, typeName(f))
+			}
+			for _, s := range ps.scorers {
+				scorers = append(scorers, typeName(s.scorer))
+			}
+			if diff := cmp.Diff(tc.wantFilters, filters); diff != "" {
+				t.Errorf("filters (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantScorers, scorers); diff != "" {
+				t.Errorf("scorers (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestFilterFeasibleNodeAllocatesNothing keeps the hot path free of
+// allocations: a node that passes every filter of benchPod.
+func TestFilterFeasibleNodeAllocatesNothing(t *testing.T) {
+	ps := benchPod().state()
+	ni := benchNodes(1)[0]
+	if st := Filter(ps, ni); st != nil {
+		t.Fatalf("Filter = %+v, want the node feasible", st)
+	}
+	if n := testing.AllocsPerRun(100, func() { Filter(ps, ni) }); n != 0 {
+		t.Errorf("Filter on a feasible node allocates %v times, want 0", n)
+	}
+}
+
+func TestNewProfileRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		entries []Entry
+	}{
+		{"no plugin", []Entry{{}}},
+		{"twice", []Entry{{Plugin: nodeName{}}, {Plugin: nodeName{}}}},
+		{"scorer without weight", []Entry{{Plugin: taintToleration{}}}},
+	} {
+		if _, err := NewProfile(tc.entries...); err == nil {
+			t.Errorf("%s: NewProfile succeeded, want an error", tc.name)
+		}
+	}
+}
+
+// counting is a plugin whose filter keeps state about pods on other nodes
+// (as InterPodAffinity will): it rejects a node once the pods it was told
+// about reach limit.
+type counting struct{ limit int }
+
+func (counting) Name() string { return "Counting" }
+
+func (c counting) PreFilter(*cache.PodInfo) (PreFilterResult, *Status) {
+	return PreFilterResult{Filter: &countingFilter{limit: c.limit}}, nil
+}
+
+type countingFilter struct{ limit, pods int }
+
+var statusCounting = &Status{Code: Unschedulable, Plugin: "Counting", Reasons: []string{"too many"}}
+
+func (f *countingFilter) Filter(*cache.NodeInfo) *Status {
+	if f.pods >= f.limit {
+		return statusCounting
+	}
+	return nil
+}
+func (f *countingFilter) Clone() PodFilter                          { c := *f; return &c }
+func (f *countingFilter) AddPod(*cache.PodInfo, *cache.NodeInfo)    { f.pods++ }
+func (f *countingFilter) RemovePod(*cache.PodInfo, *cache.NodeInfo) { f.pods-- }
+
+// TestPodUpdater checks the hook preemption's dry runs use: a clone's
+// updates reach its filters, not the original's, and a pod without such a
+// filter clones for free.
+func TestPodUpdater(t *testing.T) {
+	if ps := makePod().state(); ps.Clone() != ps {
+		t.Errorf("Clone of a state without updaters copied it")
+	}
+	p, err := NewProfile(Entry{Plugin: nodeUnschedulable{}}, Entry{Plugin: counting{limit: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, st := p.Prepare(makePod().info())
+	if st != nil {
+		t.Fatal(st)
+	}
+	ni := makeNode("n1").info()
+	c := ps.Clone()
+	c.AddPod(makePod().info(), ni)
+	if got := Filter(c, ni); got != statusCounting {
+		t.Errorf("clone after AddPod: Filter = %+v, want %+v", got, statusCounting)
+	}
+	if got := Filter(ps, ni); got != nil {
+		t.Errorf("original after the clone's AddPod: Filter = %+v, want nil", got)
+	}
+	c.RemovePod(makePod().info(), ni)
+	if got := Filter(c, ni); got != nil {
+		t.Errorf("clone after RemovePod: Filter = %+v, want nil", got)
+	}
+	if got := Filter(ps, makeNode("n2").unschedulable().info()); got != statusUnschedulable {
+		t.Errorf("the profile's other filter: Filter = %+v, want %+v", got, statusUnschedulable)
+	}
+}
+
+// TestStateArraysHoldDefault fails when the default profile outgrows the
+// arrays a PodState keeps its filters and scorers in (Prepare would then
+// allocate for them): grow filterArr or scorerArr with the plugin.
+func TestStateArraysHoldDefault(t *testing.T) {
+	var ps PodState
+	if n, limit := len(Default().FilterPlugins()), len(ps.filterArr); n > limit {
+		t.Errorf("the default profile has %d filters, PodState.filterArr holds %d", n, limit)
+	}
+	if n, limit := len(Default().ScorePlugins()), len(ps.scorerArr); n > limit {
+		t.Errorf("the default profile has %d scorers, PodState.scorerArr holds %d", n, limit)
+	}
+}

@@ -1,0 +1,80 @@
+package framework
+
+import (
+	"sync"
+
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// MaxNodeScore is the highest score one plugin gives a node (upstream's
+// framework.MaxNodeScore).
+const MaxNodeScore = 100
+
+// scratchPool holds the raw-score slices of the normalising scorers.
+var scratchPool = sync.Pool{New: func() any { return new([]int64) }}
+
+// Score writes into out[i] the weighted sum of the pod's scorers for
+// nodes[i] and returns out[:len(nodes)], allocating only when out is shorter
+// than nodes. Normalising scorers (TaintToleration, NodeAffinity) are
+// normalised over nodes, so nodes must be the whole list of feasible nodes
+// being compared. A node info without a node scores 0 raw with every
+// scorer.
+//
+// With the default profile the scorers and weights are upstream's among
+// those written: TaintToleration (3), NodeAffinity (2), NodeResourcesFit (1),
+// NodeResourcesBalancedAllocation (1).
+func Score(ps *PodState, nodes []*cache.NodeInfo, out []int64) []int64 {
+	if cap(out) < len(nodes) {
+		out = make([]int64, len(nodes))
+	}
+	out = out[:len(nodes)]
+	clear(out)
+
+	// The normalising scorers need every node's raw score first: one
+	// pass each, through a pooled scratch slice.
+	var scratch *[]int64
+	plain := 0
+	for _, s := range ps.scorers {
+		if !s.normalize {
+			plain++
+			continue
+		}
+		if scratch == nil {
+			scratch = scratchPool.Get().(*[]int64)
+			if cap(*scratch) < len(nodes) {
+				*scratch = make([]int64, len(nodes))
+			}
+		}
+		raw := (*scratch)[:len(nodes)]
+		for i, ni := range nodes {
+			raw[i] = 0
+			if ni.Node() != nil {
+				raw[i] = s.scorer.Score(ni)
+			}
+		}
+		s.scorer.(ScoreNormalizer).NormalizeScores(raw)
+		for i, v := range raw {
+			out[i] += s.weight * v
+		}
+	}
+	if scratch != nil {
+		scratchPool.Put(scratch)
+	}
+	if plain == 0 {
+		return out
+	}
+	// The others in one pass over the nodes.
+	for i, ni := range nodes {
+		if ni.Node() == nil {
+			continue
+		}
+		var sum int64
+		for _, s := range ps.scorers {
+			if !s.normalize {
+				sum += s.weight * s.scorer.Score(ni)
+			}
+		}
+		out[i] += sum
+	}
+	return out
+}

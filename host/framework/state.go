@@ -1,0 +1,187 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/go-logr/logr"
+
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// PodState is what the filters and scorers of a profile need from one pod,
+// worked out once per scheduling cycle by Prepare (upstream's PreFilter and
+// PreScore), so that looking at a node does not redo it: the filters of the
+// plugins that apply to the pod, the scorers with their weights, and the
+// nodes the pod is restricted to. It is safe for concurrent use by the
+// filters; it must not be copied (Clone does).
+type PodState struct {
+	pod *cache.PodInfo
+
+	// filters are the pod's filters in profile order, the skipped plugins
+	// left out; scorers likewise. They point into the arrays below unless
+	// a profile has more plugins than those hold, so that Prepare does not
+	// allocate for them (TestStateArraysHoldDefault says when to grow
+	// them).
+	filters   []PodFilter
+	scorers   []weightedScorer
+	filterArr [8]PodFilter
+	scorerArr [6]weightedScorer
+	// updaters are the indexes in filters of the PodUpdaters (nil for
+	// none, which is every pod so far).
+	updaters []int
+
+	// nodeNames restricts the nodes worth filtering (sorted): the
+	// intersection of the PreFilterResults. nil means every node;
+	// restrictedBy names the plugins that restricted (sorted), absent is
+	// the status of the nodes left out.
+	nodeNames    []string
+	restrictedBy []string
+	absent       *Status
+}
+
+type weightedScorer struct {
+	scorer    PodScorer
+	weight    int64
+	normalize bool // scorer is a ScoreNormalizer
+}
+
+// discard is the logger the component-helpers toleration checks log parse
+// errors of Lt/Gt tolerations to; those operators are off, so it never logs.
+var discard = logr.Discard()
+
+// Prepare works out pod's state for a cycle: the unsupported-constraint
+// placeholders first, then each PreFilter and each PreScore in profile
+// order. A non-nil Status is upstream's PreFilter rejecting the pod before
+// any node is looked at (UnschedulableAndUnresolvable: its required node
+// affinity names no node any term agrees on, the plugins' node restrictions
+// agree on none, or it carries a constraint only an unimplemented plugin
+// checks), or an Error; PodState is nil then.
+func (p *Profile) Prepare(pod *cache.PodInfo) (*PodState, *Status) {
+	if pod == nil || pod.Pod == nil {
+		return nil, &Status{Code: Error, Err: errors.New("prepare a nil pod")}
+	}
+	if st := p.refuseUnsupported(pod.Pod); st != nil {
+		return nil, st
+	}
+	ps := &PodState{pod: pod}
+	ps.filters, ps.scorers = ps.filterArr[:0], ps.scorerArr[:0]
+	var last string // the last plugin that restricted the nodes
+	for _, pl := range p.preFilters {
+		r, st := pl.PreFilter(pod)
+		if st != nil {
+			return nil, st
+		}
+		if r.Filter != nil {
+			if _, ok := r.Filter.(PodUpdater); ok {
+				ps.updaters = append(ps.updaters, len(ps.filters))
+			}
+			ps.filters = append(ps.filters, r.Filter)
+		}
+		if r.NodeNames != nil {
+			last = pl.Name()
+			ps.restrictedBy = append(ps.restrictedBy, last)
+			if ps.nodeNames == nil {
+				ps.nodeNames = r.NodeNames
+			} else {
+				ps.nodeNames = slices.DeleteFunc(slices.Clone(ps.nodeNames), func(n string) bool {
+					_, found := slices.BinarySearch(r.NodeNames, n)
+					return !found
+				})
+			}
+		}
+	}
+	if st := ps.restrict(last); st != nil {
+		return nil, st
+	}
+	for _, s := range p.preScores {
+		sc, st := s.plugin.PreScore(pod)
+		if st != nil {
+			return nil, st
+		}
+		if sc != nil {
+			_, n := sc.(ScoreNormalizer)
+			ps.scorers = append(ps.scorers, weightedScorer{scorer: sc, weight: s.weight, normalize: n})
+		}
+	}
+	return ps, nil
+}
+
+// restrict checks the merged PreFilterResults, as upstream's
+// RunPreFilterPlugins: nodes the restricting plugins agree on none of reject
+// the pod (the status names last, the last restricting plugin in profile
+// order, for requeueing); otherwise the nodes left out get absent,
+// "node(s) didn't satisfy plugin(s) [NodeAffinity NodeName]".
+func (ps *PodState) restrict(last string) *Status {
+	if ps.restrictedBy == nil {
+		return nil
+	}
+	slices.Sort(ps.restrictedBy)
+	if len(ps.nodeNames) == 0 {
+		msg := fmt.Sprintf("node(s) didn't satisfy plugin(s) %v simultaneously", ps.restrictedBy)
+		if len(ps.restrictedBy) == 1 {
+			msg = fmt.Sprintf("node(s) didn't satisfy plugin %v", ps.restrictedBy[0])
+		}
+		return &Status{Code: UnschedulableAndUnresolvable, Plugin: last, Reasons: []string{msg}}
+	}
+	ps.absent = &Status{Code: UnschedulableAndUnresolvable,
+		Reasons: []string{fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", ps.restrictedBy)}}
+	return nil
+}
+
+// Pod is the pod the state was prepared for.
+func (ps *PodState) Pod() *cache.PodInfo { return ps.pod }
+
+// candidates returns the nodes the pod is restricted to, in nodes' order, or
+// nodes itself when it is not restricted.
+func (ps *PodState) candidates(nodes []*cache.NodeInfo) []*cache.NodeInfo {
+	if ps.nodeNames == nil {
+		return nodes
+	}
+	var out []*cache.NodeInfo
+	for _, ni := range nodes {
+		if n := ni.Node(); n != nil {
+			if _, ok := slices.BinarySearch(ps.nodeNames, n.Name); ok {
+				out = append(out, ni)
+			}
+		}
+	}
+	return out
+}
+
+// Clone returns a state that preemption's dry run may update with AddPod and
+// RemovePod: ps itself when no filter of the pod keeps state about other
+// pods (every pod so far), a copy with those filters cloned otherwise.
+func (ps *PodState) Clone() *PodState {
+	if ps.updaters == nil {
+		return ps
+	}
+	c := &PodState{pod: ps.pod, updaters: ps.updaters, nodeNames: ps.nodeNames,
+		restrictedBy: ps.restrictedBy, absent: ps.absent}
+	c.filters = append(c.filterArr[:0], ps.filters...)
+	c.scorers = append(c.scorerArr[:0], ps.scorers...)
+	for _, i := range c.updaters {
+		c.filters[i] = c.filters[i].(PodUpdater).Clone()
+	}
+	return c
+}
+
+// AddPod tells the filters that keep state about other pods that pod was
+// added to ni's node (already changed), as preemption's dry run puts back a
+// reprieved victim or a nominated pod (upstream's AddPod extension). It does
+// nothing when none does. Call it on a Clone, never on the state a cycle
+// filters with.
+func (ps *PodState) AddPod(pod *cache.PodInfo, ni *cache.NodeInfo) {
+	for _, i := range ps.updaters {
+		ps.filters[i].(PodUpdater).AddPod(pod, ni)
+	}
+}
+
+// RemovePod is AddPod for a pod removed from ni's node, a victim
+// (upstream's RemovePod extension).
+func (ps *PodState) RemovePod(pod *cache.PodInfo, ni *cache.NodeInfo) {
+	for _, i := range ps.updaters {
+		ps.filters[i].(PodUpdater).RemovePod(pod, ni)
+	}
+}

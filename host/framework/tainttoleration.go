@@ -1,0 +1,91 @@
+package framework
+
+import (
+	v1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// ReasonUntoleratedTaint is upstream's TaintToleration reason.
+const ReasonUntoleratedTaint = "node(s) had untolerated taint(s)"
+
+var statusTaint = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginTaintToleration,
+	Reasons: []string{ReasonUntoleratedTaint}}
+
+// weightTaintToleration is upstream's default score weight.
+const weightTaintToleration = 3
+
+// taintToleration is upstream's TaintToleration plugin: the pod must
+// tolerate every NoSchedule and NoExecute taint of the node; among feasible
+// nodes, fewer untolerated PreferNoSchedule taints score higher.
+//
+// Extension points: PreFilter (never skips: a pod without tolerations still
+// meets taints), Filter, PreScore, Score, NormalizeScore (reversed).
+// Rejects: UnschedulableAndUnresolvable (ReasonUntoleratedTaint). Weight 3.
+//
+// Both use the pod's tolerations as they are: a toleration of another
+// effect never tolerates the taint (v1.Toleration.ToleratesTaint checks the
+// effect), so upstream's filtering of the list by effect changes nothing
+// but the allocation it costs.
+type taintToleration struct{}
+
+var (
+	_ PreFilterPlugin = taintToleration{}
+	_ PreScorePlugin  = taintToleration{}
+	_ ScoreNormalizer = (*taintScorer)(nil)
+)
+
+func (taintToleration) Name() string { return abi.PluginTaintToleration }
+
+func (taintToleration) PreFilter(pod *cache.PodInfo) (PreFilterResult, *Status) {
+	return PreFilterResult{Filter: (*taintFilter)(pod)}, nil
+}
+
+func (taintToleration) PreScore(pod *cache.PodInfo) (PodScorer, *Status) {
+	return (*taintScorer)(pod), nil
+}
+
+// taintFilter's state is the pod itself.
+type taintFilter cache.PodInfo
+
+// Filter reports whether every NoSchedule and NoExecute taint is tolerated
+// (upstream's FindMatchingUntoleratedTaint with
+// DoNotScheduleTaintsFilterFunc, which copies the filtered taints on every
+// call; this loops over them in place with the same toleration check).
+func (f *taintFilter) Filter(ni *cache.NodeInfo) *Status {
+	taints := ni.Node().Spec.Taints
+	for i := range taints {
+		t := &taints[i]
+		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
+			continue
+		}
+		if !corev1helpers.TolerationsTolerateTaint(discard, f.Pod.Spec.Tolerations, t, false) {
+			return statusTaint
+		}
+	}
+	return nil
+}
+
+// taintScorer's state is the pod itself.
+type taintScorer cache.PodInfo
+
+// Score counts the PreferNoSchedule taints none of the pod's tolerations
+// tolerates (upstream's TaintToleration Score).
+func (s *taintScorer) Score(ni *cache.NodeInfo) int64 {
+	taints := ni.Node().Spec.Taints
+	var n int64
+	for i := range taints {
+		t := &taints[i]
+		if t.Effect == v1.TaintEffectPreferNoSchedule &&
+			!corev1helpers.TolerationsTolerateTaint(discard, s.Pod.Spec.Tolerations, t, false) {
+			n++
+		}
+	}
+	return n
+}
+
+// NormalizeScores is upstream's DefaultNormalizeScore, reversed: no
+// untolerated taint anywhere is the best score everywhere.
+func (*taintScorer) NormalizeScores(scores []int64) { DefaultNormalizeScore(true, scores) }

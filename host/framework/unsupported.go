@@ -1,0 +1,121 @@
+package framework
+
+import (
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/wasmsched/wasmsched/abi"
+)
+
+// The reasons of a pod refused for a constraint no native filter checks yet.
+// Each names what the pod asks for and the upstream plugin that checks it.
+const (
+	ReasonUnsupportedPodAffinity = "wasmsched does not support required pod affinity or anti-affinity yet " +
+		"(upstream plugin " + abi.PluginInterPodAffinity + ")"
+	ReasonUnsupportedTopologySpread = "wasmsched does not support topologySpreadConstraints with " +
+		"whenUnsatisfiable: DoNotSchedule yet (upstream plugin " + abi.PluginPodTopologySpread + ")"
+	ReasonUnsupportedClaim = "wasmsched does not support PersistentVolumeClaim or ephemeral volumes yet " +
+		"(upstream plugins " + abi.PluginVolumeBinding + ", VolumeZone, " + abi.PluginVolumeRestrictions + ", " + abi.PluginNodeVolumeLimits + ")"
+	ReasonUnsupportedInTreeVolume = "wasmsched does not support gcePersistentDisk, awsElasticBlockStore, rbd or iscsi " +
+		"volumes yet (upstream plugin " + abi.PluginVolumeRestrictions + ")"
+	ReasonUnsupportedCSIVolume = "wasmsched does not support inline CSI volumes yet (upstream plugin " +
+		abi.PluginNodeVolumeLimits + ")"
+	ReasonUnsupportedResourceClaim = "wasmsched does not support resourceClaims (dynamic resource allocation) yet " +
+		"(upstream plugin " + abi.PluginDynamicResources + ")"
+)
+
+// unsupportedPlugin stands in the profile for an upstream plugin not
+// written yet, and keeps the rule "never place a pod while ignoring a
+// constraint it carries": a pod with a hard constraint that only such a
+// plugin checks is refused before any node is looked at (refuseUnsupported).
+// It implements no extension point; the profile runs the placeholders
+// itself, first. Writing the plugin replaces its placeholder in the profile.
+//
+// Soft constraints (preferred pod affinity, ScheduleAnyway spreading, the
+// system default spreading, image locality) are scores, not constraints: a
+// pod carrying only those is placed, without them. docs/RATIONALE.md says
+// why.
+type unsupportedPlugin struct {
+	name    string
+	reason  string
+	carries func(*v1.Pod) bool
+}
+
+func (u *unsupportedPlugin) Name() string { return u.name }
+
+// The placeholders of the default profile, in upstream's filter order.
+var (
+	unsupportedVolumeRestrictions = &unsupportedPlugin{abi.PluginVolumeRestrictions, ReasonUnsupportedInTreeVolume,
+		func(p *v1.Pod) bool { return hasVolume(p, volumeInTree) }}
+	unsupportedNodeVolumeLimits = &unsupportedPlugin{abi.PluginNodeVolumeLimits, ReasonUnsupportedCSIVolume,
+		func(p *v1.Pod) bool { return hasVolume(p, volumeInlineCSI) }}
+	unsupportedVolumeBinding = &unsupportedPlugin{abi.PluginVolumeBinding, ReasonUnsupportedClaim,
+		func(p *v1.Pod) bool { return hasVolume(p, volumeClaim) }}
+	unsupportedPodTopologySpread = &unsupportedPlugin{abi.PluginPodTopologySpread, ReasonUnsupportedTopologySpread,
+		func(p *v1.Pod) bool {
+			for i := range p.Spec.TopologySpreadConstraints {
+				if p.Spec.TopologySpreadConstraints[i].WhenUnsatisfiable == v1.DoNotSchedule {
+					return true
+				}
+			}
+			return false
+		}}
+	unsupportedInterPodAffinity = &unsupportedPlugin{abi.PluginInterPodAffinity, ReasonUnsupportedPodAffinity,
+		func(p *v1.Pod) bool {
+			a := p.Spec.Affinity
+			return a != nil &&
+				(a.PodAffinity != nil && len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 ||
+					a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0)
+		}}
+	unsupportedDynamicResources = &unsupportedPlugin{abi.PluginDynamicResources, ReasonUnsupportedResourceClaim,
+		func(p *v1.Pod) bool { return len(p.Spec.ResourceClaims) > 0 }}
+)
+
+// The kinds of volume a placeholder refuses; a volume is of the first kind
+// it matches.
+const (
+	volumeOther = iota
+	volumeClaim
+	volumeInTree
+	volumeInlineCSI
+)
+
+func volumeKind(vs *v1.VolumeSource) int {
+	switch {
+	case vs.PersistentVolumeClaim != nil, vs.Ephemeral != nil:
+		return volumeClaim
+	case vs.GCEPersistentDisk != nil, vs.AWSElasticBlockStore != nil, vs.RBD != nil, vs.ISCSI != nil:
+		return volumeInTree
+	case vs.CSI != nil:
+		return volumeInlineCSI
+	}
+	return volumeOther
+}
+
+func hasVolume(p *v1.Pod, kind int) bool {
+	for i := range p.Spec.Volumes {
+		if volumeKind(&p.Spec.Volumes[i].VolumeSource) == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// refuseUnsupported runs the profile's placeholders: a pod carrying a
+// constraint one of them stands for is rejected UnschedulableAndUnresolvable
+// (preemption cannot help), with one reason per placeholder, in profile
+// order, the first naming the status's plugin. It returns nil for every
+// other pod, at the cost of a few nil checks and walks over the pod's
+// volumes.
+func (p *Profile) refuseUnsupported(pod *v1.Pod) *Status {
+	var st *Status
+	for _, u := range p.unsupported {
+		if !u.carries(pod) {
+			continue
+		}
+		if st == nil {
+			st = &Status{Code: UnschedulableAndUnresolvable, Plugin: u.name}
+		}
+		st.Reasons = append(st.Reasons, u.reason)
+	}
+	return st
+}
