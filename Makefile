@@ -21,7 +21,7 @@ STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSIO
 BENCHSTAT := $(GO) run golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 
 # Packages tested with -race (the concurrent ones); everything else runs without.
-RACE_PKGS ?= ./host/...
+RACE_PKGS ?= ./host/... ./cmd/...
 # Extra flags for both go test runs of `make test`, e.g. GOTEST_FLAGS=-v.
 GOTEST_FLAGS ?=
 # Flags of the demo, e.g. DEMO_FLAGS="-nodes 500 -keep" (keep running until Ctrl-C).

@@ -1,19 +1,16 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"math"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/app/bench"
 )
 
 // TestBenchJSON runs a small benchmark through the CLI: every pod bound,
@@ -24,11 +21,11 @@ func TestBenchJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench: code %d, stderr:\n%s", code, errOut)
 	}
-	var got benchResult
+	var got bench.Result
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&got); err != nil {
-		t.Fatalf("stdout is not one benchResult: %v\n%s", err, out)
+		t.Fatalf("stdout is not one bench.Result: %v\n%s", err, out)
 	}
 	if dec.More() {
 		t.Errorf("stdout holds more than one JSON value:\n%s", out)
@@ -124,59 +121,5 @@ func TestBenchErrors(t *testing.T) {
 				t.Errorf("stdout %q; want nothing", out)
 			}
 		})
-	}
-}
-
-// TestBenchTimeout: pods that nobody binds (no scheduler runs) end the
-// phase at the deadline with the count of those bound.
-func TestBenchTimeout(t *testing.T) {
-	b := &bench{nodes: 2, pods: 3, progress: io.Discard}
-	b.newClient()
-	b.events = newEventSink()
-	ctx, cancel := context.WithTimeoutCause(context.Background(), 50*time.Millisecond, errTestDeadline)
-	defer cancel()
-	never := make(chan struct{})
-	_, err := b.phase(ctx, "", "pod", 3, "wasmsched", never, func() error { return nil }, nil)
-	if err == nil || err.Error() != "0 of 3 pods bound: "+errTestDeadline.Error() {
-		t.Errorf("phase: %v; want %q", err, "0 of 3 pods bound: "+errTestDeadline.Error())
-	}
-}
-
-var errTestDeadline = errors.New("-timeout 50ms reached")
-
-// TestQuantile pins the estimate to histogram_quantile's.
-func TestQuantile(t *testing.T) {
-	inf := math.Inf(1)
-	bs := []bucket{{1, 2}, {2, 6}, {4, 8}, {inf, 8}}
-	tests := []struct {
-		name string
-		q    float64
-		bs   []bucket
-		want float64
-	}{
-		{"within the first bucket, from 0", 0.25, bs, 1},
-		{"interpolated", 0.5, bs, 1.5},
-		{"top of the last finite bucket", 1, bs, 4},
-		{"rank in +Inf: highest finite bound", 0.9, []bucket{{1, 2}, {inf, 4}}, 1},
-		{"quarter into a bucket", 0.125, bs, 0.5},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := quantile(tt.q, tt.bs); math.Abs(got-tt.want) > 1e-12 {
-				t.Errorf("quantile(%v) = %v; want %v", tt.q, got, tt.want)
-			}
-		})
-	}
-	for _, empty := range [][]bucket{nil, {{1, 0}, {inf, 0}}} {
-		if got := quantile(0.5, empty); !math.IsNaN(got) {
-			t.Errorf("quantile of %v = %v; want NaN", empty, got)
-		}
-	}
-	// The difference of two gathers is what the measured phase observed.
-	before := histogram{[]bucket{{1, 1}, {2, 1}, {inf, 1}}, 0.5}
-	after := histogram{[]bucket{{1, 3}, {2, 7}, {inf, 9}}, 10.5}
-	want := histogram{[]bucket{{1, 2}, {2, 6}, {inf, 8}}, 10}
-	if diff := cmp.Diff(want, after.sub(before), cmp.AllowUnexported(histogram{}, bucket{})); diff != "" {
-		t.Errorf("sub (-want, +got):\n%s", diff)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
+	"github.com/wasmsched/wasmsched/host/app"
 	"github.com/wasmsched/wasmsched/host/wasm"
 )
 
@@ -122,11 +123,6 @@ func policyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return validate(ctx, fs.Arg(0), cfg.Sandbox, stdout, stderr)
 }
 
-// sandboxLimits maps the configuration onto the runtime's limits.
-func sandboxLimits(s config.Sandbox) wasm.Limits {
-	return wasm.Limits{MemoryPages: s.MemoryPages, Deadline: s.Deadline, PoolSize: s.PoolSize}
-}
-
 // setFlags collects repeated -set key=value flags.
 type setFlags map[string]string
 
@@ -225,7 +221,7 @@ func loadFile(ctx context.Context, path string, sandbox config.Sandbox, stderr i
 		return nil, err
 	}
 	start := time.Now()
-	m, err := rt.Load(ctx, path, bin, sandboxLimits(sandbox))
+	m, err := rt.Load(ctx, path, bin, app.Limits(sandbox))
 	if err != nil {
 		rt.Close(context.Background())
 		return nil, err

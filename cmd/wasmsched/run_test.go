@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/wasmsched/wasmsched/config"
-	"github.com/wasmsched/wasmsched/host/wasm"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,13 +75,11 @@ func TestPolicyValidateUsesConfig(t *testing.T) {
 	}
 }
 
-func TestConfigDefaultsMatchRuntime(t *testing.T) {
-	cfg, err := config.Load(config.Source{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, want := sandboxLimits(cfg.Sandbox), wasm.DefaultLimits()
-	if got.MemoryPages != want.MemoryPages || got.Deadline != want.Deadline {
-		t.Errorf("config defaults %+v disagree with the runtime's %+v", got, want)
+func TestHelpConfigNative(t *testing.T) {
+	code, out, _ := runCLI("help", "config")
+	for _, want := range []string{"policies.queueSort.module", "native: the built-in policy compiled into the binary", "not allowed with module native"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("help config: code %d, output lacks %q", code, want)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -6,33 +6,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"sync/atomic"
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
 	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/policies"
 )
-
-// victimOrder is the victim-order slot as the cycle holds it: a swap stores
-// a new adapter, and the next preemption uses it.
-type victimOrder struct {
-	p atomic.Pointer[policy.VictimOrder]
-}
-
-var _ policy.VictimOrder = (*victimOrder)(nil)
-
-func newVictimOrder() *victimOrder {
-	v := &victimOrder{}
-	v.set(policy.Importance{})
-	return v
-}
-
-func (v *victimOrder) set(o policy.VictimOrder) { v.p.Store(&o) }
-
-func (v *victimOrder) Order(preemptor abi.PodView, victims []abi.Victim, order []uint32) {
-	(*v.p.Load()).Order(preemptor, victims, order)
-}
 
 // moduleSource is where a slot's policy comes from: a file of the
 // configuration (with its optional sha256 pin), the binary's built-in

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -70,8 +70,8 @@ func (c *swapCounter) Swapped(s abi.Slot, result string) {
 
 func (c *swapCounter) count(key string) int { c.mu.Lock(); defer c.mu.Unlock(); return c.n[key] }
 
-// newTestSet returns a Set with an installer that keeps nothing but the
-// victim order, on a runtime closed at the end of the test.
+// newTestSet returns a Set with an installer that keeps nothing, on a
+// runtime closed at the end of the test.
 func newTestSet(t *testing.T, rec policy.Recorder) *policy.Set {
 	t.Helper()
 	ctx := context.Background()
@@ -80,10 +80,13 @@ func newTestSet(t *testing.T, rec policy.Recorder) *policy.Set {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(ctx) })
-	victims := newVictimOrder()
-	set := policy.NewSet(rt, wasm.DefaultLimits(), rec, policy.Installer{
+	// A deadline no call reaches: the default 100 ms is wall-clock, and a
+	// smoke call descheduled that long on a loaded machine would fail.
+	limits := wasm.DefaultLimits()
+	limits.Deadline = 10 * time.Second
+	set := policy.NewSet(rt, limits, rec, policy.Installer{
 		Sort: func(policy.Sort) {}, BackoffSort: func(policy.BackoffSort) {}, PreEnqueue: func(policy.PreEnqueue) {},
-		QueueingHint: func(policy.QueueingHint) {}, VictimOrder: victims.set,
+		QueueingHint: func(policy.QueueingHint) {}, VictimOrder: func(policy.VictimOrder) {},
 	})
 	t.Cleanup(func() {
 		if err := set.Close(ctx); err != nil {
@@ -213,13 +216,14 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-// TestServeNative: the scheduler starts against a (fake) cluster with every
+// TestServeNative: the scheduler (New, then Run) starts against a (fake) cluster with every
 // slot of its profiles native, logs each native policy loaded, and stops
 // cleanly.
 func TestServeNative(t *testing.T) {
 	over := allNative()
 	over["metrics.bindAddress"] = ""
 	over["profiles.second.policies.queueingHint.module"] = config.NativeModule
+	over["sandbox.deadline"] = "10s" // the second profile's queueSort is Wasm: see newTestSet
 	src := config.Source{Overrides: over}
 	cfg, err := config.Load(src)
 	if err != nil {
@@ -229,23 +233,30 @@ func TestServeNative(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, src, fake.NewClientset(), fake.NewClientset(), log) }()
+	go func() {
+		a, err := New(ctx, cfg, fake.NewClientset(), WithLogger(log), WithEventClient(fake.NewClientset()), WithReload(src))
+		if err != nil {
+			done <- err
+			return
+		}
+		done <- a.Run(ctx)
+	}()
 	deadline := time.After(30 * time.Second)
 	for !strings.Contains(logs.String(), `msg=scheduling`) {
 		select {
 		case err := <-done:
 			cancel()
-			t.Fatalf("serve returned before scheduling: %v\n%s", err, logs.String())
+			t.Fatalf("New or Run returned before scheduling: %v\n%s", err, logs.String())
 		case <-deadline:
 			cancel()
 			<-done
-			t.Fatalf("serve did not start scheduling in 30s:\n%s", logs.String())
+			t.Fatalf("the scheduler did not start scheduling in 30s:\n%s", logs.String())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
 	cancel()
 	if err := <-done; err != nil {
-		t.Errorf("serve: %v", err)
+		t.Errorf("Run: %v", err)
 	}
 	out := logs.String()
 	for s, name := range nativeNames() {
@@ -260,15 +271,6 @@ func TestServeNative(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
-		}
-	}
-}
-
-func TestHelpConfigNative(t *testing.T) {
-	code, out, _ := runCLI("help", "config")
-	for _, want := range []string{"policies.queueSort.module", "native: the built-in policy compiled into the binary", "not allowed with module native"} {
-		if code != 0 || !strings.Contains(out, want) {
-			t.Errorf("help config: code %d, output lacks %q", code, want)
 		}
 	}
 }

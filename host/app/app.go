@@ -1,0 +1,365 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	policyv1 "k8s.io/api/policy/v1"
+	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/config"
+	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/cluster"
+	"github.com/wasmsched/wasmsched/host/cycle"
+	"github.com/wasmsched/wasmsched/host/metrics"
+	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/queue"
+	"github.com/wasmsched/wasmsched/host/wasm"
+)
+
+// App is the assembled scheduler of one process: New builds it, Run runs
+// it. An App runs once.
+type App struct {
+	log         *slog.Logger
+	client      kubernetes.Interface
+	election    config.LeaderElection // Enabled false: no election
+	broadcaster broadcaster
+	cache       *cache.Cache
+	cluster     *cluster.Cluster
+	profiles    []*profile
+	swap        *swapper
+	reload      bool         // WithReload given: watch SIGHUP and the files
+	handler     http.Handler // /metrics, /healthz, /readyz, /policies, pprof
+	ln          net.Listener // nil when metrics.bindAddress is empty
+
+	ready   atomic.Bool // the informers have synced
+	leading atomic.Bool // this replica has started scheduling
+
+	closeOnce sync.Once
+	closers   []func() // what New built, released by Close in reverse order
+}
+
+// broadcaster is what the App uses of client-go's event broadcaster
+// adapter (events.k8s.io/v1 when the cluster serves it, core/v1 otherwise).
+type broadcaster interface {
+	StartRecordingToSink(stopCh <-chan struct{})
+	NewRecorder(name string) events.EventRecorderLogger
+	Shutdown()
+}
+
+// profile is one scheduler name with its queue, cycle and policy set.
+type profile struct {
+	name  string
+	set   *policy.Set
+	queue *queue.Queue
+	sched *cycle.Scheduler
+}
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	log    *slog.Logger
+	events kubernetes.Interface
+	reg    *prometheus.Registry
+	src    *config.Source
+}
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithEventClient sends the events through a client of their own, as
+// upstream's eventClient: a burst of FailedScheduling events must not queue
+// bindings behind it in the client's rate limiter. Default: the client.
+func WithEventClient(c kubernetes.Interface) Option { return func(o *options) { o.events = c } }
+
+// WithRegistry registers the collectors on reg, for a caller that gathers
+// them itself. Default: a registry of the App's own, served on /metrics
+// either way.
+func WithRegistry(reg *prometheus.Registry) Option { return func(o *options) { o.reg = reg } }
+
+// WithReload reloads the policies of the running scheduler from src, where
+// the configuration of New came from: on SIGHUP, and when the configuration
+// file or a module file changes. Without it, the policies change only
+// through the admin endpoint.
+func WithReload(src config.Source) Option { return func(o *options) { o.src = &src } }
+
+// Limits maps the sandbox configuration onto the runtime's limits.
+func Limits(s config.Sandbox) wasm.Limits {
+	return wasm.Limits{MemoryPages: s.MemoryPages, Deadline: s.Deadline, PoolSize: s.PoolSize}
+}
+
+// New builds the scheduler of cfg against client, in the order the package
+// documentation gives, and loads the policy modules of every profile: a
+// module that cannot be loaded is an error (at start-up the operator gets
+// it at once, rather than a scheduler on native defaults). ctx bounds the
+// construction only. On an error, what was built is released.
+func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, opts ...Option) (_ *App, err error) {
+	o := options{log: slog.New(slog.DiscardHandler), events: client}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	log := o.log
+	a := &App{log: log, client: client, election: cfg.LeaderElection, reload: o.src != nil}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+
+	reg := o.reg
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	policyRec, err := metrics.NewPolicy(reg)
+	if err != nil {
+		return nil, err
+	}
+	queueRec, err := metrics.NewQueue(reg)
+	if err != nil {
+		return nil, err
+	}
+	cycleRec, err := metrics.NewCycle(reg)
+	if err != nil {
+		return nil, err
+	}
+
+	rt, err := wasm.NewRuntime(ctx, wasm.WithLogger(log.With("component", "wasm")), wasm.WithWatchdogTick(cfg.Sandbox.WatchdogTick))
+	if err != nil {
+		return nil, err
+	}
+	a.onClose(func() { rt.Close(context.Background()) })
+	a.broadcaster = events.NewEventBroadcasterAdapter(o.events)
+	a.onClose(a.broadcaster.Shutdown)
+
+	gangs, err := cluster.ServesPodGroups(client)
+	if err != nil {
+		return nil, err
+	}
+	a.cache = cache.New(cache.WithAssumedTTL(cfg.Scheduling.AssumedPodTTL))
+	members := cluster.NewMembers()
+	queues := map[string]cluster.Queue{}
+	for _, pc := range cfg.Profiles {
+		// The queue starts on the native defaults; loading the profile's
+		// modules installs them (the same path as a swap later).
+		qopts := []queue.Option{
+			queue.WithBackoff(cfg.Queue.InitialBackoff, cfg.Queue.MaxBackoff),
+			queue.WithMaxInUnschedulable(cfg.Queue.MaxInUnschedulable),
+			queue.WithPopFromBackoffQ(cfg.Queue.PopFromBackoffQ),
+			queue.WithRecorder(queueRec), queue.WithGroupMembers(members.Count),
+		}
+		if !gangs {
+			qopts = append(qopts, queue.WithoutGroups())
+		}
+		p := &profile{name: pc.SchedulerName, queue: queue.New(qopts...)}
+		a.profiles = append(a.profiles, p)
+		queues[p.name] = p.queue
+	}
+	a.onClose(func() {
+		for _, p := range a.profiles {
+			p.queue.Close()
+			if p.set != nil {
+				_ = p.set.Close(context.Background())
+			}
+		}
+	})
+
+	nominator := cycle.NewNominator()
+	a.cluster, err = cluster.New(ctx, client, a.cache, queues, members, log.With("component", "cluster"),
+		cluster.WithNominator(nominator), cluster.WithPodGroupsServed(gangs))
+	if err != nil {
+		return nil, err
+	}
+	a.onClose(a.cluster.Shutdown)
+	preemption := cycle.Preemption{PDBs: a.pdbs, Group: a.podGroups()}
+	api := cycle.NewAPI(client, a.cluster.PodLister())
+	for i, p := range a.profiles {
+		p.sched = cycle.New(p.queue, a.cache, api, a.broadcaster.NewRecorder(p.name),
+			cycle.WithProfile(p.name),
+			cycle.WithPercentageOfNodesToScore(cfg.Scheduling.PercentageOfNodesToScore),
+			cycle.WithParallelism(cfg.Scheduling.Parallelism),
+			cycle.WithRecorder(cycleRec),
+			cycle.WithNominator(nominator),
+			cycle.WithPreemption(preemption),
+			cycle.WithLogger(log.With("component", "cycle", "profile", p.name)))
+		p.set = policy.NewSet(rt, Limits(cfg.Sandbox), policyRec, policy.Installer{
+			Sort: p.queue.SetSort, BackoffSort: p.queue.SetBackoffSort, PreEnqueue: p.queue.SetPreEnqueue,
+			QueueingHint: p.queue.SetQueueingHint, VictimOrder: p.sched.SetVictimOrder,
+		}, policy.WithBreaker(cfg.Sandbox.BreakerFailures, cfg.Sandbox.BreakerWindow))
+		if err := loadSlots(ctx, p.set, cfg.Profiles[i].Policies); err != nil {
+			return nil, fmt.Errorf("profile %s: %w", p.name, err)
+		}
+		for slot, m := range p.set.Current() {
+			log.Info("policy loaded", "profile", p.name, "slot", slot.String(), "module", m.Name, "sha256", m.SHA256)
+		}
+	}
+
+	a.swap = &swapper{profiles: a.profiles, log: log.With("component", "swap"), current: cfg, admin: cfg.AdminEndpoint}
+	if o.src != nil {
+		a.swap.src = *o.src
+	}
+	a.handler = a.mux(reg, cfg.Metrics.Profiling)
+	if addr := cfg.Metrics.BindAddress; addr != "" {
+		a.ln, err = net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("metrics.bindAddress %s: %w (choose a free address with --metrics-bind-address)", addr, err)
+		}
+		a.onClose(func() { _ = a.ln.Close() })
+		log.Info("serving /metrics, /healthz and /readyz", "address", a.ln.Addr().String())
+	}
+	return a, nil
+}
+
+// pdbs lists the PodDisruptionBudgets for preemption.
+func (a *App) pdbs() []*policyv1.PodDisruptionBudget {
+	list, err := a.cluster.PDBLister().List(labels.Everything())
+	if err != nil {
+		a.log.Error("list PodDisruptionBudgets", "err", err)
+	}
+	return list
+}
+
+// podGroups reads PodGroups for preemption; nil when the cluster does not
+// serve them.
+func (a *App) podGroups() func(namespace, name string) *schedv1beta1.PodGroup {
+	pgl := a.cluster.PodGroupLister()
+	if pgl == nil {
+		return nil
+	}
+	return func(namespace, name string) *schedv1beta1.PodGroup {
+		pg, err := pgl.PodGroups(namespace).Get(name)
+		if err != nil {
+			return nil
+		}
+		return pg
+	}
+}
+
+func (a *App) onClose(f func()) { a.closers = append(a.closers, f) }
+
+// Close releases what New built: the listener, the informers, the queues
+// and policy sets, the event broadcaster and the Wasm runtime. Run calls
+// it on its way out; a caller that does not Run calls it instead. It may be
+// called more than once.
+func (a *App) Close() {
+	a.closeOnce.Do(func() {
+		for i := len(a.closers) - 1; i >= 0; i-- {
+			a.closers[i]()
+		}
+	})
+}
+
+// Handler serves /metrics, /healthz, /readyz and /policies (and pprof with
+// metrics.profiling): what Run serves on metrics.bindAddress.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// Addr is the address the listener is bound to; "" when metrics.bindAddress
+// is empty.
+func (a *App) Addr() string {
+	if a.ln == nil {
+		return ""
+	}
+	return a.ln.Addr().String()
+}
+
+// Policies is the module serving each slot of the named profile, nil for
+// an unknown profile.
+func (a *App) Policies(profile string) map[abi.Slot]policy.ModuleInfo {
+	for _, p := range a.profiles {
+		if p.name == profile {
+			return p.set.Current()
+		}
+	}
+	return nil
+}
+
+// Run schedules pods of the configured profiles until ctx ends or, with
+// leader election, the lease is lost (an error), then releases everything
+// (Close). A context ended with a cause other than context.Canceled is
+// returned as an error.
+func (a *App) Run(ctx context.Context) error {
+	defer a.Close()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil) // before wg.Wait: the goroutines below end with ctx
+
+	if a.ln != nil {
+		srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second}
+		wg.Add(2)
+		go func() { defer wg.Done(); _ = srv.Serve(a.ln) }()
+		go func() {
+			defer wg.Done()
+			<-ctx.Done()
+			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer scancel()
+			_ = srv.Shutdown(sctx)
+		}()
+	}
+
+	// Policies can change while the scheduler runs: SIGHUP or an edit of
+	// the configuration or a module file reloads them.
+	if a.reload {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := a.swap.watch(ctx); err != nil {
+				a.log.Warn("policy reloads on file changes are off; SIGHUP and the admin endpoint still work", "err", err)
+			}
+		}()
+	}
+
+	// Informers start before the election, as upstream's do, so that a
+	// replica that becomes leader schedules from a warm cache at once.
+	if err := a.cluster.Start(ctx); err != nil {
+		return err
+	}
+	a.broadcaster.StartRecordingToSink(ctx.Done())
+	a.ready.Store(true)
+
+	if !a.election.Enabled {
+		a.schedule(ctx)
+		return ignoreCanceled(ctx)
+	}
+	return a.elect(ctx)
+}
+
+// schedule runs the cache, the queues and the cycles until ctx ends.
+func (a *App) schedule(ctx context.Context) {
+	a.leading.Store(true)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); a.cache.Run(ctx) }()
+	for _, p := range a.profiles {
+		wg.Add(2)
+		go func() { defer wg.Done(); p.queue.Run(ctx) }()
+		go func() { defer wg.Done(); p.sched.Run(ctx) }()
+	}
+	a.log.Info("scheduling", "profiles", len(a.profiles), "gangs", a.cluster.Gangs())
+	<-ctx.Done()
+	for _, p := range a.profiles {
+		p.queue.Close()
+	}
+	wg.Wait()
+}
+
+func ignoreCanceled(ctx context.Context) error {
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,385 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/config"
+	"github.com/wasmsched/wasmsched/host/wasm"
+	"github.com/wasmsched/wasmsched/policies"
+)
+
+// prioritySort is a queueSort module other than the built-in one.
+var prioritySort = filepath.Join("..", "..", "guest-sdk", "examples", "prioritysort", "prioritysort.wasm")
+
+// newTestApp builds the App of the default configuration with over (and
+// the configuration file over["file"], if any) on a fake cluster, without
+// running it; its logs go to logs if not nil. It reloads from the same
+// source. The metrics listener is on a free loopback port and closed with
+// the App.
+func newTestApp(t *testing.T, over map[string]string, logs io.Writer) *App {
+	t.Helper()
+	o := map[string]string{
+		"metrics.bindAddress": "127.0.0.1:0",
+		// A deadline no call reaches: the default 100 ms is wall-clock,
+		// and a smoke call descheduled that long on a loaded machine would
+		// fail.
+		"sandbox.deadline": "10s",
+	}
+	for k, v := range over {
+		o[k] = v
+	}
+	src := config.Source{Overrides: o}
+	if f, ok := over["file"]; ok {
+		delete(o, "file")
+		src.File = f
+	}
+	cfg, err := config.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logs == nil {
+		logs = io.Discard
+	}
+	a, err := New(context.Background(), cfg, fake.NewClientset(), WithLogger(slog.New(slog.NewTextHandler(logs, nil))), WithReload(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}
+
+// slotState is a slot in GET /policies.
+type slotState struct {
+	Module      string `json:"module"`
+	SHA256      string `json:"sha256"`
+	Native      bool   `json:"native"`
+	BreakerOpen bool   `json:"breakerOpen"`
+}
+
+// getPolicies is GET /policies of srv.
+func getPolicies(t *testing.T, srv *httptest.Server) map[string]map[string]slotState {
+	t.Helper()
+	res, err := srv.Client().Get(srv.URL + "/policies")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]map[string]slotState
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /policies: %s, %v", res.Status, err)
+	}
+	return out
+}
+
+// post is POST /policies/{slot}?query of srv with body; it returns the
+// status and the decoded answer (zero if it is not JSON).
+func post(t *testing.T, srv *httptest.Server, slot, query string, body []byte) (int, swapResult) {
+	t.Helper()
+	url := srv.URL + "/policies/" + slot
+	if query != "" {
+		url += "?" + query
+	}
+	res, err := srv.Client().Post(url, "application/wasm", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out swapResult
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
+
+func readModule(t *testing.T, path string) []byte {
+	t.Helper()
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// TestAdminEndpoint: with policies.adminEndpoint, POST /policies/{slot}
+// swaps a module and GET /policies shows it; a module that is refused (not
+// Wasm, a wrong pin) keeps the previous one; unknown slots and profiles are
+// 404.
+func TestAdminEndpoint(t *testing.T) {
+	a := newTestApp(t, map[string]string{"policies.adminEndpoint": "true"}, nil)
+	srv := httptest.NewServer(a.Handler())
+	defer srv.Close()
+	builtin := slotState{Module: "builtin:backoffpop", SHA256: digest(policies.Builtin(abi.SlotQueueSort).Wasm)}
+	if got := getPolicies(t, srv)["wasmsched"]["queueSort"]; got != builtin {
+		t.Fatalf("queueSort at start: %+v, want %+v", got, builtin)
+	}
+
+	bin := readModule(t, prioritySort)
+	swapped := slotState{Module: "admin:" + digest(bin)[:12], SHA256: digest(bin)}
+	refused := []struct {
+		name, slot, query string
+		body              []byte
+		status            int
+		err               string
+	}{
+		{"not Wasm", "queueSort", "", []byte("not wasm at all"), http.StatusUnprocessableEntity, "admin:"},
+		{"wrong pin", "queueSort", "sha256=" + strings.Repeat("0", 64), bin, http.StatusUnprocessableEntity, "sha256"},
+		{"wrong slot", "preEnqueue", "", bin, http.StatusUnprocessableEntity, "wasmsched_pre_enqueue"},
+		{"unknown slot", "queueOrder", "", bin, http.StatusNotFound, ""},
+		{"unknown profile", "queueSort", "profile=nosuch", bin, http.StatusNotFound, ""},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			status, res := post(t, srv, tt.slot, tt.query, tt.body)
+			if status != tt.status || !strings.Contains(res.Error, tt.err) {
+				t.Errorf("POST: %d, %+v; want %d and an error with %q", status, res, tt.status, tt.err)
+			}
+			if got := getPolicies(t, srv)["wasmsched"]["queueSort"]; got != builtin {
+				t.Errorf("queueSort after a refused swap: %+v, want the previous %+v", got, builtin)
+			}
+		})
+	}
+
+	status, res := post(t, srv, "queueSort", "", bin)
+	want := swapResult{Profile: "wasmsched", Slot: "queueSort", Module: swapped.Module, SHA256: swapped.SHA256}
+	res.TookMS = 0
+	if status != http.StatusOK || res != want {
+		t.Fatalf("POST /policies/queueSort: %d, %+v; want 200, %+v", status, res, want)
+	}
+	if got := getPolicies(t, srv)["wasmsched"]["queueSort"]; got != swapped {
+		t.Errorf("queueSort after the swap: %+v, want %+v", got, swapped)
+	}
+	if got := a.Policies("wasmsched")[abi.SlotQueueSort].Name; got != swapped.Module {
+		t.Errorf("Policies: queueSort %q, want %q", got, swapped.Module)
+	}
+
+	// A refused module after a swap keeps the swapped one.
+	if status, _ := post(t, srv, "queueSort", "", []byte("\x00asm garbage")); status != http.StatusUnprocessableEntity {
+		t.Errorf("POST garbage: %d, want 422", status)
+	}
+	if got := getPolicies(t, srv)["wasmsched"]["queueSort"]; got != swapped {
+		t.Errorf("queueSort after a refused swap: %+v, want %+v", got, swapped)
+	}
+
+	// ?name= names the module, ?sha256= pins it.
+	status, res = post(t, srv, "queueSort", "name=mine&sha256="+digest(bin), bin)
+	if status != http.StatusOK || res.Module != "mine" {
+		t.Errorf("POST ?name=mine with its pin: %d, %+v", status, res)
+	}
+}
+
+// TestAdminEndpointOff: without policies.adminEndpoint (the default) there
+// is no POST route, and GET /policies is served all the same.
+func TestAdminEndpointOff(t *testing.T) {
+	a := newTestApp(t, nil, nil)
+	srv := httptest.NewServer(a.Handler())
+	defer srv.Close()
+	for _, slot := range []string{"queueSort", "nosuch"} {
+		status, _ := post(t, srv, slot, "", readModule(t, prioritySort))
+		if status != http.StatusNotFound && status != http.StatusMethodNotAllowed {
+			t.Errorf("POST /policies/%s with the endpoint off: %d, want 404 or 405", slot, status)
+		}
+	}
+	got := getPolicies(t, srv)
+	if m := got["wasmsched"]["queueSort"].Module; m != "builtin:backoffpop" {
+		t.Errorf("queueSort: %q, want builtin:backoffpop", m)
+	}
+	if len(got["wasmsched"]) != len(abi.Slots) {
+		t.Errorf("GET /policies lists %d slots, want %d: %v", len(got["wasmsched"]), len(abi.Slots), got)
+	}
+}
+
+// TestReloadModuleFiles: a reload loads a slot whose file changed (another
+// file, new content), keeps the running module when the new one is refused
+// or the configuration is invalid, and loads nothing when nothing changed.
+func TestReloadModuleFiles(t *testing.T) {
+	dir := t.TempDir()
+	file, mod := filepath.Join(dir, "config.yaml"), filepath.Join(dir, "sort.wasm")
+	write := func(path string, content []byte) {
+		t.Helper()
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := readModule(t, prioritySort)
+	write(mod, bin)
+	write(file, []byte("policies:\n  queueSort: {module: "+mod+"}\n"))
+	var logs syncBuffer
+	a := newTestApp(t, map[string]string{"file": file}, &logs)
+	ctx := context.Background()
+	cur := func() (string, string, time.Time) {
+		m := a.Policies("wasmsched")[abi.SlotQueueSort]
+		return m.Name, m.SHA256, m.Since
+	}
+	name, sum, since := cur()
+	if name != mod || sum != digest(bin) {
+		t.Fatalf("queueSort at start: %s %s, want %s %s", name, sum, mod, digest(bin))
+	}
+
+	a.swap.reload(ctx, "test")
+	if n, s, at := cur(); n != name || s != sum || !at.Equal(since) {
+		t.Errorf("reload without a change loaded queueSort again: %s %s since %v (was %v)", n, s, at, since)
+	}
+
+	write(mod, []byte("not wasm at all"))
+	a.swap.reload(ctx, "test")
+	if n, s, at := cur(); n != name || s != sum || !at.Equal(since) {
+		t.Errorf("a refused module replaced the running one: %s %s since %v", n, s, at)
+	}
+	if !strings.Contains(logs.String(), "policy swap refused; the previous module keeps serving") {
+		t.Errorf("the refused swap is not logged:\n%s", logs.String())
+	}
+
+	write(file, []byte("policies:\n  queueSort: {modul: typo}\n"))
+	a.swap.reload(ctx, "test")
+	if n, _, _ := cur(); n != name || !strings.Contains(logs.String(), "configuration reload refused") {
+		t.Errorf("invalid configuration: queueSort %s; log:\n%s", n, logs.String())
+	}
+
+	write(file, []byte("policies: {}\n"))
+	a.swap.reload(ctx, "test")
+	if n, s, _ := cur(); n != "builtin:backoffpop" || s != digest(policies.Builtin(abi.SlotQueueSort).Wasm) {
+		t.Errorf("back to the built-in: queueSort %s %s", n, s)
+	}
+	want := map[abi.Slot]string{
+		abi.SlotQueueSort: "builtin:backoffpop", abi.SlotBackoffSort: "builtin:backoffpop", abi.SlotPreEnqueue: "builtin:gangpreempt",
+		abi.SlotQueueingHint: "builtin:hints", abi.SlotVictimOrder: "builtin:gangpreempt",
+	}
+	got := map[abi.Slot]string{}
+	for s, m := range a.Policies("wasmsched") {
+		got[s] = m.Name
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("modules after the reloads (-want, +got):\n%s", diff)
+	}
+}
+
+// TestReloadOnFileChange: while watch runs, writing the configuration file
+// reloads it.
+func TestReloadOnFileChange(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte("policies: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := newTestApp(t, map[string]string{"file": file}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.swap.watch(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("watch: %v", err)
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for a.Policies("wasmsched")[abi.SlotQueueSort].Name != "native:backoffpop" {
+		if time.Now().After(deadline) {
+			t.Fatalf("queueSort %s 30s after the file changed, want native:backoffpop", a.Policies("wasmsched")[abi.SlotQueueSort].Name)
+		}
+		// Written until seen: the watch may start after a first write.
+		if err := os.WriteFile(file, []byte("policies:\n  queueSort: {module: native}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// TestRun: Run serves the listener, reports ready once the informers have
+// synced, and returns nil when its context is canceled, closing the
+// listener.
+func TestRun(t *testing.T) {
+	a := newTestApp(t, map[string]string{"metrics.profiling": "true"}, nil)
+	rec := httptest.NewRecorder()
+	a.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz before Run: %d, want 503", rec.Code)
+	}
+	addr := a.Addr()
+	if addr == "" {
+		t.Fatal("no listener on metrics.bindAddress 127.0.0.1:0")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	get := func(path string) (int, string, error) {
+		res, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, "", err
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		return res.StatusCode, string(b), err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body, err := get("/readyz")
+		if err == nil && code == http.StatusOK && body == "ok" {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("/readyz not ok 30s after Run: %d %q %v", code, body, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for path, want := range map[string]string{
+		"/healthz": "ok", "/metrics": "scheduler_pending_pods", "/debug/pprof/": "goroutine", "/policies": `"queueSort"`,
+	} {
+		if code, body, err := get(path); err != nil || code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("GET %s: %d, %v; want 200 and %q in:\n%.300s", path, code, err, want, body)
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return 30s after its context ended")
+	}
+	if _, _, err := get("/healthz"); err == nil {
+		t.Errorf("the listener still serves after Run returned")
+	}
+}
+
+// TestNewRefusesBadModule: a module that cannot be loaded fails New, with
+// the profile, slot and module named.
+func TestNewRefusesBadModule(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.wasm")
+	if err := os.WriteFile(bad, []byte("not wasm at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.Source{Overrides: map[string]string{
+		"policies.queueSort.module": bad, "metrics.bindAddress": "127.0.0.1:0",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(context.Background(), cfg, fake.NewClientset())
+	if err == nil || !strings.Contains(err.Error(), "profile wasmsched: policy for slot queueSort: ") || !strings.Contains(err.Error(), bad) {
+		t.Errorf("New: %v; want the profile, slot and module named", err)
+	}
+}
+
+func TestConfigDefaultsMatchRuntime(t *testing.T) {
+	cfg, err := config.Load(config.Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := Limits(cfg.Sandbox), wasm.DefaultLimits()
+	if got.MemoryPages != want.MemoryPages || got.Deadline != want.Deadline {
+		t.Errorf("config defaults %+v disagree with the runtime's %+v", got, want)
+	}
+}

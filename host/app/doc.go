@@ -1,0 +1,40 @@
+// Package app assembles the scheduler from its parts and runs it: what
+// kube-scheduler splits between scheduler.New (the profiles, their queues
+// and frameworks, the cache, the informers' handlers) and app.Run (the
+// servers, the informers' start, leader election, the scheduling loop).
+//
+// New builds, in this order, and fails on the first error with everything
+// built so far released:
+//
+//  1. the metrics collectors, on the registry of WithRegistry or one of
+//     the App's own;
+//  2. the Wasm runtime (host/wasm) and the event broadcaster, on the
+//     client of WithEventClient;
+//  3. the cache (host/cache) and, per profile of the configuration, a
+//     queue (host/queue) on the native defaults;
+//  4. the informers and their event handlers (host/cluster), which feed
+//     the cache and the queues once started;
+//  5. per profile, a scheduling cycle (host/cycle) with preemption, then
+//     the profile's policy set (host/policy), whose installer puts each
+//     slot in its queue (SetSort, SetBackoffSort, SetPreEnqueue,
+//     SetQueueingHint) or cycle (SetVictimOrder), and the modules of the
+//     configuration loaded into it: a module that cannot be loaded is an
+//     error of New;
+//  6. the HTTP handler (/metrics, /healthz, /readyz, GET /policies, with
+//     policies.adminEndpoint POST /policies/{slot}, with metrics.profiling
+//     /debug/pprof/) and, when metrics.bindAddress is set, its listener.
+//
+// Run serves the listener, reloads the policies on SIGHUP and on changes of
+// the configuration or module files (WithReload), starts the informers and
+// waits for their caches, reports ready, and then schedules: at once, or
+// while this replica holds the Lease when leader election is on. It returns
+// when its context ends, or with an error when the lease is lost, and
+// releases everything New built.
+//
+// # Notes
+//
+//   - A reload changes the policy modules only: settings other than the
+//     policies need a restart, and a reload that changes them says so.
+//   - The informers start before the election, as upstream's do, so that a
+//     replica that becomes leader schedules from a warm cache at once.
+package app
