@@ -36,7 +36,10 @@
 // pods on other nodes. Then list it once in defaultProfile, in upstream's
 // place, with its weight (replacing its placeholder, if it has one). Nothing
 // else changes: Prepare runs every PreFilter and PreScore of the profile,
-// Filter every filter the pod did not skip, Score every scorer.
+// Filter every filter the pod did not skip, Score every scorer, and
+// preemption's dry runs update the PodUpdaters. (When the profile outgrows
+// the arrays PodState keeps its filters and scorers in,
+// TestStateArraysHoldDefault says to grow them.)
 //
 // Reserve/Unreserve and PreBind (VolumeBinding, DynamicResources) are not
 // extension points yet: the first plugin that needs them adds a
@@ -76,7 +79,9 @@
 // (type nodePortsFilter cache.PodInfo), which allocates nothing; the others
 // allocate one small struct per pod that uses them. Filtering and scoring
 // a node allocate nothing in the common case: a feasible node costs no
-// allocation, a rejected one only its entry in the Diagnosis.
+// allocation, a rejected one only its entry in the Diagnosis. A scorer
+// scores the whole feasible list in one call, so that scoring makes one
+// dynamic call per plugin, not per node.
 //
 // # Notes
 //

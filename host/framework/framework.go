@@ -18,23 +18,21 @@ type Plugin interface {
 // same order.
 type PreFilterPlugin interface {
 	Plugin
-	// PreFilter works out what the plugin's filter needs from pod. A
-	// non-nil Status rejects the pod before any node is looked at
-	// (UnschedulableAndUnresolvable) or fails the cycle (Error); the result
-	// is ignored then.
-	PreFilter(pod *cache.PodInfo) (PreFilterResult, *Status)
-}
-
-// PreFilterResult is what a PreFilter hands the framework for one pod.
-type PreFilterResult struct {
-	// Filter is the plugin's filter bound to the pod's state. nil skips
-	// the plugin for the pod on every node (upstream's Skip status): a pod
-	// without the constraint pays nothing for the plugin.
-	Filter PodFilter
-	// NodeNames restricts the nodes worth filtering to these (sorted,
-	// non-empty); nil means every node (upstream's PreFilterResult). The
-	// framework intersects the restrictions of all plugins.
-	NodeNames []string
+	// PreFilter works out what the plugin's filter needs from pod and
+	// returns:
+	//   - filter, the plugin's filter bound to the pod's state, or nil to
+	//     skip the plugin for the pod on every node (upstream's Skip
+	//     status): a pod without the constraint pays nothing for it;
+	//   - nodeNames, nil for every node, or the only nodes worth filtering
+	//     (sorted, non-empty; upstream's PreFilterResult), which the
+	//     framework intersects over the plugins;
+	//   - st, nil, or a rejection of the pod before any node is looked at
+	//     (UnschedulableAndUnresolvable) or an Error failing the cycle; the
+	//     other results are ignored then.
+	//
+	// Three results rather than a result struct: Go copies a returned
+	// struct through memory, which made Prepare a third slower.
+	PreFilter(pod *cache.PodInfo) (filter PodFilter, nodeNames []string, st *Status)
 }
 
 // PodFilter is a plugin's filter for one pod (upstream's Filter with the
@@ -83,12 +81,16 @@ type PreScorePlugin interface {
 	PreScore(pod *cache.PodInfo) (PodScorer, *Status)
 }
 
-// PodScorer is a plugin's scorer for one pod. Score is the plugin's score of
-// a feasible node (ni.Node() is not nil; a node info without a node scores 0
-// without asking): 0 to MaxNodeScore, or a raw count when the scorer also
-// implements ScoreNormalizer. It must not allocate.
+// PodScorer is a plugin's scorer for one pod. Score writes into scores[i]
+// the plugin's score of nodes[i] (len(scores) == len(nodes)): 0 to
+// MaxNodeScore, or a raw count when the scorer also implements
+// ScoreNormalizer; 0 for a node info without a node. It must not allocate.
+//
+// Unlike upstream's per-node Score, it scores the whole list in one call:
+// one dynamic call per plugin and cycle, not per node, so that the loop over
+// the nodes is the plugin's own, with static calls the compiler inlines.
 type PodScorer interface {
-	Score(ni *cache.NodeInfo) int64
+	Score(nodes []*cache.NodeInfo, scores []int64)
 }
 
 // ScoreNormalizer is implemented by a PodScorer whose raw scores are

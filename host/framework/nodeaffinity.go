@@ -47,26 +47,25 @@ var (
 
 func (nodeAffinity) Name() string { return abi.PluginNodeAffinity }
 
-func (nodeAffinity) PreFilter(pod *cache.PodInfo) (PreFilterResult, *Status) {
+func (nodeAffinity) PreFilter(pod *cache.PodInfo) (PodFilter, []string, *Status) {
 	spec := &pod.Pod.Spec
 	var required *v1.NodeSelector
 	if a := spec.Affinity; a != nil && a.NodeAffinity != nil {
 		required = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	}
-	var r PreFilterResult
 	if required == nil && spec.NodeSelector == nil {
-		return r, nil
+		return nil, nil, nil
 	}
-	r.Filter = &affinityFilter{required: nodeaffinity.GetRequiredNodeAffinity(pod.Pod)}
+	f := &affinityFilter{required: nodeaffinity.GetRequiredNodeAffinity(pod.Pod)}
 	names, ok := affinityNodeNames(required)
 	if ok && len(names) == 0 {
-		return PreFilterResult{}, &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
+		return nil, nil, &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
 			Reasons: []string{ReasonAffinityConflict}}
 	}
-	if ok {
-		r.NodeNames = names
+	if !ok {
+		names = nil
 	}
-	return r, nil
+	return f, names, nil
 }
 
 // affinityFilter holds the parsed nodeSelector and required terms.
@@ -138,9 +137,15 @@ func (nodeAffinity) PreScore(pod *cache.PodInfo) (PodScorer, *Status) {
 // affinityScorer is the parsed preferred terms.
 type affinityScorer nodeaffinity.PreferredSchedulingTerms
 
-// Score sums the weights of the preferred terms the node matches.
-func (s *affinityScorer) Score(ni *cache.NodeInfo) int64 {
-	return (*nodeaffinity.PreferredSchedulingTerms)(s).Score(ni.Node())
+// Score sums the weights of the preferred terms each node matches.
+func (s *affinityScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
+	terms := (*nodeaffinity.PreferredSchedulingTerms)(s)
+	for i, ni := range nodes {
+		scores[i] = 0
+		if node := ni.Node(); node != nil {
+			scores[i] = terms.Score(node)
+		}
+	}
 }
 
 // NormalizeScores is upstream's DefaultNormalizeScore.

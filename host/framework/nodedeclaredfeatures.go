@@ -37,16 +37,16 @@ var _ PreFilterPlugin = nodeDeclaredFeatures{}
 
 func (nodeDeclaredFeatures) Name() string { return abi.PluginNodeDeclaredFeatures }
 
-func (nodeDeclaredFeatures) PreFilter(pod *cache.PodInfo) (PreFilterResult, *Status) {
+func (nodeDeclaredFeatures) PreFilter(pod *cache.PodInfo) (PodFilter, []string, *Status) {
 	reqs, err := ndf.DefaultFramework.InferForPodScheduling(&ndf.PodInfo{Spec: &pod.Pod.Spec}, targetVersion)
 	if err != nil {
-		return PreFilterResult{}, &Status{Code: Error, Plugin: abi.PluginNodeDeclaredFeatures,
+		return nil, nil, &Status{Code: Error, Plugin: abi.PluginNodeDeclaredFeatures,
 			Err: fmt.Errorf("infer the node features pod %s/%s needs: %w", pod.Pod.Namespace, pod.Pod.Name, err)}
 	}
 	if reqs.IsEmpty() {
-		return PreFilterResult{}, nil
+		return nil, nil, nil
 	}
-	return PreFilterResult{Filter: &featuresFilter{features: reqs}}, nil
+	return &featuresFilter{features: reqs}, nil, nil
 }
 
 // featuresFilter holds the features the pod needs.

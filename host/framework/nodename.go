@@ -23,12 +23,12 @@ var _ PreFilterPlugin = nodeName{}
 
 func (nodeName) Name() string { return abi.PluginNodeName }
 
-func (nodeName) PreFilter(pod *cache.PodInfo) (PreFilterResult, *Status) {
+func (nodeName) PreFilter(pod *cache.PodInfo) (PodFilter, []string, *Status) {
 	name := pod.Pod.Spec.NodeName
 	if name == "" {
-		return PreFilterResult{}, nil
+		return nil, nil, nil
 	}
-	return PreFilterResult{Filter: (*nodeNameFilter)(pod), NodeNames: []string{name}}, nil
+	return (*nodeNameFilter)(pod), []string{name}, nil
 }
 
 // nodeNameFilter is the filter of a pod with spec.nodeName: its state is the

@@ -24,11 +24,11 @@ var _ PreFilterPlugin = nodePorts{}
 
 func (nodePorts) Name() string { return abi.PluginNodePorts }
 
-func (nodePorts) PreFilter(pod *cache.PodInfo) (PreFilterResult, *Status) {
+func (nodePorts) PreFilter(pod *cache.PodInfo) (PodFilter, []string, *Status) {
 	if len(pod.HostPorts) == 0 {
-		return PreFilterResult{}, nil
+		return nil, nil, nil
 	}
-	return PreFilterResult{Filter: (*nodePortsFilter)(pod)}, nil
+	return (*nodePortsFilter)(pod), nil, nil
 }
 
 // nodePortsFilter's state is the pod itself.

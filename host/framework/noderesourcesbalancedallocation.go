@@ -38,8 +38,13 @@ func (nodeResourcesBalancedAllocation) PreScore(pod *cache.PodInfo) (PodScorer, 
 // balancedScorer's state is the pod itself.
 type balancedScorer cache.PodInfo
 
-func (s *balancedScorer) Score(ni *cache.NodeInfo) int64 {
-	return balancedAllocation((*cache.PodInfo)(s), ni)
+func (s *balancedScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
+	for i, ni := range nodes {
+		scores[i] = 0
+		if ni.Node() != nil {
+			scores[i] = balancedAllocation((*cache.PodInfo)(s), ni)
+		}
+	}
 }
 
 // balancedAllocation is the score with its default resources (cpu and

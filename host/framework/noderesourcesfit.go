@@ -38,7 +38,7 @@ var _ interface {
 
 func (nodeResourcesFit) Name() string { return abi.PluginNodeResourcesFit }
 
-func (nodeResourcesFit) PreFilter(pod *cache.PodInfo) (PreFilterResult, *Status) {
+func (nodeResourcesFit) PreFilter(pod *cache.PodInfo) (PodFilter, []string, *Status) {
 	var f *fitScalarsFilter
 	for name, v := range pod.Requests.Scalar {
 		if v != 0 {
@@ -50,11 +50,11 @@ func (nodeResourcesFit) PreFilter(pod *cache.PodInfo) (PreFilterResult, *Status)
 		}
 	}
 	if f == nil {
-		return PreFilterResult{Filter: (*fitFilter)(pod)}, nil
+		return (*fitFilter)(pod), nil, nil
 	}
 	// Sorted, so that a node's reasons come in a stable order.
 	slices.Sort(f.scalars)
-	return PreFilterResult{Filter: f}, nil
+	return f, nil, nil
 }
 
 // fitFilter is the filter of a pod without scalar requests: its state is
@@ -172,8 +172,13 @@ func (nodeResourcesFit) PreScore(pod *cache.PodInfo) (PodScorer, *Status) {
 // leastAllocatedScorer's state is the pod itself.
 type leastAllocatedScorer cache.PodInfo
 
-func (s *leastAllocatedScorer) Score(ni *cache.NodeInfo) int64 {
-	return leastAllocated((*cache.PodInfo)(s), ni)
+func (s *leastAllocatedScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
+	for i, ni := range nodes {
+		scores[i] = 0
+		if ni.Node() != nil {
+			scores[i] = leastAllocated((*cache.PodInfo)(s), ni)
+		}
+	}
 }
 
 // leastAllocated is upstream's LeastAllocated NodeResourcesFit score with

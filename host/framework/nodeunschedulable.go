@@ -35,11 +35,11 @@ var (
 
 func (nodeUnschedulable) Name() string { return abi.PluginNodeUnschedulable }
 
-func (nodeUnschedulable) PreFilter(pod *cache.PodInfo) (PreFilterResult, *Status) {
+func (nodeUnschedulable) PreFilter(pod *cache.PodInfo) (PodFilter, []string, *Status) {
 	if corev1helpers.TolerationsTolerateTaint(discard, pod.Pod.Spec.Tolerations, &taintUnschedulable, false) {
-		return PreFilterResult{}, nil
+		return nil, nil, nil
 	}
-	return PreFilterResult{Filter: nodeUnschedulable{}}, nil
+	return nodeUnschedulable{}, nil, nil
 }
 
 // Filter is the filter of a pod that does not tolerate the taint: it needs

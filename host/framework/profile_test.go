@@ -116,8 +116,8 @@ type counting struct{ limit int }
 
 func (counting) Name() string { return "Counting" }
 
-func (c counting) PreFilter(*cache.PodInfo) (PreFilterResult, *Status) {
-	return PreFilterResult{Filter: &countingFilter{limit: c.limit}}, nil
+func (c counting) PreFilter(*cache.PodInfo) (PodFilter, []string, *Status) {
+	return &countingFilter{limit: c.limit}, nil, nil
 }
 
 type countingFilter struct{ limit, pods int }

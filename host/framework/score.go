@@ -10,7 +10,7 @@ import (
 // framework.MaxNodeScore).
 const MaxNodeScore = 100
 
-// scratchPool holds the raw-score slices of the normalising scorers.
+// scratchPool holds the slices the scorers write their scores into.
 var scratchPool = sync.Pool{New: func() any { return new([]int64) }}
 
 // Score writes into out[i] the weighted sum of the pod's scorers for
@@ -30,51 +30,23 @@ func Score(ps *PodState, nodes []*cache.NodeInfo, out []int64) []int64 {
 	out = out[:len(nodes)]
 	clear(out)
 
-	// The normalising scorers need every node's raw score first: one
-	// pass each, through a pooled scratch slice.
-	var scratch *[]int64
-	plain := 0
+	if len(ps.scorers) == 0 || len(nodes) == 0 {
+		return out
+	}
+	scratch := scratchPool.Get().(*[]int64)
+	if cap(*scratch) < len(nodes) {
+		*scratch = make([]int64, len(nodes))
+	}
+	raw := (*scratch)[:len(nodes)]
 	for _, s := range ps.scorers {
-		if !s.normalize {
-			plain++
-			continue
+		s.scorer.Score(nodes, raw)
+		if s.normalize {
+			s.scorer.(ScoreNormalizer).NormalizeScores(raw)
 		}
-		if scratch == nil {
-			scratch = scratchPool.Get().(*[]int64)
-			if cap(*scratch) < len(nodes) {
-				*scratch = make([]int64, len(nodes))
-			}
-		}
-		raw := (*scratch)[:len(nodes)]
-		for i, ni := range nodes {
-			raw[i] = 0
-			if ni.Node() != nil {
-				raw[i] = s.scorer.Score(ni)
-			}
-		}
-		s.scorer.(ScoreNormalizer).NormalizeScores(raw)
 		for i, v := range raw {
 			out[i] += s.weight * v
 		}
 	}
-	if scratch != nil {
-		scratchPool.Put(scratch)
-	}
-	if plain == 0 {
-		return out
-	}
-	// The others in one pass over the nodes.
-	for i, ni := range nodes {
-		if ni.Node() == nil {
-			continue
-		}
-		var sum int64
-		for _, s := range ps.scorers {
-			if !s.normalize {
-				sum += s.weight * s.scorer.Score(ni)
-			}
-		}
-		out[i] += sum
-	}
+	scratchPool.Put(scratch)
 	return out
 }

@@ -257,5 +257,7 @@ func balancedScore(ps *PodState, ni *cache.NodeInfo) int64 {
 	if sc == nil {
 		return 0
 	}
-	return sc.Score(ni)
+	score := make([]int64, 1)
+	sc.Score([]*cache.NodeInfo{ni}, score)
+	return score[0]
 }

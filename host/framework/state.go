@@ -33,7 +33,7 @@ type PodState struct {
 	updaters []int
 
 	// nodeNames restricts the nodes worth filtering (sorted): the
-	// intersection of the PreFilterResults. nil means every node;
+	// intersection of the PreFilters' node names. nil means every node;
 	// restrictedBy names the plugins that restricted (sorted), absent is
 	// the status of the nodes left out.
 	nodeNames    []string
@@ -69,24 +69,24 @@ func (p *Profile) Prepare(pod *cache.PodInfo) (*PodState, *Status) {
 	ps.filters, ps.scorers = ps.filterArr[:0], ps.scorerArr[:0]
 	var last string // the last plugin that restricted the nodes
 	for _, pl := range p.preFilters {
-		r, st := pl.PreFilter(pod)
+		filter, nodeNames, st := pl.PreFilter(pod)
 		if st != nil {
 			return nil, st
 		}
-		if r.Filter != nil {
-			if _, ok := r.Filter.(PodUpdater); ok {
+		if filter != nil {
+			if _, ok := filter.(PodUpdater); ok {
 				ps.updaters = append(ps.updaters, len(ps.filters))
 			}
-			ps.filters = append(ps.filters, r.Filter)
+			ps.filters = append(ps.filters, filter)
 		}
-		if r.NodeNames != nil {
+		if nodeNames != nil {
 			last = pl.Name()
 			ps.restrictedBy = append(ps.restrictedBy, last)
 			if ps.nodeNames == nil {
-				ps.nodeNames = r.NodeNames
+				ps.nodeNames = nodeNames
 			} else {
 				ps.nodeNames = slices.DeleteFunc(slices.Clone(ps.nodeNames), func(n string) bool {
-					_, found := slices.BinarySearch(r.NodeNames, n)
+					_, found := slices.BinarySearch(nodeNames, n)
 					return !found
 				})
 			}
@@ -108,7 +108,7 @@ func (p *Profile) Prepare(pod *cache.PodInfo) (*PodState, *Status) {
 	return ps, nil
 }
 
-// restrict checks the merged PreFilterResults, as upstream's
+// restrict checks the merged node names of the PreFilters, as upstream's
 // RunPreFilterPlugins: nodes the restricting plugins agree on none of reject
 // the pod (the status names last, the last restricting plugin in profile
 // order, for requeueing); otherwise the nodes left out get absent,

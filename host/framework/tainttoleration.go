@@ -39,8 +39,8 @@ var (
 
 func (taintToleration) Name() string { return abi.PluginTaintToleration }
 
-func (taintToleration) PreFilter(pod *cache.PodInfo) (PreFilterResult, *Status) {
-	return PreFilterResult{Filter: (*taintFilter)(pod)}, nil
+func (taintToleration) PreFilter(pod *cache.PodInfo) (PodFilter, []string, *Status) {
+	return (*taintFilter)(pod), nil, nil
 }
 
 func (taintToleration) PreScore(pod *cache.PodInfo) (PodScorer, *Status) {
@@ -71,19 +71,23 @@ func (f *taintFilter) Filter(ni *cache.NodeInfo) *Status {
 // taintScorer's state is the pod itself.
 type taintScorer cache.PodInfo
 
-// Score counts the PreferNoSchedule taints none of the pod's tolerations
-// tolerates (upstream's TaintToleration Score).
-func (s *taintScorer) Score(ni *cache.NodeInfo) int64 {
-	taints := ni.Node().Spec.Taints
-	var n int64
-	for i := range taints {
-		t := &taints[i]
-		if t.Effect == v1.TaintEffectPreferNoSchedule &&
-			!corev1helpers.TolerationsTolerateTaint(discard, s.Pod.Spec.Tolerations, t, false) {
-			n++
+// Score counts on each node the PreferNoSchedule taints none of the pod's
+// tolerations tolerates (upstream's TaintToleration Score).
+func (s *taintScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
+	for i, ni := range nodes {
+		var n int64
+		if node := ni.Node(); node != nil {
+			taints := node.Spec.Taints
+			for j := range taints {
+				t := &taints[j]
+				if t.Effect == v1.TaintEffectPreferNoSchedule &&
+					!corev1helpers.TolerationsTolerateTaint(discard, s.Pod.Spec.Tolerations, t, false) {
+					n++
+				}
+			}
 		}
+		scores[i] = n
 	}
-	return n
 }
 
 // NormalizeScores is upstream's DefaultNormalizeScore, reversed: no
