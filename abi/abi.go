@@ -131,33 +131,35 @@ func ParseSlot(name string) (Slot, bool) {
 	return 0, false
 }
 
+// slotExports is the export list of each slot: the functions a module must
+// export to implement it, and its optional sort-key export. A new slot is a
+// row here (and a row of host/policy's slot table).
+var slotExports = [numSlots]struct {
+	required []string
+	key      string
+}{
+	SlotQueueSort:    {required: []string{ExportQueueSortLess}, key: ExportQueueSortKey},
+	SlotBackoffSort:  {required: []string{ExportBackoffSortLess, ExportBackoffMayPop}, key: ExportBackoffSortKey},
+	SlotPreEnqueue:   {required: []string{ExportPreEnqueue}},
+	SlotQueueingHint: {required: []string{ExportHintEvents, ExportQueueingHint}},
+	SlotVictimOrder:  {required: []string{ExportVictimOrder}},
+}
+
 // RequiredExports are the functions a module must export to implement a slot.
-// Optional exports (sort keys) are not listed.
+// Optional exports (sort keys) are not listed. The slice is the caller's.
 func (s Slot) RequiredExports() []string {
-	switch s {
-	case SlotQueueSort:
-		return []string{ExportQueueSortLess}
-	case SlotBackoffSort:
-		return []string{ExportBackoffSortLess, ExportBackoffMayPop}
-	case SlotPreEnqueue:
-		return []string{ExportPreEnqueue}
-	case SlotQueueingHint:
-		return []string{ExportHintEvents, ExportQueueingHint}
-	case SlotVictimOrder:
-		return []string{ExportVictimOrder}
+	if s >= numSlots {
+		return nil
 	}
-	return nil
+	return append([]string(nil), slotExports[s].required...)
 }
 
 // KeyExport is the optional sort-key export of a sort slot, or "".
 func (s Slot) KeyExport() string {
-	switch s {
-	case SlotQueueSort:
-		return ExportQueueSortKey
-	case SlotBackoffSort:
-		return ExportBackoffSortKey
+	if s >= numSlots {
+		return ""
 	}
-	return ""
+	return slotExports[s].key
 }
 
 // ErrCode is a guest-reported failure, returned negated.

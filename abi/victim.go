@@ -39,6 +39,45 @@ type Victim struct {
 	Name         string
 }
 
+// MoreImportantVictim reports whether victim a is more important than b,
+// i.e. is preempted later and reprieved earlier. It is the one definition of
+// upstream's MoreImportantVictim (pkg/scheduler/framework/preemption/util.go,
+// used by podgrouppreemption.go's selectVictimsOnDomain) in wasmsched: the
+// host's native victim order (host/policy.Importance) and the reference
+// guests (policies/gangpreempt, guest-sdk/examples/importance) all call it,
+// so they cannot drift apart. Rule by rule:
+//
+//  1. higher priority first;
+//  2. at equal priority a pod group (victimRank: a group outranks a pod)
+//     before a single pod; a kind other than VictimGroup is a pod;
+//  3. between groups, more members first (upstream compares len(Pods()),
+//     which is 1 for every pod, so members do not order pods);
+//  4. the earlier start first; a victim that has not started (StartTime 0)
+//     is the least important, as upstream's GetPodStartTime makes it;
+//  5. then the lower UID, as upstream's podIdentityLess, so that the order
+//     does not depend on the batch order.
+//
+// It is a strict weak order; victims equal on every rule (same UID) are
+// neither more important than the other. It reads its arguments only (a
+// guest may pass the addresses of its own copies without them escaping).
+func MoreImportantVictim(a, b *Victim) bool {
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	if ag, bg := a.Kind == VictimGroup, b.Kind == VictimGroup; ag != bg {
+		return ag
+	} else if ag && a.Members != b.Members {
+		return a.Members > b.Members
+	}
+	if as, bs := a.StartTime != 0, b.StartTime != 0; as != bs {
+		return as
+	}
+	if a.StartTime != b.StartTime {
+		return a.StartTime < b.StartTime
+	}
+	return a.UID < b.UID
+}
+
 // AppendVictimBatch appends a batch to be ordered by importance. preemptor is
 // an encoded Pod record or nil.
 func AppendVictimBatch(dst []byte, preemptor []byte, victims []Victim) []byte {

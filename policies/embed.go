@@ -19,6 +19,10 @@ import (
 	"slices"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/guest-sdk/native"
+	backoffpoplogic "github.com/wasmsched/wasmsched/policies/backoffpop/logic"
+	gangpreemptlogic "github.com/wasmsched/wasmsched/policies/gangpreempt/logic"
+	hintslogic "github.com/wasmsched/wasmsched/policies/hints/logic"
 )
 
 var (
@@ -46,22 +50,33 @@ var modules = map[string]string{
 	"hints":       hints,
 }
 
-// bySlot names the built-in module of each slot.
-var bySlot = map[abi.Slot]string{
-	abi.SlotQueueSort:    "backoffpop",
-	abi.SlotBackoffSort:  "backoffpop",
-	abi.SlotPreEnqueue:   "gangpreempt",
-	abi.SlotQueueingHint: "hints",
-	abi.SlotVictimOrder:  "gangpreempt",
+// builtins is this package's column of the slot table (host/policy's
+// SpecOf): each slot's built-in module, and its reference policy compiled
+// natively, built from the same logic values as the module's main.go
+// registers (see Native).
+var builtins = [...]builtin{
+	abi.SlotQueueSort:    {"backoffpop", func() any { return native.Sort(backoffpoplogic.QueueSort) }},
+	abi.SlotBackoffSort:  {"backoffpop", func() any { return native.BackoffSort(backoffpoplogic.BackoffSort) }},
+	abi.SlotPreEnqueue:   {"gangpreempt", func() any { return native.PreEnqueue(gangpreemptlogic.PreEnqueue) }},
+	abi.SlotQueueingHint: {"hints", func() any { return native.QueueingHint(hintslogic.Plugins...) }},
+	abi.SlotVictimOrder:  {"gangpreempt", func() any { return native.VictimOrder(gangpreemptlogic.MoreImportant) }},
+}
+
+// Every slot has a built-in module.
+var _ [len(abi.Slots)]builtin = builtins
+
+type builtin struct {
+	module string     // the folder under policies/
+	native func() any // the logic run by package guest-sdk/native
 }
 
 // Builtin returns the built-in module of a slot. Every slot in abi.Slots has
 // one; any other value gets the zero Module.
 func Builtin(slot abi.Slot) Module {
-	name, ok := bySlot[slot]
-	if !ok {
+	if int(slot) >= len(builtins) {
 		return Module{}
 	}
+	name := builtins[slot].module
 	return Module{Name: name, Wasm: []byte(modules[name])}
 }
 

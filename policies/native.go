@@ -1,12 +1,6 @@
 package policies
 
-import (
-	"github.com/wasmsched/wasmsched/abi"
-	"github.com/wasmsched/wasmsched/guest-sdk/native"
-	backoffpoplogic "github.com/wasmsched/wasmsched/policies/backoffpop/logic"
-	gangpreemptlogic "github.com/wasmsched/wasmsched/policies/gangpreempt/logic"
-	hintslogic "github.com/wasmsched/wasmsched/policies/hints/logic"
-)
+import "github.com/wasmsched/wasmsched/abi"
 
 // NativePolicy is the reference policy of a slot compiled into the binary:
 // the logic package a built-in module is built from, run in-process through
@@ -25,24 +19,9 @@ type NativePolicy struct {
 // the same logic values as the module that Builtin returns for the slot (what
 // the module's main.go registers). ok is false for a slot not in abi.Slots.
 func Native(slot abi.Slot) (p NativePolicy, ok bool) {
-	name, ok := bySlot[slot]
-	if !ok {
+	if int(slot) >= len(builtins) {
 		return NativePolicy{}, false
 	}
-	var impl any
-	switch slot {
-	case abi.SlotQueueSort:
-		impl = native.Sort(backoffpoplogic.QueueSort)
-	case abi.SlotBackoffSort:
-		impl = native.BackoffSort(backoffpoplogic.BackoffSort)
-	case abi.SlotPreEnqueue:
-		impl = native.PreEnqueue(gangpreemptlogic.PreEnqueue)
-	case abi.SlotQueueingHint:
-		impl = native.QueueingHint(hintslogic.Plugins...)
-	case abi.SlotVictimOrder:
-		impl = native.VictimOrder(gangpreemptlogic.MoreImportant)
-	default:
-		return NativePolicy{}, false
-	}
-	return NativePolicy{Name: name, Impl: impl}, true
+	b := builtins[slot]
+	return NativePolicy{Name: b.module, Impl: b.native()}, true
 }

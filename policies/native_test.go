@@ -10,6 +10,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/wasm"
 	"github.com/wasmsched/wasmsched/policies"
 	hints "github.com/wasmsched/wasmsched/policies/hints/logic"
@@ -80,7 +81,7 @@ func TestNativeAgreesWithBuiltin(t *testing.T) {
 		hint    policy.QueueingHint
 		victims policy.VictimOrder
 	}
-	set := policy.NewSet(rt, wasm.DefaultLimits(), strict{t: t}, policy.Installer{
+	set := wasmslot.NewSet(rt, wasm.DefaultLimits(), strict{t: t}, policy.Installer{
 		Sort:         func(s policy.Sort) { w.sort = s },
 		BackoffSort:  func(s policy.BackoffSort) { w.backoff = s },
 		PreEnqueue:   func(p policy.PreEnqueue) { w.pre = p },

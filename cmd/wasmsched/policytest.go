@@ -74,19 +74,7 @@ func (r *caseRecorder) Failed(_ abi.Slot, reason string, err error) {
 // default answers a failed call.
 func wasmSlot(m *wasm.Module, slot abi.Slot, rec policy.Recorder) (policytest.Slots, error) {
 	var s policytest.Slots
-	var err error
-	switch slot {
-	case abi.SlotQueueSort:
-		s.QueueSort, err = policy.NewWasmSort(m, slot, policy.PrioritySort{}, rec)
-	case abi.SlotBackoffSort:
-		s.BackoffSort, err = policy.NewWasmBackoffSort(m, policy.BackoffExpiry{}, rec)
-	case abi.SlotPreEnqueue:
-		s.PreEnqueue, err = policy.NewWasmPreEnqueue(m, policy.Admit{}, rec)
-	case abi.SlotQueueingHint:
-		s.QueueingHint, err = policy.NewWasmQueueingHint(m, policy.AlwaysQueue{}, rec)
-	case abi.SlotVictimOrder:
-		s.VictimOrder, err = policy.NewWasmVictimOrder(m, policy.Importance{}, rec)
-	}
+	err := s.AddWasm(m, slot, nil, rec)
 	return s, err
 }
 

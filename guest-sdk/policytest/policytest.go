@@ -130,21 +130,29 @@ func Run(t *testing.T, p Policy, body func(t *testing.T, s Slots)) {
 	})
 }
 
-// implements reports which slots p implements.
+// implements reports which slots p implements: policytest's hook of the slot
+// table (host/policy's SpecOf), one Policy field per slot.
 func (p Policy) implements(s abi.Slot) bool {
-	switch s {
-	case abi.SlotQueueSort:
-		return p.QueueSort != nil
-	case abi.SlotBackoffSort:
-		return p.BackoffSort != nil
-	case abi.SlotPreEnqueue:
-		return p.PreEnqueue != nil
-	case abi.SlotQueueingHint:
-		return p.QueueingHint != nil
-	case abi.SlotVictimOrder:
-		return p.VictimOrder != nil
+	has := [...]bool{
+		abi.SlotQueueSort:    p.QueueSort != nil,
+		abi.SlotBackoffSort:  p.BackoffSort != nil,
+		abi.SlotPreEnqueue:   p.PreEnqueue != nil,
+		abi.SlotQueueingHint: p.QueueingHint != nil,
+		abi.SlotVictimOrder:  p.VictimOrder != nil,
 	}
-	return false
+	return int(s) < len(has) && has[s]
+}
+
+// installer puts each slot's policy in its field of s: how the slot table's
+// rows install into Slots.
+func (s *Slots) installer() policy.Installer {
+	return policy.Installer{
+		Sort:         func(x policy.Sort) { s.QueueSort, _ = x.(Sort) },
+		BackoffSort:  func(x policy.BackoffSort) { s.BackoffSort, _ = x.(BackoffSort) },
+		PreEnqueue:   func(x policy.PreEnqueue) { s.PreEnqueue = x },
+		QueueingHint: func(x policy.QueueingHint) { s.QueueingHint = x },
+		VictimOrder:  func(x policy.VictimOrder) { s.VictimOrder = x },
+	}
 }
 
 func (p Policy) native(t *testing.T) Slots {

@@ -14,6 +14,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/guest-sdk/hint"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/wasm"
 )
 
@@ -44,53 +45,44 @@ func (p Policy) wasm(t *testing.T) Slots {
 	}
 
 	rec := Strict(t)
-	var fb zeroFallback
 	var s Slots
-	if p.QueueSort != nil {
-		w, err := policy.NewWasmSort(m, abi.SlotQueueSort, fb, rec)
-		if err != nil {
-			t.Fatal(err)
+	for _, slot := range abi.Slots {
+		if p.implements(slot) {
+			if err := s.AddWasm(m, slot, zeroFallback{}, rec); err != nil {
+				t.Fatal(err)
+			}
 		}
-		checkKeyed(t, abi.SlotQueueSort, w.Keyed(), p.QueueSort.Key != nil)
-		s.QueueSort = w
 	}
-	if p.BackoffSort != nil {
-		w, err := policy.NewWasmBackoffSort(m, fb, rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkKeyed(t, abi.SlotBackoffSort, w.Keyed(), p.BackoffSort.Key != nil)
-		s.BackoffSort = w
+	if s.QueueSort != nil {
+		checkKeyed(t, abi.SlotQueueSort, s.QueueSort.Keyed(), p.QueueSort.Key != nil)
 	}
-	if p.PreEnqueue != nil {
-		w, err := policy.NewWasmPreEnqueue(m, fb, rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.PreEnqueue = w
+	if s.BackoffSort != nil {
+		checkKeyed(t, abi.SlotBackoffSort, s.BackoffSort.Keyed(), p.BackoffSort.Key != nil)
 	}
-	if p.QueueingHint != nil {
-		w, err := policy.NewWasmQueueingHint(m, fb, rec)
-		if err != nil {
-			t.Fatal(err)
-		}
+	if s.QueueingHint != nil {
 		want, err := hint.Registrations(p.QueueingHint)
 		if err != nil {
 			t.Fatalf("policytest.Policy.QueueingHint: %v", err)
 		}
-		if diff := cmp.Diff(want, w.Registrations()); diff != "" {
+		if diff := cmp.Diff(want, s.QueueingHint.Registrations()); diff != "" {
 			t.Errorf("%s registers other events than the policytest.Policy's plugins (is the module stale? run `make policies`) (-want, +got):\n%s", p.WasmPath, diff)
 		}
-		s.QueueingHint = w
-	}
-	if p.VictimOrder != nil {
-		w, err := policy.NewWasmVictimOrder(m, fb, rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.VictimOrder = w
 	}
 	return s
+}
+
+// AddWasm puts the host's Wasm adapter of slot around m in its field of s,
+// built as the scheduler builds it (package host/policy/wasmslot, by the slot
+// table); fallback answers a failed call, nil meaning the slot's native
+// default. `wasmsched policy test` uses it.
+func (s *Slots) AddWasm(m *wasm.Module, slot abi.Slot, fallback any, rec policy.Recorder) error {
+	a, err := wasmslot.New(m, slot, fallback, rec)
+	if err != nil {
+		return err
+	}
+	spec, _ := policy.SpecOf(slot) // New checked the slot
+	spec.Install(s.installer(), a)
+	return nil
 }
 
 func checkKeyed(t *testing.T, slot abi.Slot, module, policy bool) {

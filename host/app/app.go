@@ -26,6 +26,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/cycle"
 	"github.com/wasmsched/wasmsched/host/metrics"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/queue"
 	"github.com/wasmsched/wasmsched/host/wasm"
 )
@@ -63,7 +64,7 @@ type broadcaster interface {
 // profile is one scheduler name with its queue, cycle and policy set.
 type profile struct {
 	name  string
-	set   *policy.Set
+	set   *wasmslot.Set
 	queue *queue.Queue
 	sched *cycle.Scheduler
 }
@@ -196,10 +197,10 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 			cycle.WithNominator(nominator),
 			cycle.WithPreemption(preemption),
 			cycle.WithLogger(log.With("component", "cycle", "profile", p.name)))
-		p.set = policy.NewSet(rt, Limits(cfg.Sandbox), policyRec, policy.Installer{
+		p.set = wasmslot.NewSet(rt, Limits(cfg.Sandbox), policyRec, policy.Installer{
 			Sort: p.queue.SetSort, BackoffSort: p.queue.SetBackoffSort, PreEnqueue: p.queue.SetPreEnqueue,
 			QueueingHint: p.queue.SetQueueingHint, VictimOrder: p.sched.SetVictimOrder,
-		}, policy.WithBreaker(cfg.Sandbox.BreakerFailures, cfg.Sandbox.BreakerWindow))
+		}, wasmslot.WithBreaker(cfg.Sandbox.BreakerFailures, cfg.Sandbox.BreakerWindow))
 		if err := loadSlots(ctx, p.set, cfg.Profiles[i].Policies); err != nil {
 			return nil, fmt.Errorf("profile %s: %w", p.name, err)
 		}
@@ -278,7 +279,7 @@ func (a *App) Addr() string {
 
 // Policies is the module serving each slot of the named profile, nil for
 // an unknown profile.
-func (a *App) Policies(profile string) map[abi.Slot]policy.ModuleInfo {
+func (a *App) Policies(profile string) map[abi.Slot]wasmslot.ModuleInfo {
 	for _, p := range a.profiles {
 		if p.name == profile {
 			return p.set.Current()

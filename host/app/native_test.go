@@ -21,6 +21,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/wasm"
 	"github.com/wasmsched/wasmsched/policies"
 )
@@ -44,7 +45,7 @@ func nativeNames() map[abi.Slot]string {
 	return out
 }
 
-func currentNames(set *policy.Set) map[abi.Slot]string {
+func currentNames(set *wasmslot.Set) map[abi.Slot]string {
 	out := map[abi.Slot]string{}
 	for s, m := range set.Current() {
 		out[s] = m.Name
@@ -72,7 +73,7 @@ func (c *swapCounter) count(key string) int { c.mu.Lock(); defer c.mu.Unlock(); 
 
 // newTestSet returns a Set with an installer that keeps nothing, on a
 // runtime closed at the end of the test.
-func newTestSet(t *testing.T, rec policy.Recorder) *policy.Set {
+func newTestSet(t *testing.T, rec policy.Recorder) *wasmslot.Set {
 	t.Helper()
 	ctx := context.Background()
 	rt, err := wasm.NewRuntime(ctx, wasm.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
@@ -84,7 +85,7 @@ func newTestSet(t *testing.T, rec policy.Recorder) *policy.Set {
 	// smoke call descheduled that long on a loaded machine would fail.
 	limits := wasm.DefaultLimits()
 	limits.Deadline = 10 * time.Second
-	set := policy.NewSet(rt, limits, rec, policy.Installer{
+	set := wasmslot.NewSet(rt, limits, rec, policy.Installer{
 		Sort: func(policy.Sort) {}, BackoffSort: func(policy.BackoffSort) {}, PreEnqueue: func(policy.PreEnqueue) {},
 		QueueingHint: func(policy.QueueingHint) {}, VictimOrder: func(policy.VictimOrder) {},
 	})
@@ -111,7 +112,7 @@ func TestLoadSlotsNative(t *testing.T) {
 		t.Errorf("Current (-want, +got):\n%s", diff)
 	}
 	for s, m := range set.Current() {
-		if !m.IsNative() || m.SHA256 != "" || m.ABI != policy.NativeABI {
+		if !m.IsNative() || m.SHA256 != "" || m.ABI != wasmslot.NativeABI {
 			t.Errorf("slot %s: %+v, want a native policy without sha256", s, m)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
-	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/policies"
 )
 
@@ -45,7 +45,7 @@ func source(slot abi.Slot, files map[abi.Slot]config.Module) (moduleSource, erro
 }
 
 // load installs the source in slot of set.
-func (m moduleSource) load(ctx context.Context, set *policy.Set, slot abi.Slot) error {
+func (m moduleSource) load(ctx context.Context, set *wasmslot.Set, slot abi.Slot) error {
 	if m.native != nil {
 		return set.LoadNative(slot, m.native.Name, m.native.Impl)
 	}
@@ -54,7 +54,7 @@ func (m moduleSource) load(ctx context.Context, set *policy.Set, slot abi.Slot) 
 
 // serves reports whether cur, what a Set reports for a slot, is this source
 // already: the same native policy, or the same name and content.
-func (m moduleSource) serves(cur policy.ModuleInfo) bool {
+func (m moduleSource) serves(cur wasmslot.ModuleInfo) bool {
 	if m.native != nil || cur.IsNative() {
 		return m.native != nil && cur.IsNative() && cur.Name == m.name
 	}
@@ -78,7 +78,7 @@ func digest(bin []byte) string {
 // Set.LoadNative), or fails with the first slot that cannot be loaded (at
 // start-up, a bad module is fatal: the operator gets the error at once rather
 // than a scheduler on native defaults).
-func loadSlots(ctx context.Context, set *policy.Set, files map[abi.Slot]config.Module) error {
+func loadSlots(ctx context.Context, set *wasmslot.Set, files map[abi.Slot]config.Module) error {
 	for _, slot := range abi.Slots {
 		src, err := source(slot, files)
 		if err != nil {

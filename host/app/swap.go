@@ -21,6 +21,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
+	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/wasm/instrument"
 )
 
@@ -50,23 +51,6 @@ func (s *swapper) profile(name string) *profile {
 	return nil
 }
 
-func slotByName(name string) (abi.Slot, bool) {
-	for _, s := range abi.Slots {
-		if s.String() == name {
-			return s, true
-		}
-	}
-	return 0, false
-}
-
-func slotNames() string {
-	names := make([]string, len(abi.Slots))
-	for i, s := range abi.Slots {
-		names[i] = s.String()
-	}
-	return strings.Join(names, ", ")
-}
-
 // swapResult is the admin endpoint's answer.
 type swapResult struct {
 	Profile string  `json:"profile"`
@@ -92,9 +76,9 @@ func (s *swapper) register(mux *http.ServeMux) {
 // profile (default: the first), ?sha256= pins the body, ?name= names the
 // module in logs and metrics.
 func (s *swapper) post(w http.ResponseWriter, r *http.Request) {
-	slot, ok := slotByName(r.PathValue("slot"))
+	slot, ok := abi.ParseSlot(r.PathValue("slot"))
 	if !ok {
-		http.Error(w, fmt.Sprintf("unknown slot %q: want one of %s", r.PathValue("slot"), slotNames()), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("unknown slot %q: want one of %s", r.PathValue("slot"), policy.SlotNames()), http.StatusNotFound)
 		return
 	}
 	p := s.profile(r.URL.Query().Get("profile"))

@@ -13,6 +13,7 @@ import (
 	importance "github.com/wasmsched/wasmsched/guest-sdk/examples/importance/logic"
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/wasm"
 )
 
@@ -73,7 +74,7 @@ func BenchmarkQueueingHint(b *testing.B) {
 	}
 	b.Run("native", func(b *testing.B) { run(b, policytest.NativeQueueingHint(fithint.Plugin)) })
 	b.Run("wasm", func(b *testing.B) {
-		q, err := policy.NewWasmQueueingHint(loadBenchExample(b, "fithint"), policy.AlwaysQueue{}, strict(b))
+		q, err := wasmslot.NewQueueingHint(loadBenchExample(b, "fithint"), policy.AlwaysQueue{}, strict(b))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -97,7 +98,7 @@ func BenchmarkPreEnqueue(b *testing.B) {
 	}
 	b.Run("native", func(b *testing.B) { run(b, policytest.NativePreEnqueue(holdlabel.PreEnqueue)) })
 	b.Run("wasm", func(b *testing.B) {
-		p, err := policy.NewWasmPreEnqueue(loadBenchExample(b, "holdlabel"), policy.Admit{}, strict(b))
+		p, err := wasmslot.NewPreEnqueue(loadBenchExample(b, "holdlabel"), policy.Admit{}, strict(b))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -134,7 +135,7 @@ func BenchmarkVictimSort(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("victims=%d/native", n), func(b *testing.B) { run(b, policytest.NativeVictimOrder(importance.MoreImportant)) })
 		b.Run(fmt.Sprintf("victims=%d/wasm", n), func(b *testing.B) {
-			o, err := policy.NewWasmVictimOrder(loadBenchExample(b, "importance"), policy.Importance{}, strict(b))
+			o, err := wasmslot.NewVictimOrder(loadBenchExample(b, "importance"), policy.Importance{}, strict(b))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/wasm"
 )
 
@@ -109,14 +110,14 @@ var faultSlots = []faultSlot{
 	{
 		slot: abi.SlotQueueSort,
 		build: func(m *wasm.Module, rec policy.Recorder) (any, error) {
-			return adapter(policy.NewWasmSort(m, abi.SlotQueueSort, policy.PrioritySort{}, rec))
+			return adapter(wasmslot.NewSort(m, abi.SlotQueueSort, policy.PrioritySort{}, rec))
 		},
 		calls: []faultCall{
 			{
 				name: "less", export: abi.ExportQueueSortLess, pods: 1,
 				run: func(a any, prio int32) (any, any) {
 					x, y := faultPod("a", prio).Queued(time.Unix(1, 0)).View(), faultPod("b", 10).Queued(time.Unix(2, 0)).View()
-					return a.(*policy.WasmSort).Less(x, y), policy.PrioritySort{}.Less(x, y)
+					return a.(*wasmslot.Sort).Less(x, y), policy.PrioritySort{}.Less(x, y)
 				},
 				slow: func(prio int32) any { return prio < 10 },
 			},
@@ -124,7 +125,7 @@ var faultSlots = []faultSlot{
 				name: "key", export: abi.ExportQueueSortKey, pods: 1,
 				run: func(a any, prio int32) (any, any) {
 					x := faultPod("a", prio).Queued(time.Unix(1, 0)).View()
-					return a.(*policy.WasmSort).Key(x), policy.PrioritySort{}.Key(x)
+					return a.(*wasmslot.Sort).Key(x), policy.PrioritySort{}.Key(x)
 				},
 				slow: func(prio int32) any { return abi.SortKey{abi.Asc(int64(prio))} },
 			},
@@ -133,14 +134,14 @@ var faultSlots = []faultSlot{
 	{
 		slot: abi.SlotBackoffSort,
 		build: func(m *wasm.Module, rec policy.Recorder) (any, error) {
-			return adapter(policy.NewWasmBackoffSort(m, policy.BackoffExpiry{}, rec))
+			return adapter(wasmslot.NewBackoffSort(m, policy.BackoffExpiry{}, rec))
 		},
 		calls: []faultCall{
 			{
 				name: "less", export: abi.ExportBackoffSortLess, pods: 1,
 				run: func(a any, prio int32) (any, any) {
 					x, y := faultPod("a", prio).BackoffExpiry(time.Unix(9, 0)).View(), faultPod("b", 10).BackoffExpiry(time.Unix(5, 0)).View()
-					return a.(*policy.WasmBackoffSort).Less(x, y), policy.BackoffExpiry{}.Less(x, y)
+					return a.(*wasmslot.BackoffSort).Less(x, y), policy.BackoffExpiry{}.Less(x, y)
 				},
 				slow: func(prio int32) any { return prio < 10 },
 			},
@@ -148,7 +149,7 @@ var faultSlots = []faultSlot{
 				name: "key", export: abi.ExportBackoffSortKey, pods: 1,
 				run: func(a any, prio int32) (any, any) {
 					x := faultPod("a", prio).BackoffExpiry(time.Unix(9, 0)).View()
-					return a.(*policy.WasmBackoffSort).Key(x), policy.BackoffExpiry{}.Key(x)
+					return a.(*wasmslot.BackoffSort).Key(x), policy.BackoffExpiry{}.Key(x)
 				},
 				slow: func(prio int32) any { return abi.SortKey{abi.Asc(int64(prio))} },
 			},
@@ -156,7 +157,7 @@ var faultSlots = []faultSlot{
 				name: "mayPop", export: abi.ExportBackoffMayPop, pods: 1,
 				run: func(a any, prio int32) (any, any) {
 					x := faultPod("a", prio).BackoffExpiry(time.Unix(9, 0)).View() // no rejecting plugin: native says no
-					return a.(*policy.WasmBackoffSort).MayPop(x), policy.BackoffExpiry{}.MayPop(x)
+					return a.(*wasmslot.BackoffSort).MayPop(x), policy.BackoffExpiry{}.MayPop(x)
 				},
 				slow: func(int32) any { return true },
 			},
@@ -165,13 +166,13 @@ var faultSlots = []faultSlot{
 	{
 		slot: abi.SlotPreEnqueue,
 		build: func(m *wasm.Module, rec policy.Recorder) (any, error) {
-			return adapter(policy.NewWasmPreEnqueue(m, policy.Admit{}, rec))
+			return adapter(wasmslot.NewPreEnqueue(m, policy.Admit{}, rec))
 		},
 		calls: []faultCall{{
 			name: "preEnqueue", export: abi.ExportPreEnqueue, pods: 1,
 			run: func(a any, prio int32) (any, any) {
 				x := faultPod("a", prio).View()
-				return a.(*policy.WasmPreEnqueue).PreEnqueue(x), policy.Admit{}.PreEnqueue(x)
+				return a.(*wasmslot.PreEnqueue).PreEnqueue(x), policy.Admit{}.PreEnqueue(x)
 			},
 			slow: func(int32) any { return abi.Gate{Code: abi.GateWait, Plugin: "Slow", Reason: "even priority"} },
 		}},
@@ -179,7 +180,7 @@ var faultSlots = []faultSlot{
 	{
 		slot: abi.SlotQueueingHint,
 		build: func(m *wasm.Module, rec policy.Recorder) (any, error) {
-			return adapter(policy.NewWasmQueueingHint(m, policy.AlwaysQueue{}, rec))
+			return adapter(wasmslot.NewQueueingHint(m, policy.AlwaysQueue{}, rec))
 		},
 		calls: []faultCall{{
 			name: "hints", export: abi.ExportQueueingHint, pods: 2,
@@ -187,7 +188,7 @@ var faultSlots = []faultSlot{
 				ev := policytest.NodeAdd(policytest.MakeNode().Name("n").Allocatable("cpu", 4000).Obj())
 				pods := []abi.PodView{faultPod("a", prio).View(), faultPod("b", 4).View()}
 				got, native := make([]abi.Hint, len(pods)), make([]abi.Hint, len(pods))
-				a.(*policy.WasmQueueingHint).Hints(ev, pods, got)
+				a.(*wasmslot.QueueingHint).Hints(ev, pods, got)
 				policy.AlwaysQueue{}.Hints(ev, pods, native)
 				return got, native
 			},
@@ -197,7 +198,7 @@ var faultSlots = []faultSlot{
 	{
 		slot: abi.SlotVictimOrder,
 		build: func(m *wasm.Module, rec policy.Recorder) (any, error) {
-			return adapter(policy.NewWasmVictimOrder(m, policy.Importance{}, rec))
+			return adapter(wasmslot.NewVictimOrder(m, policy.Importance{}, rec))
 		},
 		calls: []faultCall{{
 			// One call orders the whole batch: one decision.
@@ -209,7 +210,7 @@ var faultSlots = []faultSlot{
 					policytest.MakeVictim().UID("c").Name("c").Priority(5).Obj(),
 				}
 				got, native := make([]uint32, len(vs)), make([]uint32, len(vs))
-				a.(*policy.WasmVictimOrder).Order(abi.PodView{}, vs, got)
+				a.(*wasmslot.VictimOrder).Order(abi.PodView{}, vs, got)
 				policy.Importance{}.Order(abi.PodView{}, vs, native)
 				return got, native
 			},

@@ -99,22 +99,6 @@ func (Importance) Order(_ abi.PodView, victims []abi.Victim, order []uint32) {
 }
 
 // MoreImportant reports whether victim a is more important than b, i.e.
-// should be preempted later and reprieved first.
-func MoreImportant(a, b *abi.Victim) bool {
-	if a.Priority != b.Priority {
-		return a.Priority > b.Priority
-	}
-	if ag, bg := a.Kind == abi.VictimGroup, b.Kind == abi.VictimGroup; ag != bg {
-		return ag
-	}
-	if a.Kind == abi.VictimGroup && a.Members != b.Members {
-		return a.Members > b.Members
-	}
-	if as, bs := a.StartTime != 0, b.StartTime != 0; as != bs {
-		return as
-	}
-	if a.StartTime != b.StartTime {
-		return a.StartTime < b.StartTime
-	}
-	return a.UID < b.UID
-}
+// should be preempted later and reprieved first. It is
+// [abi.MoreImportantVictim], the rule the reference guests call too.
+func MoreImportant(a, b *abi.Victim) bool { return abi.MoreImportantVictim(a, b) }

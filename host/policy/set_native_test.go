@@ -16,6 +16,7 @@ import (
 	"github.com/wasmsched/wasmsched/guest-sdk/native"
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/wasm"
 	backoffpop "github.com/wasmsched/wasmsched/policies/backoffpop/logic"
 )
@@ -37,7 +38,7 @@ func TestSetLoadNativeEverySlot(t *testing.T) {
 	rec := newCounting()
 	in := &installed{}
 	now := time.Unix(1000, 0)
-	s := newSet(t, rec, in, policy.WithClock(func() time.Time { return now }))
+	s := newSet(t, rec, in, wasmslot.WithClock(func() time.Time { return now }))
 	for _, m := range validModules {
 		if err := s.LoadNative(m.slot, m.name, nativeOf[m.name]); err != nil {
 			t.Fatalf("%s: %v", m.slot, err)
@@ -45,7 +46,7 @@ func TestSetLoadNativeEverySlot(t *testing.T) {
 		if !m.fromModule(in) {
 			t.Errorf("%s: the installed policy does not answer as %s", m.slot, m.name)
 		}
-		want := policy.ModuleInfo{Name: "native:" + m.name, ABI: policy.NativeABI, Since: now}
+		want := wasmslot.ModuleInfo{Name: "native:" + m.name, ABI: wasmslot.NativeABI, Since: now}
 		info := s.Current()[m.slot]
 		if diff := cmp.Diff(want, info); diff != "" {
 			t.Errorf("%s: Current (-want, +got):\n%s", m.slot, diff)
@@ -53,7 +54,7 @@ func TestSetLoadNativeEverySlot(t *testing.T) {
 		if !info.IsNative() {
 			t.Errorf("%s: IsNative() = false", m.slot)
 		}
-		if diff := cmp.Diff(policy.BreakerState{}, s.Breakers()[m.slot]); diff != "" {
+		if diff := cmp.Diff(wasmslot.BreakerState{}, s.Breakers()[m.slot]); diff != "" {
 			t.Errorf("%s: breaker (-want, +got):\n%s", m.slot, diff)
 		}
 	}
@@ -91,7 +92,7 @@ func TestSetLoadNativeRefused(t *testing.T) {
 	in := &installed{}
 	inst := in.installer()
 	inst.VictimOrder = nil
-	s := policy.NewSet(newRuntime(t), testLimits(), rec, inst)
+	s := wasmslot.NewSet(newRuntime(t), testLimits(), rec, inst)
 	fifo := example(t, "fifosort")
 	if err := s.Load(ctx, abi.SlotQueueSort, "fifosort", fifo, ""); err != nil {
 		t.Fatal(err)
@@ -191,7 +192,7 @@ func TestSetLoadNativeSwaps(t *testing.T) {
 	if !(*in.sort.Load()).Less(hiPod, loPod) {
 		t.Error("prioritysort after native: want the higher priority first")
 	}
-	if (policy.BreakerState{Enabled: true, Threshold: policy.DefaultBreakerFailures, Window: policy.DefaultBreakerWindow}) != s.Breakers()[abi.SlotQueueSort] {
+	if (wasmslot.BreakerState{Enabled: true, Threshold: wasmslot.DefaultBreakerFailures, Window: wasmslot.DefaultBreakerWindow}) != s.Breakers()[abi.SlotQueueSort] {
 		t.Errorf("breaker after native -> Wasm: %+v", s.Breakers()[abi.SlotQueueSort])
 	}
 	rec.mu.Lock()
@@ -214,7 +215,7 @@ func TestSetSwapNativeHammer(t *testing.T) {
 	in := &installed{}
 	limits := wasm.DefaultLimits()
 	limits.Deadline = 10 * time.Second // see TestSetSwapHammer
-	s := policy.NewSet(newRuntime(t), limits, rec, in.installer())
+	s := wasmslot.NewSet(newRuntime(t), limits, rec, in.installer())
 	defer s.Close(ctx)
 	prio := example(t, "prioritysort")
 	if err := s.LoadNative(abi.SlotQueueSort, "fifosort", nativeOf["fifosort"]); err != nil {

@@ -19,6 +19,7 @@ import (
 	fithint "github.com/wasmsched/wasmsched/guest-sdk/examples/fithint/logic"
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/wasm"
 )
 
@@ -83,9 +84,9 @@ func testLimits() wasm.Limits {
 }
 
 // newSet returns a Set whose Close runs at the end of the test.
-func newSet(tb testing.TB, rec policy.Recorder, in *installed, opts ...policy.SetOption) *policy.Set {
+func newSet(tb testing.TB, rec policy.Recorder, in *installed, opts ...wasmslot.SetOption) *wasmslot.Set {
 	tb.Helper()
-	s := policy.NewSet(newRuntime(tb), testLimits(), rec, in.installer(), opts...)
+	s := wasmslot.NewSet(newRuntime(tb), testLimits(), rec, in.installer(), opts...)
 	tb.Cleanup(func() {
 		if err := s.Close(context.Background()); err != nil {
 			tb.Errorf("close: %v", err)
@@ -190,7 +191,7 @@ func TestSetLoadEverySlot(t *testing.T) {
 	rec := newCounting()
 	in := &installed{}
 	now := time.Unix(1000, 0)
-	s := newSet(t, rec, in, policy.WithClock(func() time.Time { return now }))
+	s := newSet(t, rec, in, wasmslot.WithClock(func() time.Time { return now }))
 	for _, m := range validModules {
 		bin := example(t, m.name)
 		if err := s.Load(ctx, m.slot, m.name, bin, sha(bin)); err != nil {
@@ -202,7 +203,7 @@ func TestSetLoadEverySlot(t *testing.T) {
 		if info := s.Current()[m.slot]; info.Name != m.name || info.SHA256 != sha(bin) || !info.Since.Equal(now) || info.ABI == "" {
 			t.Errorf("%s: Current = %+v", m.slot, info)
 		}
-		want := policy.BreakerState{Enabled: true, Threshold: policy.DefaultBreakerFailures, Window: policy.DefaultBreakerWindow}
+		want := wasmslot.BreakerState{Enabled: true, Threshold: wasmslot.DefaultBreakerFailures, Window: wasmslot.DefaultBreakerWindow}
 		if diff := cmp.Diff(want, s.Breakers()[m.slot]); diff != "" {
 			t.Errorf("%s: breaker (-want, +got):\n%s", m.slot, diff)
 		}
@@ -256,7 +257,7 @@ func TestSetLoadRefused(t *testing.T) {
 	}
 	rec := newCounting()
 	in := &installed{}
-	s := policy.NewSet(newRuntime(t), faultLimits(), rec, in.installer())
+	s := wasmslot.NewSet(newRuntime(t), faultLimits(), rec, in.installer())
 	defer s.Close(ctx)
 	// The slot's working module before each refusal.
 	good := map[abi.Slot]string{}
@@ -315,7 +316,7 @@ func TestSetLoadRefused(t *testing.T) {
 func TestSetLoadFaultFixtures(t *testing.T) {
 	ctx := context.Background()
 	rec := newCounting()
-	s := policy.NewSet(faultRuntime(t), faultLimits(), rec, (&installed{}).installer())
+	s := wasmslot.NewSet(faultRuntime(t), faultLimits(), rec, (&installed{}).installer())
 	defer s.Close(ctx)
 	n := 0
 	for _, slot := range abi.Slots {
@@ -352,7 +353,7 @@ func TestSetUnwiredAndClosed(t *testing.T) {
 	in := &installed{}
 	inst := in.installer()
 	inst.VictimOrder = nil
-	s := policy.NewSet(newRuntime(t), testLimits(), rec, inst)
+	s := wasmslot.NewSet(newRuntime(t), testLimits(), rec, inst)
 	imp, prio := example(t, "importance"), example(t, "prioritysort")
 	if err := s.Load(ctx, abi.SlotVictimOrder, "importance", imp, ""); err == nil || !strings.Contains(err.Error(), "no installer") {
 		t.Errorf("unwired slot: err = %v", err)
@@ -399,7 +400,7 @@ func TestSetSwapHammer(t *testing.T) {
 	// descheduled past 50 ms, and this test is about swaps, not deadlines.
 	limits := wasm.DefaultLimits()
 	limits.Deadline = 10 * time.Second
-	s := policy.NewSet(newRuntime(t), limits, rec, in.installer())
+	s := wasmslot.NewSet(newRuntime(t), limits, rec, in.installer())
 	defer s.Close(ctx)
 	prio, fifo := example(t, "prioritysort"), example(t, "fifosort")
 	if err := s.Load(ctx, abi.SlotQueueSort, "prioritysort", prio, ""); err != nil {
@@ -424,7 +425,7 @@ func TestSetSwapHammer(t *testing.T) {
 // fifosort. It fails the test on any answer that is
 // neither policy's, any failure, fallback or breaker trip, a swap count
 // other than swaps plus the one load before, or a policy never observed.
-func hammerSortSwaps(t *testing.T, s *policy.Set, in *installed, rec *counting, swaps int, swap func(i int) error) {
+func hammerSortSwaps(t *testing.T, s *wasmslot.Set, in *installed, rec *counting, swaps int, swap func(i int) error) {
 	t.Helper()
 	pod := policytest.MakePod().Name("p").Priority(7).Created(time.Unix(3, 0)).Queued(time.Unix(4, 0)).View()
 	keyPrio := (policy.PrioritySort{}).Key(pod)
@@ -534,7 +535,7 @@ func TestSetBreaker(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1000, 0)}
 	rec := newCounting()
 	in := &installed{}
-	s := newSet(t, rec, in, policy.WithBreaker(3, 10*time.Second), policy.WithClock(clock.Now))
+	s := newSet(t, rec, in, wasmslot.WithBreaker(3, 10*time.Second), wasmslot.WithClock(clock.Now))
 	flaky := readWasm(t, "host/policy/testdata/flaky.wasm")
 	if err := s.Load(ctx, abi.SlotQueueSort, "flaky", flaky, ""); err != nil {
 		t.Fatal(err)
@@ -604,7 +605,7 @@ func TestSetBreakerDisabled(t *testing.T) {
 	ctx := context.Background()
 	rec := newCounting()
 	in := &installed{}
-	s := newSet(t, rec, in, policy.WithBreaker(0, time.Second))
+	s := newSet(t, rec, in, wasmslot.WithBreaker(0, time.Second))
 	flaky := readWasm(t, "host/policy/testdata/flaky.wasm")
 	if err := s.Load(ctx, abi.SlotQueueSort, "flaky", flaky, ""); err != nil {
 		t.Fatal(err)
@@ -616,7 +617,7 @@ func TestSetBreakerDisabled(t *testing.T) {
 	if !(*in.sort.Load()).Less(loPod, hiPod) {
 		t.Error("the module no longer answers")
 	}
-	if diff := cmp.Diff(policy.BreakerState{}, s.Breakers()[abi.SlotQueueSort]); diff != "" {
+	if diff := cmp.Diff(wasmslot.BreakerState{}, s.Breakers()[abi.SlotQueueSort]); diff != "" {
 		t.Errorf("disabled breaker (-want, +got):\n%s", diff)
 	}
 	rec.mu.Lock()
@@ -638,7 +639,7 @@ func BenchmarkSwap(b *testing.B) {
 	prio, fifo := example(b, "prioritysort"), example(b, "fifosort")
 	noop := policy.Installer{Sort: func(policy.Sort) {}}
 	run := func(b *testing.B, bins [2][]byte) {
-		s := policy.NewSet(newRuntime(b), wasm.DefaultLimits(), nil, noop)
+		s := wasmslot.NewSet(newRuntime(b), wasm.DefaultLimits(), nil, noop)
 		defer s.Close(ctx)
 		b.ReportAllocs()
 		i := 0
@@ -665,7 +666,7 @@ func BenchmarkSetSortKey(b *testing.B) {
 		}
 	}
 	b.Run("adapter", func(b *testing.B) {
-		a, err := policy.NewWasmSort(loadBenchExample(b, "prioritysort"), abi.SlotQueueSort, policy.PrioritySort{}, strict(b))
+		a, err := wasmslot.NewSort(loadBenchExample(b, "prioritysort"), abi.SlotQueueSort, policy.PrioritySort{}, strict(b))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -675,7 +676,7 @@ func BenchmarkSetSortKey(b *testing.B) {
 		var got policy.Sort
 		limits := wasm.DefaultLimits()
 		limits.Deadline = 10 * time.Second
-		s := policy.NewSet(newRuntime(b), limits, strict(b), policy.Installer{Sort: func(s policy.Sort) { got = s }})
+		s := wasmslot.NewSet(newRuntime(b), limits, strict(b), policy.Installer{Sort: func(s policy.Sort) { got = s }})
 		defer s.Close(ctx)
 		if err := s.Load(ctx, abi.SlotQueueSort, "prioritysort", example(b, "prioritysort"), ""); err != nil {
 			b.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	holdlabel "github.com/wasmsched/wasmsched/guest-sdk/examples/holdlabel/logic"
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/wasm"
 )
 
@@ -80,7 +81,7 @@ func TestWasmFallbacks(t *testing.T) {
 	hi := policytest.MakePod().Name("hi").Priority(10).Queued(time.Unix(2, 0)).BackoffExpiry(time.Unix(9, 0)).UnschedulablePlugins(abi.PluginNodeResourcesFit).View()
 	lo := policytest.MakePod().Name("lo").Priority(1).Queued(time.Unix(1, 0)).BackoffExpiry(time.Unix(5, 0)).LastFailureError().View()
 
-	qs, err := policy.NewWasmSort(m, abi.SlotQueueSort, policy.PrioritySort{}, rec)
+	qs, err := wasmslot.NewSort(m, abi.SlotQueueSort, policy.PrioritySort{}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestWasmFallbacks(t *testing.T) {
 		t.Errorf("queue sort key = %v, want the native key %v", got, want)
 	}
 
-	bs, err := policy.NewWasmBackoffSort(m, policy.BackoffExpiry{}, rec)
+	bs, err := wasmslot.NewBackoffSort(m, policy.BackoffExpiry{}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestWasmFallbacks(t *testing.T) {
 		t.Error("backoff may-pop: want the native answer (errors never pop) after a bad output")
 	}
 
-	pe, err := policy.NewWasmPreEnqueue(m, policy.Admit{}, rec)
+	pe, err := wasmslot.NewPreEnqueue(m, policy.Admit{}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestWasmFallbacks(t *testing.T) {
 		t.Errorf("PreEnqueue = %+v, want the native admit after a garbage gate", g)
 	}
 
-	qh, err := policy.NewWasmQueueingHint(m, policy.AlwaysQueue{}, rec)
+	qh, err := wasmslot.NewQueueingHint(m, policy.AlwaysQueue{}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestWasmFallbacks(t *testing.T) {
 		t.Errorf("hints after a guest error (-want, +got):\n%s", diff)
 	}
 
-	vo, err := policy.NewWasmVictimOrder(m, policy.Importance{}, rec)
+	vo, err := wasmslot.NewVictimOrder(m, policy.Importance{}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,15 +163,15 @@ func TestWasmFallbacks(t *testing.T) {
 
 func TestNewWasmRefusesModuleWithoutSlot(t *testing.T) {
 	m := loadExample(t, "prioritysort")
-	_, err := policy.NewWasmPreEnqueue(m, policy.Admit{}, nil)
+	_, err := wasmslot.NewPreEnqueue(m, policy.Admit{}, nil)
 	if err == nil || !strings.Contains(err.Error(), abi.ExportPreEnqueue) || !strings.Contains(err.Error(), `"prioritysort.wasm"`) {
 		t.Errorf("NewWasmPreEnqueue on a sort module: got %v, want an error naming the module and %s", err, abi.ExportPreEnqueue)
 	}
-	_, err = policy.NewWasmSort(m, abi.SlotVictimOrder, policy.PrioritySort{}, nil)
+	_, err = wasmslot.NewSort(m, abi.SlotVictimOrder, policy.PrioritySort{}, nil)
 	if err == nil {
 		t.Error("NewWasmSort for a non-sort slot: want an error")
 	}
-	if _, err := policy.NewWasmSort(m, abi.SlotQueueSort, lessOnly{}, nil); err == nil || !strings.Contains(err.Error(), "keys") {
+	if _, err := wasmslot.NewSort(m, abi.SlotQueueSort, lessOnly{}, nil); err == nil || !strings.Contains(err.Error(), "keys") {
 		t.Errorf("keyed module with an unkeyed fallback: got %v, want an error about keys", err)
 	}
 }
@@ -204,11 +205,11 @@ func TestWasmAgreesWithNative(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 2))
 	pods := randomPods(r, 200)
 
-	qs, err := policy.NewWasmSort(loadExample(t, "prioritysort"), abi.SlotQueueSort, policy.PrioritySort{}, strict(t))
+	qs, err := wasmslot.NewSort(loadExample(t, "prioritysort"), abi.SlotQueueSort, policy.PrioritySort{}, strict(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs, err := policy.NewWasmBackoffSort(loadExample(t, "expirybackoff"), policy.BackoffExpiry{}, strict(t))
+	bs, err := wasmslot.NewBackoffSort(loadExample(t, "expirybackoff"), policy.BackoffExpiry{}, strict(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +230,7 @@ func TestWasmAgreesWithNative(t *testing.T) {
 		}
 	}
 
-	pe, err := policy.NewWasmPreEnqueue(loadExample(t, "holdlabel"), policy.Admit{}, strict(t))
+	pe, err := wasmslot.NewPreEnqueue(loadExample(t, "holdlabel"), policy.Admit{}, strict(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestWasmAgreesWithNative(t *testing.T) {
 		}
 	}
 
-	qh, err := policy.NewWasmQueueingHint(loadExample(t, "fithint"), policy.AlwaysQueue{}, strict(t))
+	qh, err := wasmslot.NewQueueingHint(loadExample(t, "fithint"), policy.AlwaysQueue{}, strict(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func TestWasmAgreesWithNative(t *testing.T) {
 		}
 	}
 
-	vo, err := policy.NewWasmVictimOrder(loadExample(t, "importance"), policy.Importance{}, strict(t))
+	vo, err := wasmslot.NewVictimOrder(loadExample(t, "importance"), policy.Importance{}, strict(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func TestWasmAgreesWithNative(t *testing.T) {
 // TestWasmSortHammer calls one adapter from many goroutines (run with -race):
 // instances are pooled per goroutine and every answer stays right.
 func TestWasmSortHammer(t *testing.T) {
-	qs, err := policy.NewWasmSort(loadExample(t, "prioritysort"), abi.SlotQueueSort, policy.PrioritySort{}, strict(t))
+	qs, err := wasmslot.NewSort(loadExample(t, "prioritysort"), abi.SlotQueueSort, policy.PrioritySort{}, strict(t))
 	if err != nil {
 		t.Fatal(err)
 	}

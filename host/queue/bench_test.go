@@ -18,6 +18,7 @@ import (
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/podview"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/wasm"
 )
 
@@ -103,7 +104,7 @@ func BenchmarkActiveQueue(b *testing.B) {
 func BenchmarkMoveAllOnEvent(b *testing.B) {
 	b.Run("native", func(b *testing.B) { benchMove(b, policytest.NativeQueueingHint(fithint.Plugin)) })
 	b.Run("wasm", func(b *testing.B) {
-		h, err := policy.NewWasmQueueingHint(loadModule(b, "fithint"), policy.AlwaysQueue{}, policytest.Strict(b))
+		h, err := wasmslot.NewQueueingHint(loadModule(b, "fithint"), policy.AlwaysQueue{}, policytest.Strict(b))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -188,9 +189,9 @@ func loadModule(b *testing.B, name string) *wasm.Module {
 }
 
 // loadSort loads an example queue-sort module.
-func loadSort(b *testing.B, name string) *policy.WasmSort {
+func loadSort(b *testing.B, name string) *wasmslot.Sort {
 	b.Helper()
-	s, err := policy.NewWasmSort(loadModule(b, name), abi.SlotQueueSort, policy.PrioritySort{}, policytest.Strict(b))
+	s, err := wasmslot.NewSort(loadModule(b, name), abi.SlotQueueSort, policy.PrioritySort{}, policytest.Strict(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func loadSort(b *testing.B, name string) *policy.WasmSort {
 }
 
 // BenchmarkSwapSort is a hot swap of the queue-sort slot with 10k pods in
-// activeQ: policy.Set.Load compiles and validates the new module, smoke-tests
+// activeQ: wasmslot.Set.Load compiles and validates the new module, smoke-tests
 // it, and installs it with Queue.SetSort, which computes the 10k pods' keys
 // with the new module and re-sorts the heap before the old module is closed.
 // Ops alternate between the prioritysort and fifosort examples, so each one
@@ -221,7 +222,7 @@ func BenchmarkSwapSort(b *testing.B) {
 	b.Cleanup(func() { rt.Close(ctx) })
 	limits := wasm.DefaultLimits()
 	limits.Deadline = 10 * time.Second
-	set := policy.NewSet(rt, limits, policytest.Strict(b), policy.Installer{Sort: q.SetSort})
+	set := wasmslot.NewSet(rt, limits, policytest.Strict(b), policy.Installer{Sort: q.SetSort})
 	b.Cleanup(func() { _ = set.Close(ctx) })
 	var mods [2][]byte
 	for i, name := range []string{"prioritysort", "fifosort"} {

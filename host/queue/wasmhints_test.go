@@ -22,6 +22,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 )
 
 // TestWasmHintsMoveWhatFits is a differential test of the built-in hints
@@ -71,7 +72,7 @@ func TestWasmHintsMoveWhatFits(t *testing.T) {
 	}
 	m := loadBuiltin(t, abi.SlotQueueingHint)
 	rec := newSlotRecorder(t)
-	hint, err := policy.NewWasmQueueingHint(m, policy.AlwaysQueue{}, rec)
+	hint, err := wasmslot.NewQueueingHint(m, policy.AlwaysQueue{}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/podview"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/wasm"
 	"github.com/wasmsched/wasmsched/policies"
 )
@@ -101,11 +102,11 @@ func wasmSortSlots(t *testing.T) sortSlots {
 	t.Helper()
 	m := loadBuiltin(t, abi.SlotQueueSort)
 	rec := newSlotRecorder(t)
-	s, err := policy.NewWasmSort(m, abi.SlotQueueSort, policy.PrioritySort{}, rec)
+	s, err := wasmslot.NewSort(m, abi.SlotQueueSort, policy.PrioritySort{}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs, err := policy.NewWasmBackoffSort(m, policy.BackoffExpiry{}, rec)
+	bs, err := wasmslot.NewBackoffSort(m, policy.BackoffExpiry{}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}

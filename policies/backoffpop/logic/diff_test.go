@@ -10,7 +10,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
-	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/wasm"
 	"github.com/wasmsched/wasmsched/policies/backoffpop/logic"
 )
@@ -75,11 +75,11 @@ func TestDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &failRecorder{t: t}
-	qs, err := policy.NewWasmSort(m, abi.SlotQueueSort, wrongFallback{logic.QueueLess, logic.QueueKey}, rec)
+	qs, err := wasmslot.NewSort(m, abi.SlotQueueSort, wrongFallback{logic.QueueLess, logic.QueueKey}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs, err := policy.NewWasmBackoffSort(m, wrongFallback{logic.BackoffLess, logic.BackoffKey}, rec)
+	bs, err := wasmslot.NewBackoffSort(m, wrongFallback{logic.BackoffLess, logic.BackoffKey}, rec)
 	if err != nil {
 		t.Fatal(err)
 	}

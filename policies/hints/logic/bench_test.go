@@ -9,6 +9,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/wasm"
 	"github.com/wasmsched/wasmsched/policies/hints/logic"
 )
@@ -61,7 +62,7 @@ func loadHints(b *testing.B) policy.QueueingHint {
 	if err != nil {
 		b.Fatal(err)
 	}
-	q, err := policy.NewWasmQueueingHint(m, policy.AlwaysQueue{}, strictRecorder{b})
+	q, err := wasmslot.NewQueueingHint(m, policy.AlwaysQueue{}, strictRecorder{b})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package policy
+package wasmslot
 
 import (
 	"sync"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/policy"
 )
 
 // breaker is the circuit breaker of one loaded module in one slot. After
@@ -17,21 +18,17 @@ import (
 //
 // The hot path is isOpen: a nil check and one atomic load. Only failures take
 // the mutex. A Set gives every module a breaker, disabled (failures 0) or
-// not, since it also carries the retired flag; a nil *breaker (adapters built
-// by the NewWasm* constructors) never opens and is never retired.
+// not; a nil *breaker (adapters built by the New* constructors) never opens.
+// What happens to a module's calls once a swap replaced it is not the
+// breaker's business but the adapter's [handoff].
 type breaker struct {
-	open    atomic.Bool
-	retired atomic.Bool // set by the Set once a swap replaced the module
-	// successorAdapter is the adapter that replaced this one's module, written before
-	// retired is set and read only after it is seen set; nil when the Set
-	// was closed.
-	successorAdapter any
+	open atomic.Bool
 
 	slot     abi.Slot
 	failures int
 	window   time.Duration
 	now      func() time.Time
-	rec      Recorder
+	rec      policy.Recorder
 
 	// mu guards times, next, n and since. It is taken on failures only.
 	mu    sync.Mutex
@@ -42,7 +39,7 @@ type breaker struct {
 }
 
 // newBreaker returns a closed breaker; failures 0 disables it.
-func newBreaker(slot abi.Slot, failures int, window time.Duration, now func() time.Time, rec Recorder) *breaker {
+func newBreaker(slot abi.Slot, failures int, window time.Duration, now func() time.Time, rec policy.Recorder) *breaker {
 	failures = max(failures, 0)
 	return &breaker{slot: slot, failures: failures, window: window, now: now, rec: rec, times: make([]time.Time, failures)}
 }
@@ -50,32 +47,12 @@ func newBreaker(slot abi.Slot, failures int, window time.Duration, now func() ti
 // isOpen reports whether the module must not be called.
 func (b *breaker) isOpen() bool { return b != nil && b.open.Load() }
 
-// isRetired reports whether a swap replaced the module.
-func (b *breaker) isRetired() bool { return b != nil && b.retired.Load() }
-
-// retire stops a replaced module's breaker from tripping: failures of calls
-// still in flight on the old module say nothing about the slot's new module.
-// next is the adapter that replaced it, which the old adapter hands the calls
-// that reach it after its module was closed; nil when nothing replaced it.
-func (b *breaker) retire(next any) {
-	if b != nil {
-		b.successorAdapter = next
-		b.retired.Store(true)
-	}
-}
-
-// successor is the adapter that replaced a retired module, or nil.
-func (b *breaker) successor() any {
-	if b == nil || !b.retired.Load() {
-		return nil
-	}
-	return b.successorAdapter
-}
-
 // fail records a failed call and opens the breaker if it was the failures-th
-// within window.
-func (b *breaker) fail() {
-	if b == nil || b.failures == 0 || b.open.Load() || b.retired.Load() {
+// within window. retired is the module's retirement flag (see [handoff]):
+// failures of calls still in flight on a module a swap replaced say nothing
+// about the slot's new module, so they neither count nor trip.
+func (b *breaker) fail(retired *atomic.Bool) {
+	if b == nil || b.failures == 0 || b.open.Load() || retired.Load() {
 		return
 	}
 	now := b.now()
@@ -92,7 +69,7 @@ func (b *breaker) fail() {
 		b.open.Store(true)
 	}
 	b.mu.Unlock()
-	if trip && !b.retired.Load() {
+	if trip && !retired.Load() {
 		b.rec.BreakerTripped(b.slot)
 	}
 }

@@ -1,4 +1,4 @@
-package policy
+package wasmslot
 
 import (
 	"context"
@@ -12,21 +12,9 @@ import (
 	"time"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/wasm"
 )
-
-// Installer says where a slot's policy goes when it changes: the queue's
-// setters for the four queue slots (queue.SetSort and so on), and whatever
-// holds preemption's victim order. Each function receives a new adapter on
-// every successful [Set.Load]; adapters are never changed after they are
-// installed.
-type Installer struct {
-	Sort         func(Sort)
-	BackoffSort  func(BackoffSort)
-	PreEnqueue   func(PreEnqueue)
-	QueueingHint func(QueueingHint)
-	VictimOrder  func(VictimOrder)
-}
 
 // The breaker defaults: 5 failed calls within 10 s open a slot's breaker.
 const (
@@ -103,8 +91,8 @@ func (i ModuleInfo) IsNative() bool { return i.ABI == NativeABI }
 type Set struct {
 	rt      *wasm.Runtime
 	limits  wasm.Limits
-	rec     Recorder
-	install Installer
+	rec     policy.Recorder
+	install policy.Installer
 	opts    setOptions
 
 	closed atomic.Bool
@@ -118,20 +106,30 @@ type setSlot struct {
 	cur atomic.Pointer[loaded] // nil until the first successful Load
 }
 
-// loaded is a module installed in a slot. mod and brk are nil for a native
-// policy (LoadNative): it has neither a module to close nor a breaker.
+// loaded is a module installed in a slot. mod, brk and wasm are nil for a
+// native policy (LoadNative): it has neither a module to close nor a
+// breaker, and nothing to retire.
 type loaded struct {
-	mod     *wasm.Module
-	brk     *breaker
-	info    ModuleInfo
-	adapter any // the adapter handed to the Installer
+	mod  *wasm.Module
+	brk  *breaker
+	info ModuleInfo
+	impl any     // what was handed to the Installer
+	wasm adapter // impl, when it is a Wasm adapter
+}
+
+// retire tells a replaced policy what replaced it (nil: nothing, the Set
+// closed); a native policy has nothing to retire.
+func (l *loaded) retire(next any) {
+	if l.wasm != nil {
+		l.wasm.retire(next)
+	}
 }
 
 // NewSet returns a Set with no module loaded: until Load succeeds for a slot,
 // the slot is whatever the Installer's target held before. rec may be nil.
-func NewSet(rt *wasm.Runtime, limits wasm.Limits, rec Recorder, install Installer, opts ...SetOption) *Set {
+func NewSet(rt *wasm.Runtime, limits wasm.Limits, rec policy.Recorder, install policy.Installer, opts ...SetOption) *Set {
 	if rec == nil {
-		rec = Discard{}
+		rec = policy.Discard{}
 	}
 	o := setOptions{failures: DefaultBreakerFailures, window: DefaultBreakerWindow, now: time.Now}
 	for _, opt := range opts {
@@ -168,14 +166,15 @@ func (e *loadError) Unwrap() error { return e.err }
 // Loads of one slot are serialised; Load is safe to call while the slots are
 // being used.
 func (s *Set) Load(ctx context.Context, slot abi.Slot, name string, bin []byte, sha256hex string) error {
-	if int(slot) >= len(s.slots) {
+	spec, ok := policy.SpecOf(slot)
+	if !ok {
 		s.rec.Swapped(slot, "slot")
-		return fmt.Errorf("load policy %q: unknown slot %d: use one of %s", name, slot, slotNames())
+		return fmt.Errorf("load policy %q: unknown slot %d: use one of %s", name, slot, policy.SlotNames())
 	}
 	ss := &s.slots[slot]
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	err := s.load(ctx, ss, slot, name, bin, sha256hex)
+	err := s.load(ctx, ss, spec, name, bin, sha256hex)
 	if err != nil {
 		reason := "invalid"
 		if le, ok := errors.AsType[*loadError](err); ok {
@@ -198,20 +197,13 @@ func keeps(l *loaded) string {
 	return fmt.Sprintf("the slot keeps module %q (sha256 %s)", l.info.Name, l.info.SHA256)
 }
 
-func slotNames() string {
-	names := make([]string, len(abi.Slots))
-	for i, s := range abi.Slots {
-		names[i] = s.String()
-	}
-	return strings.Join(names, ", ")
-}
-
 // load does Load's work; the caller holds ss.mu.
-func (s *Set) load(ctx context.Context, ss *setSlot, slot abi.Slot, name string, bin []byte, sha256hex string) error {
+func (s *Set) load(ctx context.Context, ss *setSlot, spec *policy.Spec, name string, bin []byte, sha256hex string) error {
+	slot := spec.Slot
 	if s.closed.Load() {
 		return &loadError{"closed", errors.New("the policy set is closed (the scheduler is shutting down)")}
 	}
-	if !s.wired(slot) {
+	if !spec.Wired(s.install) {
 		return &loadError{"unwired", fmt.Errorf("the policy set has no installer for the %s slot (a host bug: report it)", slot)}
 	}
 	sum := sha256.Sum256(bin)
@@ -236,20 +228,20 @@ func (s *Set) load(ctx context.Context, ss *setSlot, slot abi.Slot, name string,
 	for _, exp := range slot.RequiredExports() {
 		if !m.HasExport(exp) {
 			return &loadError{"slot", fmt.Errorf("the module cannot serve the %s slot: it does not export %s (build it with the guest SDK's %s package, or load it into the slot it was built for)",
-				slot, exp, sdkPackage(slot))}
+				slot, exp, spec.SDK)}
 		}
 	}
 	brk := newBreaker(slot, s.opts.failures, s.opts.window, s.opts.now, s.rec)
-	adapter, install, err := s.adapter(ctx, m, slot, brk)
+	a, err := s.adapter(ctx, m, spec, brk)
 	if err != nil {
 		return &loadError{"smoke", err}
 	}
 
 	major, minor := m.ABIVersion()
-	l := &loaded{mod: m, brk: brk, adapter: adapter, info: ModuleInfo{
+	l := &loaded{mod: m, brk: brk, impl: a, wasm: a, info: ModuleInfo{
 		Name: name, SHA256: hex.EncodeToString(sum[:]), Since: s.opts.now(), ABI: fmt.Sprintf("%d.%d", major, minor),
 	}}
-	install()
+	spec.Install(s.install, a)
 	installed = true
 	s.replace(ctx, ss, l)
 	return nil
@@ -263,7 +255,7 @@ func (s *Set) replace(ctx context.Context, ss *setSlot, l *loaded) {
 	if old == nil {
 		return
 	}
-	old.brk.retire(l.adapter)
+	old.retire(l.impl)
 	if old.mod != nil {
 		// Calls holding an instance of the old module finish on it; its
 		// compiled code is released when they do.
@@ -273,8 +265,9 @@ func (s *Set) replace(ctx context.Context, ss *setSlot, l *loaded) {
 
 // LoadNative installs impl, a policy compiled into the host, in slot through
 // the Installer, in place of whatever the slot held. impl must implement the
-// slot's interface (Sort, BackoffSort, PreEnqueue, QueueingHint or
-// VictimOrder; a Sort or BackoffSort that is also a Keyer is keyed); any
+// slot's interface of package policy (the slot table's Spec.Interface:
+// policy.Sort, policy.BackoffSort, policy.PreEnqueue, policy.QueueingHint or
+// policy.VictimOrder; a sort that is also a policy.Keyer is keyed); any
 // other value is refused with an error naming what it lacks. name says where
 // the policy comes from (policies.Native names the built-in module its logic
 // is from); Current reports the slot as ModuleInfo{Name: "native:" + name,
@@ -293,14 +286,15 @@ func (s *Set) replace(ctx context.Context, ss *setSlot, l *loaded) {
 // is safe to call while the slots are being used.
 func (s *Set) LoadNative(slot abi.Slot, name string, impl any) error {
 	full := "native:" + name
-	if int(slot) >= len(s.slots) {
+	spec, ok := policy.SpecOf(slot)
+	if !ok {
 		s.rec.Swapped(slot, "slot")
-		return fmt.Errorf("load native policy %q: unknown slot %d: use one of %s", full, slot, slotNames())
+		return fmt.Errorf("load native policy %q: unknown slot %d: use one of %s", full, slot, policy.SlotNames())
 	}
 	ss := &s.slots[slot]
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if err := s.loadNative(ss, slot, full, impl); err != nil {
+	if err := s.loadNative(ss, spec, full, impl); err != nil {
 		reason := "invalid"
 		if le, ok := errors.AsType[*loadError](err); ok {
 			reason = le.reason
@@ -313,78 +307,21 @@ func (s *Set) LoadNative(slot abi.Slot, name string, impl any) error {
 }
 
 // loadNative does LoadNative's work; the caller holds ss.mu.
-func (s *Set) loadNative(ss *setSlot, slot abi.Slot, name string, impl any) error {
+func (s *Set) loadNative(ss *setSlot, spec *policy.Spec, name string, impl any) error {
 	if s.closed.Load() {
 		return &loadError{"closed", errors.New("the policy set is closed (the scheduler is shutting down)")}
 	}
-	if !s.wired(slot) {
-		return &loadError{"unwired", fmt.Errorf("the policy set has no installer for the %s slot (a host bug: report it)", slot)}
+	if !spec.Wired(s.install) {
+		return &loadError{"unwired", fmt.Errorf("the policy set has no installer for the %s slot (a host bug: report it)", spec.Slot)}
 	}
-	var install func()
-	switch slot {
-	case abi.SlotQueueSort:
-		if a, ok := impl.(Sort); ok {
-			install = func() { s.install.Sort(a) }
-		}
-	case abi.SlotBackoffSort:
-		if a, ok := impl.(BackoffSort); ok {
-			install = func() { s.install.BackoffSort(a) }
-		}
-	case abi.SlotPreEnqueue:
-		if a, ok := impl.(PreEnqueue); ok {
-			install = func() { s.install.PreEnqueue(a) }
-		}
-	case abi.SlotQueueingHint:
-		if a, ok := impl.(QueueingHint); ok {
-			install = func() { s.install.QueueingHint(a) }
-		}
-	case abi.SlotVictimOrder:
-		if a, ok := impl.(VictimOrder); ok {
-			install = func() { s.install.VictimOrder(a) }
-		}
-	}
-	if install == nil {
+	if !spec.Implements(impl) {
 		return &loadError{"slot", fmt.Errorf("%T cannot serve the %s slot: it does not implement policy.%s (pass the slot's value from policies.Native, or build one with package guest-sdk/native)",
-			impl, slot, slotInterface(slot))}
+			impl, spec.Slot, spec.Interface)}
 	}
-	l := &loaded{adapter: impl, info: ModuleInfo{Name: name, Since: s.opts.now(), ABI: NativeABI}}
-	install()
+	l := &loaded{impl: impl, info: ModuleInfo{Name: name, Since: s.opts.now(), ABI: NativeABI}}
+	spec.Install(s.install, impl)
 	s.replace(context.Background(), ss, l)
 	return nil
-}
-
-// slotInterface names the interface of package policy that a slot's policy
-// implements.
-func slotInterface(slot abi.Slot) string {
-	switch slot {
-	case abi.SlotQueueSort:
-		return "Sort"
-	case abi.SlotBackoffSort:
-		return "BackoffSort"
-	case abi.SlotPreEnqueue:
-		return "PreEnqueue"
-	case abi.SlotQueueingHint:
-		return "QueueingHint"
-	case abi.SlotVictimOrder:
-		return "VictimOrder"
-	}
-	return "?"
-}
-
-func (s *Set) wired(slot abi.Slot) bool {
-	switch slot {
-	case abi.SlotQueueSort:
-		return s.install.Sort != nil
-	case abi.SlotBackoffSort:
-		return s.install.BackoffSort != nil
-	case abi.SlotPreEnqueue:
-		return s.install.PreEnqueue != nil
-	case abi.SlotQueueingHint:
-		return s.install.QueueingHint != nil
-	case abi.SlotVictimOrder:
-		return s.install.VictimOrder != nil
-	}
-	return false
 }
 
 func checkSHA256Hex(h string) error {
@@ -395,79 +332,18 @@ func checkSHA256Hex(h string) error {
 }
 
 // adapter builds the slot's adapter around m with the native default as
-// fallback, smoke-tests it, and returns it with the function that installs
-// it. brk is attached only after the smoke test, so that the test's failures
-// do not count against the module.
-func (s *Set) adapter(ctx context.Context, m *wasm.Module, slot abi.Slot, brk *breaker) (any, func(), error) {
-	in := smokeInputs()
-	switch slot {
-	case abi.SlotQueueSort:
-		a, err := NewWasmSort(m, slot, PrioritySort{}, s.rec)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := smoke(ctx, m, func(inst *wasm.Instance) error { return a.smoke(inst, in) }); err != nil {
-			return nil, nil, err
-		}
-		a.brk = brk
-		return a, func() { s.install.Sort(a) }, nil
-	case abi.SlotBackoffSort:
-		a, err := NewWasmBackoffSort(m, BackoffExpiry{}, s.rec)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := smoke(ctx, m, func(inst *wasm.Instance) error {
-			if err := a.WasmSort.smoke(inst, in); err != nil {
-				return err
-			}
-			_, err := a.callMayPop(inst, in.pods[0].Bytes())
-			return err
-		}); err != nil {
-			return nil, nil, err
-		}
-		a.brk = brk
-		return a, func() { s.install.BackoffSort(a) }, nil
-	case abi.SlotPreEnqueue:
-		a, err := NewWasmPreEnqueue(m, Admit{}, s.rec)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := smoke(ctx, m, func(inst *wasm.Instance) error {
-			var g abi.Gate
-			return a.callPreEnqueue(inst, in.pods[0].Bytes(), &g)
-		}); err != nil {
-			return nil, nil, err
-		}
-		a.brk = brk
-		return a, func() { s.install.PreEnqueue(a) }, nil
-	case abi.SlotQueueingHint:
-		a, err := NewWasmQueueingHint(m, AlwaysQueue{}, s.rec)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := smoke(ctx, m, func(inst *wasm.Instance) error {
-			out := make([]abi.Hint, 1)
-			return a.callHints(inst, in.event, in.pods[:1], out)
-		}); err != nil {
-			return nil, nil, err
-		}
-		a.brk = brk
-		return a, func() { s.install.QueueingHint(a) }, nil
-	case abi.SlotVictimOrder:
-		a, err := NewWasmVictimOrder(m, Importance{}, s.rec)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := smoke(ctx, m, func(inst *wasm.Instance) error {
-			order := make([]uint32, len(in.victims))
-			return a.callOrder(inst, in.pods[0], in.victims, order)
-		}); err != nil {
-			return nil, nil, err
-		}
-		a.brk = brk
-		return a, func() { s.install.VictimOrder(a) }, nil
+// fallback and smoke-tests it. brk is attached only after the smoke test, so
+// that the test's failures do not count against the module.
+func (s *Set) adapter(ctx context.Context, m *wasm.Module, spec *policy.Spec, brk *breaker) (adapter, error) {
+	a, err := builders[spec.Slot](m, spec.Slot, spec.Default, s.rec)
+	if err != nil {
+		return nil, err
 	}
-	return nil, nil, fmt.Errorf("unknown slot %d", slot)
+	if err := smoke(ctx, m, func(inst *wasm.Instance) error { return a.smoke(inst, policy.Smoke()) }); err != nil {
+		return nil, err
+	}
+	a.module().brk = brk
+	return a, nil
 }
 
 // smoke runs call on an instance of m and wraps its error.
@@ -482,61 +358,6 @@ func smoke(ctx context.Context, m *wasm.Module, call func(*wasm.Instance) error)
 	}
 	return nil
 }
-
-// smoke calls the sort functions the adapter uses.
-func (s *WasmSort) smoke(inst *wasm.Instance, in *smokeInput) error {
-	if s.keyed {
-		if _, err := s.callKey(inst, in.pods[0].Bytes()); err != nil {
-			return err
-		}
-	}
-	_, err := s.callLess(inst, in.pods[0].Bytes(), in.pods[1].Bytes())
-	return err
-}
-
-// smokeInput is what the smoke calls send: two pods, a node-add event and
-// two victims.
-type smokeInput struct {
-	pods    []abi.PodView
-	event   abi.EventView
-	victims []abi.Victim
-}
-
-var smokeInputs = sync.OnceValue(func() *smokeInput {
-	const t0 = int64(1_700_000_000) * int64(time.Second)
-	pod := func(i int, prio int32) abi.PodView {
-		n := fmt.Sprint(i)
-		v, err := abi.ReadPod(abi.AppendPod(nil, &abi.Pod{
-			UID: "wasmsched-smoke-" + n, Namespace: "wasmsched-smoke", Name: "smoke-" + n,
-			Priority: prio, CreationTime: t0, QueuedTime: t0 + int64(i)*int64(time.Second),
-			InitialAttemptTime: t0, BackoffExpiry: t0 + 10*int64(time.Second), Attempts: 1,
-			UnschedulablePlugins: []string{"NodeResourcesFit"},
-			Labels:               []abi.KV{{Key: "app", Value: "smoke"}},
-			Requests:             []abi.Quantity{{Name: "cpu", Value: 100}, {Name: "memory", Value: 64 << 20}},
-		}))
-		if err != nil {
-			panic("policy: encoding the smoke pod: " + err.Error()) // abi's own encoding: a bug
-		}
-		return v
-	}
-	node := abi.AppendNode(nil, &abi.Node{
-		Name:        "wasmsched-smoke-node",
-		Labels:      []abi.KV{{Key: "kubernetes.io/hostname", Value: "wasmsched-smoke-node"}},
-		Allocatable: []abi.Quantity{{Name: "cpu", Value: 4000}, {Name: "memory", Value: 8 << 30}, {Name: "pods", Value: 110}},
-	})
-	ev, err := abi.ReadEvent(abi.AppendEvent(nil, &abi.Event{Resource: abi.ResourceNode, Action: abi.ActionAdd, New: node}))
-	if err != nil {
-		panic("policy: encoding the smoke event: " + err.Error())
-	}
-	return &smokeInput{
-		pods:  []abi.PodView{pod(0, 100), pod(1, 0)},
-		event: ev,
-		victims: []abi.Victim{
-			{Kind: abi.VictimPod, Priority: 10, StartTime: t0, UID: "wasmsched-smoke-v0", Namespace: "wasmsched-smoke", Name: "v0"},
-			{Kind: abi.VictimGroup, Priority: 20, StartTime: t0, Members: 2, UID: "wasmsched-smoke-v1", Namespace: "wasmsched-smoke", Name: "v1"},
-		},
-	}
-})
 
 // Current names the module serving each slot that a Load or LoadNative has
 // filled.
@@ -576,7 +397,7 @@ func (s *Set) Close(ctx context.Context) error {
 		ss := &s.slots[i]
 		ss.mu.Lock()
 		if l := ss.cur.Load(); l != nil {
-			l.brk.retire(nil)
+			l.retire(nil)
 			if l.mod != nil { // a native policy has nothing to close
 				if err := l.mod.Close(ctx); err != nil {
 					errs = append(errs, fmt.Errorf("close policy %q of slot %s: %w", l.info.Name, abi.Slot(i), err))
