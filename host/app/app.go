@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	policyv1 "k8s.io/api/policy/v1"
@@ -151,7 +152,8 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 	if err != nil {
 		return nil, err
 	}
-	a.cache = cache.New(cache.WithAssumedTTL(cfg.Scheduling.AssumedPodTTL))
+	a.cache = cache.New(cache.WithAssumedTTL(cfg.Scheduling.AssumedPodTTL),
+		cache.WithLogger(logr.FromSlogHandler(log.With("component", "cache").Handler())))
 	members := cluster.NewMembers()
 	queues := map[string]cluster.Queue{}
 	for _, pc := range cfg.Profiles {

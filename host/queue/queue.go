@@ -51,7 +51,7 @@ type Queue struct {
 	scr        scratch
 
 	// amu guards activeQ, both backoff heaps and their sort slots, the
-	// in-flight tracker, the pending counts, the cycle counter and closed;
+	// in-flight tracker, the pending counts and closed;
 	// every entity's location and heap position; and the other fields of
 	// entities in a heap or in flight. Pop takes only amu. Never take mu
 	// while holding amu.
@@ -69,7 +69,6 @@ type Queue struct {
 	backoffSort policy.BackoffSort
 	flight      flight
 	counts      [numLocations]int // pods per location
-	cycle       int64
 	closed      bool
 	waiting     int        // Pops blocked on cond (for tests)
 	incoming    []incoming // IncomingPods calls aggregated by commit
@@ -274,7 +273,6 @@ func (q *Queue) popLocked(e *entity, from location, fromBackoff bool) Entity {
 		q.addIncoming(QueueActive, EventPopFromBackoffQ, n)
 		q.flushIncomingLocked()
 	}
-	q.cycle++
 	e.where = locInFlight
 	e.attempts++
 	e.patch()
@@ -292,13 +290,6 @@ func (q *Queue) popLocked(e *entity, from location, fromBackoff bool) Entity {
 		q.flight.add(p)
 	}
 	return g
-}
-
-// SchedulingCycle is the number of entities popped so far.
-func (q *Queue) SchedulingCycle() int64 {
-	q.amu.Lock()
-	defer q.amu.Unlock()
-	return q.cycle
 }
 
 // Done hands back a popped pod that needs no requeue: bound, or dropped

@@ -62,16 +62,6 @@ func (f FuncID) Export() string {
 
 func (f FuncID) String() string { return f.Export() }
 
-// FuncByName returns the FuncID of a contract export name.
-func FuncByName(name string) (FuncID, bool) {
-	for i, n := range funcExports {
-		if n == name {
-			return FuncID(i), true
-		}
-	}
-	return 0, false
-}
-
 // interruptExport is the name under which instrument exports the interrupt
 // global; the colon keeps it out of any name a Go or TinyGo guest can export.
 const interruptExport = "wasmsched:interrupt"
