@@ -1,5 +1,6 @@
-// Golden vectors pin the wire format (STYLE rule 4). abitest.Cases() is the
-// table; testdata/golden/<case>.bin holds the committed bytes of each case.
+// Golden vectors pin the wire format, for the host and the guests alike.
+// abitest.Cases() is the table; testdata/golden/<case>.bin holds the
+// committed bytes of each case.
 // After an intended change of the format (and a bump of abi.VersionMinor or
 // VersionMajor), rewrite them with
 //

@@ -23,6 +23,9 @@
 //     with Done and never bound twice.
 //   - The condition patch and the event are sent off the cycle's goroutine:
 //     the cycle never waits for the apiserver except to read the snapshot.
-//   - Preemption (KEP-902, KEP-5710) is not part of this package yet: a pod
-//     that fits nowhere is only requeued.
+//   - A pod or pod group that fits nowhere may preempt (WithPreemption):
+//     host/preempt chooses the victims on the snapshot (KEP-902,
+//     KEP-5710's victim order through the victim-order slot, installed with
+//     SetVictimOrder), and this package actuates the choice: the nomination,
+//     the DisruptionTarget condition, the evictions, the events.
 package cycle

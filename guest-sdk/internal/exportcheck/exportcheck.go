@@ -2,7 +2,7 @@
 // //go:wasmexport directives name exactly the abi export constants it is meant
 // to implement, with the signatures abi requires. The directive needs a
 // literal name, so the name is written twice; this check makes abi the one
-// definition (STYLE rule 3).
+// definition of the contract.
 package exportcheck
 
 import (
