@@ -88,6 +88,10 @@ bench-micro: policies fixtures ## Run the Go benchmarks into bench.out and summa
 bench-e2e: cluster ## Upstream kube-scheduler vs wasmsched (native and Wasm policies) on one control plane, plus the memory soak; results in docs/benchmarks (PERF_OUT).
 	$(GO) run ./e2e/perf -out $(PERF_OUT) $(PERF_FLAGS)
 
+.PHONY: flake
+flake: ## Run the timing-sensitive packages under -race -count=20 beside 2 busy loops; report failures (FLAKE_COUNT, FLAKE_LOAD, FLAKE_PKGS).
+	hack/flake.sh
+
 .PHONY: check
 check: lint ## gofmt, go vet, staticcheck, go mod tidy -diff, then make test.
 	$(MAKE) test

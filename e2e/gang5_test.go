@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/wasmsched/wasmsched/e2e/testenv"
 )
 
 // TestGangQuorumReference (KEP-4671): members of a PodGroup with minCount 4
@@ -23,9 +26,14 @@ func TestGangQuorumReference(t *testing.T) {
 		for _, n := range quad[:3] {
 			submit(t, s.c, newPod(s.ns, n, "1", inGroup("quad")))
 		}
-		time.Sleep(3 * time.Second) // to see that three do not bind
-		if b := bound(t, s, quad[:3]...); len(b) > 0 {
-			t.Fatalf("members %v bound while the group had 3 of minCount 4", b)
+		// Three do not bind.
+		if !testenv.Consistently(t, 3*time.Second, 100*time.Millisecond, func() error {
+			if b := bound(t, s, quad[:3]...); len(b) > 0 {
+				return fmt.Errorf("members %v bound while the group had 3 of minCount 4", b)
+			}
+			return nil
+		}) {
+			t.FailNow()
 		}
 		// Upstream shows nothing while a gang lacks quorum: its PreEnqueue
 		// holds the pods back before any attempt, so no condition, no
@@ -75,10 +83,12 @@ func TestGangQuorumReference(t *testing.T) {
 				t.Errorf("no member's message contains %q: %q", want, messages)
 			}
 		}
-		time.Sleep(2 * time.Second) // to see that none binds later
-		if b := bound(t, s, big...); len(b) > 0 {
-			t.Errorf("members %v of a group that does not fit were bound", b)
-		}
+		testenv.Consistently(t, 2*time.Second, 100*time.Millisecond, func() error { // none binds later
+			if b := bound(t, s, big...); len(b) > 0 {
+				return fmt.Errorf("members %v of a group that does not fit were bound", b)
+			}
+			return nil
+		})
 		logPodGroups(t, s)
 		checkPodGroupCondition(t, s, "quad", "True", "Scheduled")
 		checkPodGroupCondition(t, s, "big", "False", "Unschedulable")

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,11 +37,15 @@ func TestGangWaitsForQuorum(t *testing.T) {
 	waitFor(t, 30*time.Second, "two members gated", func() (bool, error) {
 		return sched.metric(t, "scheduler_pending_pods", `queue="gated"`) == 2, nil
 	})
-	time.Sleep(time.Second)
-	for _, n := range []string{"m0", "m1"} {
-		if p := getPod(t, c, ns, n); p.Spec.NodeName != "" {
-			t.Fatalf("member %s bound before the group had quorum", n)
+	if !testenv.Consistently(t, time.Second, 100*time.Millisecond, func() error {
+		for _, n := range []string{"m0", "m1"} {
+			if p := getPod(t, c, ns, n); p.Spec.NodeName != "" {
+				return fmt.Errorf("member %s bound before the group had quorum", n)
+			}
 		}
+		return nil
+	}) {
+		t.FailNow()
 	}
 	if n := sched.metric(t, "scheduler_schedule_attempts_total"); n != 0 {
 		t.Errorf("%v attempts before quorum, want 0", n)

@@ -10,6 +10,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wasmsched/wasmsched/e2e/testenv"
 )
 
 // fillTwoNodes makes two 4-cpu KWOK nodes full of running lower-priority
@@ -65,10 +67,12 @@ func TestPreemptionLeastImportantVictims(t *testing.T) {
 		checkPreempted(t, s, w, "low-new")
 		stillThere(t, s, a, "low-old", "mid-a")
 		s.logf(t, "preemptor events: %q", schedulingEvents(t, s, "preemptor"))
-		time.Sleep(time.Second) // nothing else goes
-		if got := w.deletedPods(); !slices.Equal(got, []string{"low-new"}) {
-			t.Errorf("deleted pods %v, want [low-new]", got)
-		}
+		testenv.Consistently(t, time.Second, 100*time.Millisecond, func() error { // nothing else goes
+			if got := w.deletedPods(); !slices.Equal(got, []string{"low-new"}) {
+				return fmt.Errorf("deleted pods %v, want [low-new]", got)
+			}
+			return nil
+		})
 	})
 }
 
@@ -89,10 +93,12 @@ func TestPreemptionNeverPolicy(t *testing.T) {
 				t.Errorf("never: message %q does not contain %q", cond.Message, want)
 			}
 		}
-		time.Sleep(2 * time.Second) // to see that nothing is preempted
-		if got := w.deletedPods(); len(got) > 0 {
-			t.Errorf("a preemptionPolicy: Never pod caused deletions: %v", got)
-		}
+		testenv.Consistently(t, 2*time.Second, 100*time.Millisecond, func() error { // nothing is preempted
+			if got := w.deletedPods(); len(got) > 0 {
+				return fmt.Errorf("a preemptionPolicy: Never pod caused deletions: %v", got)
+			}
+			return nil
+		})
 		for _, p := range w.versions("never") {
 			if p.Status.NominatedNodeName != "" || p.Spec.NodeName != "" {
 				t.Errorf("never: nominated %q / bound %q, want neither", p.Status.NominatedNodeName, p.Spec.NodeName)
@@ -232,10 +238,12 @@ func workloadPreemption(t *testing.T, s *scheduler, tc workloadCase) {
 		}
 	}
 	stillThere(t, s, node, kept...)
-	time.Sleep(time.Second) // nothing else goes
-	if got := w.deletedPods(); !slices.Equal(got, tc.wantDeleted) {
-		t.Errorf("deleted pods %v, want %v", got, tc.wantDeleted)
-	}
+	testenv.Consistently(t, time.Second, 100*time.Millisecond, func() error { // nothing else goes
+		if got := w.deletedPods(); !slices.Equal(got, tc.wantDeleted) {
+			return fmt.Errorf("deleted pods %v, want %v", got, tc.wantDeleted)
+		}
+		return nil
+	})
 	logPodGroups(t, s)
 	if tc.group {
 		checkPodGroupCondition(t, s, "preemptors", "True", "Scheduled")

@@ -81,7 +81,11 @@ func TestNativeAgreesWithBuiltin(t *testing.T) {
 		hint    policy.QueueingHint
 		victims policy.VictimOrder
 	}
-	set := wasmslot.NewSet(rt, wasm.DefaultLimits(), strict{t: t}, policy.Installer{
+	// A deadline no call reaches: the default 100 ms is wall-clock, and a
+	// call descheduled that long on a loaded machine would fall back.
+	limits := wasm.DefaultLimits()
+	limits.Deadline = 10 * time.Second
+	set := wasmslot.NewSet(rt, limits, strict{t: t}, policy.Installer{
 		Sort:         func(s policy.Sort) { w.sort = s },
 		BackoffSort:  func(s policy.BackoffSort) { w.backoff = s },
 		PreEnqueue:   func(p policy.PreEnqueue) { w.pre = p },

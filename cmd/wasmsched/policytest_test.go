@@ -18,6 +18,11 @@ func casesFile(name string) string {
 	return filepath.Join("..", "..", "guest-sdk", "policytest", "testdata", "cases", name+".yaml")
 }
 
+// noDeadline raises the sandbox deadline of `policy test` to one no case
+// reaches: the default 100 ms is wall-clock, and a call descheduled that long
+// on a loaded machine would fail its case.
+var noDeadline = []string{"-set", "sandbox.deadline=10s"}
+
 // TestPolicyTestPasses runs the reference policies against case files that
 // describe them correctly.
 func TestPolicyTestPasses(t *testing.T) {
@@ -32,7 +37,7 @@ func TestPolicyTestPasses(t *testing.T) {
 		{"gangpreempt", "victims", 2},
 	} {
 		t.Run(tc.cases, func(t *testing.T) {
-			code, out, errOut := runCLI("policy", "test", policyModule(tc.module), "--cases", casesFile(tc.cases))
+			code, out, errOut := runCLI(append([]string{"policy", "test", policyModule(tc.module), "--cases", casesFile(tc.cases)}, noDeadline...)...)
 			if code != 0 {
 				t.Fatalf("code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
@@ -52,7 +57,7 @@ func TestPolicyTestPasses(t *testing.T) {
 // TestPolicyTestFails: wrong expectations fail with got and want, a summary
 // and exit code 1; flags may precede the module.
 func TestPolicyTestFails(t *testing.T) {
-	code, out, errOut := runCLI("policy", "test", "--cases", casesFile("queuesort-fail"), policyModule("backoffpop"))
+	code, out, errOut := runCLI(append([]string{"policy", "test", "--cases", casesFile("queuesort-fail"), policyModule("backoffpop")}, noDeadline...)...)
 	if code != 1 {
 		t.Fatalf("code %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}

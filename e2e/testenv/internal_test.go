@@ -1,8 +1,11 @@
 package testenv
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -62,5 +65,44 @@ items:
 		if _, err := decodeManifests([]byte(bad)); err == nil {
 			t.Errorf("decodeManifests(%q) succeeded", bad)
 		}
+	}
+}
+
+// errorsTB records what Consistently reports.
+type errorsTB struct {
+	testing.TB
+	errs []string
+}
+
+func (e *errorsTB) Helper() {}
+func (e *errorsTB) Errorf(format string, args ...any) {
+	e.errs = append(e.errs, fmt.Sprintf(format, args...))
+}
+
+// TestConsistently: the condition is looked at through the window and at its
+// end, and the first error fails the check at once.
+func TestConsistently(t *testing.T) {
+	var tb errorsTB
+	looks := 0
+	start := time.Now()
+	if !Consistently(&tb, 50*time.Millisecond, 10*time.Millisecond, func() error { looks++; return nil }) || len(tb.errs) != 0 {
+		t.Errorf("a condition that holds: %v", tb.errs)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("returned after %v, before the end of the 50ms window", d)
+	}
+	if looks < 2 {
+		t.Errorf("%d looks in a 50ms window at 10ms intervals, want at least the first and the last", looks)
+	}
+
+	looks = 0
+	ok := Consistently(&tb, time.Hour, time.Millisecond, func() error {
+		if looks++; looks == 3 {
+			return errors.New("pod bound")
+		}
+		return nil
+	})
+	if ok || looks != 3 || len(tb.errs) != 1 || !strings.Contains(tb.errs[0], "pod bound") || !strings.Contains(tb.errs[0], "1h0m0s window") {
+		t.Errorf("a condition that fails at the third look: ok %v after %d looks, errors %q", ok, looks, tb.errs)
 	}
 }

@@ -18,13 +18,22 @@ import (
 	"github.com/wasmsched/wasmsched/host/wasm"
 )
 
+// wasmDeadline is the deadline of the Wasm runs: the default limits' 100 ms
+// is wall-clock, so a call descheduled that long on a loaded machine (-race,
+// every CPU busy) would fail and fall back, and the test with it, however
+// fast the policy. A test asserts what the policy answers; how fast it
+// answers is for benchmarks. 10 s only stops a policy that never returns.
+const wasmDeadline = 10 * time.Second
+
 // wasm loads p.WasmPath into a fresh host runtime (closed when t ends) and
 // returns the host's Wasm adapters of the slots p implements. It fails t if
 // the module's slots differ from p's, and whenever an adapter falls back to
-// a native answer.
+// a native answer. The sandbox has its default limits but wasmDeadline.
 func (p Policy) wasm(t *testing.T) Slots {
 	t.Helper()
-	m := LoadModule(t, p.WasmPath, wasm.DefaultLimits())
+	limits := wasm.DefaultLimits()
+	limits.Deadline = wasmDeadline
+	m := LoadModule(t, p.WasmPath, limits)
 
 	for _, s := range abi.Slots {
 		exported := 0

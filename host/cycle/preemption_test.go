@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -329,8 +330,14 @@ func TestPreemptionWithdrawsLowerNominations(t *testing.T) {
 
 // A preemptor tried again is held until every eviction of its preemption is
 // written, even when it fits before that (its victim already gone from the
-// cache).
+// cache). The test runs in a synctest bubble, so that it can tell when the
+// second cycle is blocked (synctest.Wait) instead of guessing with a sleep,
+// and its time.After bounds are on the bubble's clock.
 func TestPreemptorHeldUntilItsEvictionsAreWritten(t *testing.T) {
+	synctest.Test(t, testPreemptorHeld)
+}
+
+func testPreemptorHeld(t *testing.T) {
 	nom := cycle.NewNominator()
 	e := newEnv(t, cycle.WithNominator(nom), cycle.WithPreemption(cycle.Preemption{}))
 	release := make(chan struct{})
@@ -370,10 +377,13 @@ func TestPreemptorHeldUntilItsEvictionsAreWritten(t *testing.T) {
 		e.s.ScheduleOne(ctx, ent)
 	}()
 
+	// Every goroutine of the bubble is blocked for good: the eviction on
+	// release, and the second cycle, unless it ran to its end.
+	synctest.Wait()
 	select {
 	case <-second:
 		t.Fatal("the preemptor's second cycle ran while its eviction was not written")
-	case <-time.After(150 * time.Millisecond):
+	default:
 	}
 	if got := e.api.bindCalls(); len(got) != 0 {
 		t.Fatalf("binds %+v before the eviction was written", got)
@@ -397,8 +407,15 @@ func TestPreemptorHeldUntilItsEvictionsAreWritten(t *testing.T) {
 }
 
 // The victims are evicted all at once, not one after another: each
-// eviction here waits for the others to have started.
+// eviction here waits for the others to have started. The test runs in a
+// synctest bubble, whose clock moves only when every goroutine in it is
+// blocked: an eviction gives up waiting (after 2 s of that clock) only if
+// no other eviction can start, however slowly the machine runs them.
 func TestPreemptionEvictsVictimsInParallel(t *testing.T) {
+	synctest.Test(t, testEvictsInParallel)
+}
+
+func testEvictsInParallel(t *testing.T) {
 	const victims = 3
 	e := newEnv(t, cycle.WithPreemption(cycle.Preemption{}))
 	var (

@@ -22,9 +22,12 @@ import (
 // called through the sandboxed runtime: the difference is the cost of the
 // boundary.
 
-// loadExample loads guest-sdk/examples/<name>/<name>.wasm into the sandbox.
+// loadExample loads guest-sdk/examples/<name>/<name>.wasm into the sandbox,
+// with testLimits' deadline that no call reaches: the tests that use it fail
+// on any fallback, and the default 100 ms is wall-clock, which a call
+// descheduled on a loaded machine (-race, every CPU busy) can overrun.
 func loadExample(tb testing.TB, name string) *wasm.Module {
-	return policytest.LoadModule(tb, filepath.Join("..", "..", "guest-sdk", "examples", name, name+".wasm"), wasm.DefaultLimits())
+	return policytest.LoadModule(tb, filepath.Join("..", "..", "guest-sdk", "examples", name, name+".wasm"), testLimits())
 }
 
 // loadBenchExample is loadExample with a 10 s deadline. A 10k-pod hint batch

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -77,9 +78,14 @@ func newRuntime(tb testing.TB) *wasm.Runtime {
 	return rt
 }
 
+// testLimits are DefaultLimits with a deadline no call reaches (as
+// TestSetSwapHammer's): deadlines are wall-clock, a call descheduled past a
+// short one on a loaded machine (-race, every CPU busy) would fail and fall
+// back however fast it is, and no test that uses these limits is about
+// deadlines. The tests that are load faultLimits into a faultRuntime.
 func testLimits() wasm.Limits {
 	l := wasm.DefaultLimits()
-	l.Deadline = 50 * time.Millisecond
+	l.Deadline = 10 * time.Second
 	return l
 }
 
@@ -257,7 +263,8 @@ func TestSetLoadRefused(t *testing.T) {
 	}
 	rec := newCounting()
 	in := &installed{}
-	s := wasmslot.NewSet(newRuntime(t), faultLimits(), rec, in.installer())
+	rt, clk := faultRuntime(t)
+	s := wasmslot.NewSet(rt, faultLimits(), rec, in.installer())
 	defer s.Close(ctx)
 	// The slot's working module before each refusal.
 	good := map[abi.Slot]string{}
@@ -272,7 +279,10 @@ func TestSetLoadRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			before := s.Current()[c.slot]
 			installs := in.installs.Load()
-			err := s.Load(ctx, c.slot, c.name, c.bin, c.sha)
+			// Only the smoke call refused with "deadline" spins.
+			spins := slices.Contains(c.want, "deadline")
+			var err error
+			runCall(t, clk, spins, func() { err = s.Load(ctx, c.slot, c.name, c.bin, c.sha) })
 			if err == nil {
 				t.Fatal("want an error")
 			}
@@ -316,13 +326,17 @@ func TestSetLoadRefused(t *testing.T) {
 func TestSetLoadFaultFixtures(t *testing.T) {
 	ctx := context.Background()
 	rec := newCounting()
-	s := wasmslot.NewSet(faultRuntime(t), faultLimits(), rec, (&installed{}).installer())
+	rt, clk := faultRuntime(t)
+	s := wasmslot.NewSet(rt, faultLimits(), rec, (&installed{}).installer())
 	defer s.Close(ctx)
 	n := 0
 	for _, slot := range abi.Slots {
 		for _, fault := range []string{"loop", "trap", "grow", "oversize", "garbage"} {
 			name := slot.String() + "-" + fault
-			if err := s.Load(ctx, slot, name, readFault(t, name), ""); err == nil {
+			bin := readFault(t, name)
+			var err error
+			runCall(t, clk, fault == "loop", func() { err = s.Load(ctx, slot, name, bin, "") })
+			if err == nil {
 				t.Errorf("%s: loaded", name)
 			}
 			n++

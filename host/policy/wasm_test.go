@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/wasmsched/wasmsched/abi"
 	fithint "github.com/wasmsched/wasmsched/guest-sdk/examples/fithint/logic"
@@ -52,31 +53,28 @@ func (c *counting) Failed(s abi.Slot, why string, _ error) {
 func (c *counting) FellBack(s abi.Slot, n int)      { c.mu.Lock(); c.fallbacks[s] += n; c.mu.Unlock() }
 func (c *counting) Observe(abi.Slot, time.Duration) {}
 
-func loadFaulty(t *testing.T) *wasm.Module {
+// loadFaulty loads testdata/faulty.wasm into a faultRuntime: its watchdog's
+// clock moves only during runCall with spins set.
+func loadFaulty(t *testing.T) (*wasm.Module, *testingclock.FakeClock) {
 	t.Helper()
 	bin, err := os.ReadFile("testdata/faulty.wasm")
 	if err != nil {
 		t.Fatalf("%v (run make fixtures)", err)
 	}
-	ctx := context.Background()
-	rt, err := wasm.NewRuntime(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close(ctx) })
+	rt, clk := faultRuntime(t)
 	limits := wasm.DefaultLimits()
-	limits.Deadline = 50 * time.Millisecond
-	m, err := rt.Load(ctx, "faulty", bin, limits)
+	limits.Deadline = faultDeadline
+	m, err := rt.Load(context.Background(), "faulty", bin, limits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m
+	return m, clk
 }
 
 // TestWasmFallbacks: every kind of failure in every slot is answered by the
 // native default and counted, and nothing panics.
 func TestWasmFallbacks(t *testing.T) {
-	m := loadFaulty(t)
+	m, clk := loadFaulty(t)
 	rec := newCounting()
 	hi := policytest.MakePod().Name("hi").Priority(10).Queued(time.Unix(2, 0)).BackoffExpiry(time.Unix(9, 0)).UnschedulablePlugins(abi.PluginNodeResourcesFit).View()
 	lo := policytest.MakePod().Name("lo").Priority(1).Queued(time.Unix(1, 0)).BackoffExpiry(time.Unix(5, 0)).LastFailureError().View()
@@ -91,10 +89,14 @@ func TestWasmFallbacks(t *testing.T) {
 	if !qs.Less(hi, lo) || qs.Less(lo, hi) {
 		t.Error("queue sort less: want PrioritySort's answer after the trap")
 	}
-	// The key spins; the runtime's watchdog stops it (its abort bound is
-	// tested in host/wasm) and the adapter answers with the native key.
-	if got, want := qs.Key(hi), (policy.PrioritySort{}).Key(hi); got != want {
-		t.Errorf("queue sort key = %v, want the native key %v", got, want)
+	// The key spins; the runtime's watchdog stops it (how soon is tested in
+	// host/wasm) and the adapter answers with the native key. The
+	// watchdog's clock moves during this call only, so every other call
+	// fails by itself, however loaded the machine.
+	var key abi.SortKey
+	runCall(t, clk, true, func() { key = qs.Key(hi) })
+	if want := (policy.PrioritySort{}).Key(hi); key != want {
+		t.Errorf("queue sort key = %v, want the native key %v", key, want)
 	}
 
 	bs, err := wasmslot.NewBackoffSort(m, policy.BackoffExpiry{}, rec)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/wasmsched/wasmsched/abi"
 )
@@ -202,52 +203,48 @@ func TestOutput(t *testing.T) {
 }
 
 // Misbehaving calls fail with the right kind, break their instance, and do not
-// affect the next instance; a looping call is stopped after its deadline and
-// within the abort bound.
+// affect the next instance. The watchdog runs on a fake clock that the test
+// steps only while a spinning call runs, so the spinning calls are stopped by
+// their deadline, and no other call can be: the others must fail by
+// themselves, however slowly (recursing to a stack overflow or growing memory
+// a page at a time is slow under the race detector), and the calls after
+// them must succeed. The watchdog on the real clock is exercised by
+// TestAllPsSpinning and TestSpinDuringGC, and tick by tick by
+// TestWatchdogScan.
 func TestCallFailures(t *testing.T) {
-	const deadline = 50 * time.Millisecond
 	tests := []struct {
 		module   string
 		a        uint64
 		wantKind ErrorKind
 		wantSub  string
-		// orDeadline: a slow way to fail (stack overflow under the race
-		// detector) may also hit the deadline first; both stop the call.
-		orDeadline bool
 	}{
 		{module: "spin", wantKind: KindDeadline, wantSub: "interrupted after running longer than 50ms"},
 		{module: "oddspin", a: 7, wantKind: KindDeadline, wantSub: "interrupted after running longer than 50ms"},
 		{module: "trap", wantKind: KindTrap, wantSub: "unreachable"},
-		{module: "recurse", wantKind: KindTrap, wantSub: "stack overflow", orDeadline: true},
+		{module: "recurse", wantKind: KindTrap, wantSub: "stack overflow"},
 		{module: "grow", wantKind: KindTrap, wantSub: "unreachable"},
 	}
-	rt, _ := newTestRuntime(t)
+	rt, _, clk := newFakeClockRuntime(t)
 	for _, tt := range tests {
 		t.Run(tt.module, func(t *testing.T) {
-			limits := testLimits()
-			limits.Deadline = deadline
+			limits := spinLimits()
 			limits.MemoryPages = 16
 			m := load(t, rt, tt.module, limits)
 			inst := acquire(t, m)
 
-			start := time.Now()
-			_, err := inst.Call(FuncQueueSortLess, tt.a, 0)
-			elapsed := time.Since(start)
-
-			if tt.orDeadline && KindOf(err) == KindDeadline {
-				t.Logf("%s hit the deadline before failing by itself: %v", tt.module, err)
-			} else if KindOf(err) != tt.wantKind || !strings.Contains(err.Error(), tt.wantSub) {
+			var step *testingclock.FakeClock
+			if tt.wantKind == KindDeadline {
+				step = clk
+			}
+			ran, err := callStopped(t, step, inst, FuncQueueSortLess, tt.a, 0)
+			if KindOf(err) != tt.wantKind || !strings.Contains(err.Error(), tt.wantSub) {
 				t.Fatalf("Call = %v, want kind %v containing %q", err, tt.wantKind, tt.wantSub)
 			}
 			if !strings.Contains(err.Error(), `module "`+tt.module+`": wasmsched_queue_sort_less: `) {
 				t.Errorf("error %q does not name the module and function", err)
 			}
-			if KindOf(err) == KindDeadline {
-				// Never before the deadline; within 2x the deadline plus
-				// 100ms of scheduling slack (the bound is deadline + 2 ticks).
-				if elapsed < deadline || elapsed > 2*deadline+100*time.Millisecond {
-					t.Errorf("aborted after %v, want between %v and %v", elapsed, deadline, 2*deadline+100*time.Millisecond)
-				}
+			if tt.wantKind == KindDeadline && ran <= limits.Deadline {
+				t.Errorf("interrupted after %v of the watchdog's clock, not past its %v deadline", ran, limits.Deadline)
 			}
 			if tt.module == "grow" {
 				if pages := inst.mem.Size() / 65536; pages > limits.MemoryPages {

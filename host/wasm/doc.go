@@ -40,6 +40,7 @@
 // never interrupted before its deadline, and is interrupted within the
 // deadline plus two ticks when the watchdog gets the CPU on time (its tick
 // count comes from the monotonic clock, so a late watchdog catches up).
+// Tests replace that clock with [WithClock].
 //
 // Go cannot preempt a goroutine running wazero-compiled code, so a guest that
 // never returned to Go would hold off every stop-the-world (each GC) and,

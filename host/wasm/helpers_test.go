@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // fixture reads testdata/<name>.wasm.
@@ -58,12 +60,91 @@ func acquire(t testing.TB, m *Module) *Instance {
 	return inst
 }
 
-// testLimits are DefaultLimits with a short deadline and a small pool.
+// Deadlines are wall-clock: a call descheduled for long enough on a loaded
+// machine (-race, every CPU busy) fails with KindDeadline however little work
+// it does. So a call that must succeed, or fail by itself, runs under
+// generousDeadline, which only a call that never stops reaches, or on a
+// Runtime whose watchdog clock stands still (newFakeClockRuntime); the short
+// spinDeadline is for calls that the watchdog must stop. Of those the tests
+// assert that they are stopped, with KindDeadline and never before their
+// deadline, but not how soon after it on the real clock: TestWatchdogScan
+// pins that down tick by tick.
+const (
+	// generousDeadline is the deadline of calls that must not reach it.
+	generousDeadline = 10 * time.Second
+	// spinDeadline is the deadline of calls that spin until the watchdog
+	// stops them.
+	spinDeadline = 50 * time.Millisecond
+	// stopBound bounds the wait for a call that must be stopped (by a trap
+	// or its deadline): it only catches a call that never stops.
+	stopBound = 2 * time.Minute
+)
+
+// testLimits are DefaultLimits with the generous deadline and a small pool.
 func testLimits() Limits {
 	l := DefaultLimits()
-	l.Deadline = 50 * time.Millisecond
+	l.Deadline = generousDeadline
 	l.PoolSize = 4
 	return l
+}
+
+// spinLimits are testLimits with spinDeadline, for guests that spin.
+func spinLimits() Limits {
+	l := testLimits()
+	l.Deadline = spinDeadline
+	return l
+}
+
+// newFakeClockRuntime is newTestRuntime with the watchdog on a fake clock:
+// no call reaches its deadline, however long it runs, unless the test steps
+// the clock (see callStopped).
+func newFakeClockRuntime(t testing.TB, opts ...Option) (*Runtime, *logRecorder, *testingclock.FakeClock) {
+	t.Helper()
+	clk := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	rt, rec := newTestRuntime(t, append([]Option{WithClock(clk)}, opts...)...)
+	return rt, rec, clk
+}
+
+// callStopped calls fn on inst, which must fail, and returns its error. With
+// a fake clock (the Runtime's, see newFakeClockRuntime), it steps the clock a
+// watchdog tick at a time until the call returns, and returns how much fake
+// time that took: the call is stopped by its deadline unless it fails by
+// itself first. With clk nil it only waits. Either way it fails the test if
+// the call is still running after stopBound; Runtime.Close, at the end of
+// the test, then stops it.
+func callStopped(t testing.TB, clk *testingclock.FakeClock, inst *Instance, fn FuncID, a, b uint64) (time.Duration, error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := inst.Call(fn, a, b)
+		done <- err
+	}()
+	var start time.Time
+	if clk != nil {
+		start = clk.Now()
+	}
+	bound := time.After(stopBound)
+	for {
+		var step <-chan time.Time
+		if clk != nil {
+			step = time.After(time.Millisecond) // leave the watchdog time to scan
+		}
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Fatalf("%s(%d, %d) on %q succeeded, want it stopped", fn, a, b, inst.module.name)
+			}
+			if clk == nil {
+				return 0, err
+			}
+			return clk.Since(start), err
+		case <-step:
+			clk.Step(inst.module.rt.tick)
+		case <-bound:
+			t.Fatalf("%s(%d, %d) on %q still running after %v: never stopped", fn, a, b, inst.module.name, stopBound)
+			return 0, nil
+		}
+	}
 }
 
 // logRecorder is a slog.Handler that keeps records, flattened; a test can make

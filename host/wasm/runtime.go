@@ -10,6 +10,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"k8s.io/utils/clock"
 )
 
 // Option configures a Runtime.
@@ -19,6 +20,7 @@ type options struct {
 	logger   *slog.Logger
 	tick     time.Duration
 	cacheDir string
+	clock    clock.WithTicker
 }
 
 // WithLogger sets the logger that receives load warnings and the guests'
@@ -36,6 +38,18 @@ func WithLogger(l *slog.Logger) Option {
 // tick tightens that bound and wakes the watchdog more often.
 func WithWatchdogTick(d time.Duration) Option {
 	return func(o *options) { o.tick = d }
+}
+
+// WithClock sets the clock of the deadline watchdog (its ticker and the time
+// a call has been running) and of the guest-output rate limiter. The default
+// is the real clock; tests pass k8s.io/utils/clock/testing's fake clock, on
+// which no call reaches its deadline until the test steps the clock.
+func WithClock(c clock.WithTicker) Option {
+	return func(o *options) {
+		if c != nil {
+			o.clock = c
+		}
+	}
 }
 
 // WithCompilationCacheDir keeps compiled modules in dir as well as in memory,
@@ -56,8 +70,9 @@ type Runtime struct {
 	logger *slog.Logger
 	tick   time.Duration
 	cache  wazero.CompilationCache
-	// now is the wall clock of the guest-output rate limiter; tests replace
-	// it before loading modules.
+	clock  clock.WithTicker // the watchdog's
+	// now is the wall clock of the guest-output rate limiter (clock.Now
+	// unless a test replaces it before loading modules).
 	now func() time.Time
 
 	// start is when the watchdog's clock reads 0.
@@ -81,7 +96,7 @@ type Runtime struct {
 
 // NewRuntime returns a running Runtime; Close releases it.
 func NewRuntime(ctx context.Context, opts ...Option) (*Runtime, error) {
-	o := options{logger: slog.Default(), tick: DefaultWatchdogTick}
+	o := options{logger: slog.Default(), tick: DefaultWatchdogTick, clock: clock.RealClock{}}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -101,13 +116,14 @@ func NewRuntime(ctx context.Context, opts ...Option) (*Runtime, error) {
 		logger:  o.logger,
 		tick:    o.tick,
 		cache:   cache,
-		now:     time.Now,
+		clock:   o.clock,
+		now:     o.clock.Now,
 		engines: make(map[uint32]wazero.Runtime),
 		modules: make(map[*Module]struct{}),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
-	rt.start = time.Now()
+	rt.start = rt.clock.Now()
 	go rt.watchdog()
 	return rt, nil
 }
@@ -155,44 +171,49 @@ func (rt *Runtime) Close(ctx context.Context) error {
 }
 
 // watchdog wakes every tick and interrupts the calls that have run past
-// their deadline.
-//
-// The call path only marks an instance busy, by storing a fresh sequence
-// number in its state; it reads no clock. The watchdog notes, per instance,
-// the first tick at which it saw the current call (the call began before
-// that), and interrupts the call once more than its deadline in ticks has
-// passed since then. So a call is never interrupted before its deadline, and
-// with regular ticks it is interrupted within its deadline plus two ticks. The
-// tick count comes from the monotonic clock rather than from counting
-// wake-ups, so a watchdog that was starved of CPU catches up on its first
-// run. It claims an overdue call by swapping that call's sequence number for
-// stateInterrupted, so it can never interrupt a later call by mistake.
+// their deadline (see scan). The tick count comes from the clock rather than
+// from counting wake-ups, so a watchdog that was starved of CPU catches up on
+// its first run.
 func (rt *Runtime) watchdog() {
 	defer close(rt.done)
-	t := time.NewTicker(rt.tick)
+	t := rt.clock.NewTicker(rt.tick)
 	defer t.Stop()
 	for {
 		select {
 		case <-rt.stop:
 			return
-		case <-t.C:
+		case <-t.C():
 		}
-		now := int64(time.Since(rt.start) / rt.tick)
-		rt.watchMu.Lock()
-		for _, inst := range rt.watched {
-			s := inst.state.Load()
-			if s <= 0 {
-				continue
-			}
-			if s != inst.wdSeq {
-				inst.wdSeq, inst.wdSince = s, now
-				continue
-			}
-			if now-inst.wdSince > inst.deadlineTicks.Load() && inst.state.CompareAndSwap(s, stateInterrupted) {
-				inst.interrupt.Set(1)
-			}
+		rt.scan(int64(rt.clock.Since(rt.start) / rt.tick))
+	}
+}
+
+// scan is one round of the watchdog at tick now (whole ticks since
+// rt.start).
+//
+// The call path only marks an instance busy, by storing a fresh sequence
+// number in its state; it reads no clock. scan notes, per instance, the
+// first tick at which it saw the current call (the call began before that),
+// and interrupts the call once more than its deadline in ticks has passed
+// since then. So a call is never interrupted before its deadline, and with
+// regular ticks it is interrupted within its deadline plus two ticks. It
+// claims an overdue call by swapping that call's sequence number for
+// stateInterrupted, so it can never interrupt a later call by mistake.
+func (rt *Runtime) scan(now int64) {
+	rt.watchMu.Lock()
+	defer rt.watchMu.Unlock()
+	for _, inst := range rt.watched {
+		s := inst.state.Load()
+		if s <= 0 {
+			continue
 		}
-		rt.watchMu.Unlock()
+		if s != inst.wdSeq {
+			inst.wdSeq, inst.wdSince = s, now
+			continue
+		}
+		if now-inst.wdSince > inst.deadlineTicks.Load() && inst.state.CompareAndSwap(s, stateInterrupted) {
+			inst.interrupt.Set(1)
+		}
 	}
 }
 

@@ -24,6 +24,13 @@ import (
 
 const stwHelperEnv = "WASMSCHED_STW_HELPER_FIXTURE"
 
+// stwHelperBound is how long TestSpinDuringGC waits for its helper process:
+// a deadlock never ends, while a healthy helper (a race-enabled test binary
+// starting, compiling a fixture and running a 50 ms call) takes well under a
+// second on an idle machine and several on a loaded one. So it only catches
+// the deadlock, not a slow machine.
+const stwHelperBound = 2 * time.Minute
+
 // TestSpinDuringGC starts a GC while a guest spins, in a subprocess because a
 // deadlock stops every goroutine of the process, the test timeout's included.
 func TestSpinDuringGC(t *testing.T) {
@@ -32,14 +39,14 @@ func TestSpinDuringGC(t *testing.T) {
 	}
 	for _, fixture := range []string{"spin", "oddspin", "yieldspin"} {
 		t.Run(fixture, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), stwHelperBound)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSpinDuringGCHelper$", "-test.count=1", "-test.v")
 			cmd.Env = append(os.Environ(), stwHelperEnv+"="+fixture)
 			out, err := cmd.CombinedOutput()
 			switch {
 			case ctx.Err() != nil:
-				t.Fatalf("deadlock: the helper did not finish within 5s; output:\n%s", out)
+				t.Fatalf("deadlock: the helper did not finish within %v; output:\n%s", stwHelperBound, out)
 			case err != nil:
 				t.Fatalf("helper failed: %v; output:\n%s", err, out)
 			}
@@ -53,7 +60,7 @@ func TestSpinDuringGCHelper(t *testing.T) {
 		t.Skip("run by TestSpinDuringGC")
 	}
 	rt, _ := newTestRuntime(t)
-	m := load(t, rt, fixtureName, testLimits())
+	m := load(t, rt, fixtureName, spinLimits())
 	inst := acquire(t, m)
 	done := make(chan error, 1)
 	go func() {
@@ -76,10 +83,13 @@ func TestSpinDuringGCHelper(t *testing.T) {
 }
 
 // Instrumented guests return to Go now and then, so the watchdog stops them
-// even when every P runs one, and while the GC runs.
+// even when every P runs one, and while the GC runs; never before their
+// deadline (the watchdog counts ticks of the monotonic clock from a moment
+// after the call began), however late on a loaded machine.
 func TestAllPsSpinning(t *testing.T) {
 	rt, _ := newTestRuntime(t)
-	m := load(t, rt, "spin", testLimits())
+	limits := spinLimits()
+	m := load(t, rt, "spin", limits)
 	n := runtime.GOMAXPROCS(0)
 	stop, gcDone := make(chan struct{}), make(chan struct{})
 	go func() { // GCs throughout, each waiting for every spinning guest
@@ -94,19 +104,28 @@ func TestAllPsSpinning(t *testing.T) {
 		}
 	}()
 	defer func() { close(stop); <-gcDone }()
+	type result struct {
+		err  error
+		took time.Duration
+	}
 	for range 3 {
-		done := make(chan error, n)
+		done := make(chan result, n)
 		for range n {
 			inst := acquire(t, m)
 			go func() {
+				start := time.Now()
 				_, err := inst.Call(FuncQueueSortLess, 0, 0)
+				took := time.Since(start)
 				m.Release(inst)
-				done <- err
+				done <- result{err, took}
 			}()
 		}
 		for range n {
-			if err := <-done; KindOf(err) != KindDeadline {
-				t.Errorf("call = %v, want a deadline error", err)
+			r := <-done
+			if KindOf(r.err) != KindDeadline {
+				t.Errorf("call = %v, want a deadline error", r.err)
+			} else if r.took < limits.Deadline {
+				t.Errorf("call interrupted after %v, before its %v deadline", r.took, limits.Deadline)
 			}
 		}
 	}

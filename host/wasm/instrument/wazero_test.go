@@ -19,6 +19,11 @@ import (
 
 const irq = "__wasmsched_interrupt"
 
+// stopBound bounds the waits for something that must happen (a guest
+// starts, traps once interrupted, a helper process ends): it only catches
+// what never happens, not a slow machine.
+const stopBound = time.Minute
+
 // features enables what the fixtures use on top of Wasm 2.0.
 const features = api.CoreFeaturesV2 | experimental.CoreFeaturesThreads | experimental.CoreFeaturesTailCall
 
@@ -71,9 +76,10 @@ func irqGlobal(tb testing.TB, mod api.Module) api.MutableGlobal {
 	return g
 }
 
-// TestInterrupt starts a guest that never returns, raises the interrupt
-// global from another goroutine and expects a prompt trap: "spin" is stopped
-// by the loop-header check, "recurse" (no loops) by the function-entry check.
+// TestInterrupt starts a guest that never returns, waits until it has passed
+// a few thousand interrupt checks, raises the interrupt global from another
+// goroutine and expects a trap: "spin" is stopped by the loop-header check,
+// "recurse" (no loops) by the function-entry check.
 func TestInterrupt(t *testing.T) {
 	ctx := context.Background()
 	r := newRuntime(t)
@@ -90,8 +96,10 @@ func TestInterrupt(t *testing.T) {
 	mod := instantiate(t, r, bin, "spin")
 	g := irqGlobal(t, mod)
 	add := mod.ExportedFunction("add")
+	mem := mod.ExportedMemory("memory")
 
 	for _, fn := range []string{"spin", "recurse", "spin"} {
+		mem.WriteUint32Le(0, 0)
 		done := make(chan error, 1)
 		go func() {
 			_, err := mod.ExportedFunction(fn).Call(ctx)
@@ -99,14 +107,11 @@ func TestInterrupt(t *testing.T) {
 		}()
 		select {
 		case <-started:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: guest did not start", fn)
+		case <-time.After(stopBound):
+			t.Fatalf("%s: guest did not start within %v", fn, stopBound)
 		}
-		time.Sleep(5 * time.Millisecond) // well inside the loop or recursion
-		select {
-		case err := <-done:
-			t.Fatalf("%s returned before the interrupt: %v", fn, err)
-		default:
+		if err := waitInside(mem, done); err != nil {
+			t.Fatalf("%s: %v", fn, err)
 		}
 		raised := time.Now()
 		g.Set(1)
@@ -116,8 +121,8 @@ func TestInterrupt(t *testing.T) {
 				t.Fatalf("%s: err = %v, want an unreachable trap", fn, err)
 			}
 			t.Logf("%s: trapped %v after the interrupt", fn, time.Since(raised))
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: not interrupted within 5s (the guest keeps spinning)", fn)
+		case <-time.After(stopBound):
+			t.Fatalf("%s: not interrupted within %v (the guest keeps spinning)", fn, stopBound)
 		}
 
 		// Still raised: every call traps at entry. Lowered: the instance works.

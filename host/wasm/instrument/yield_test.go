@@ -105,6 +105,32 @@ func TestYieldCountdown(t *testing.T) {
 
 const gcHelperEnv = "INSTRUMENT_GC_HELPER"
 
+// insideCount is how many interrupt checks a spin.wasm guest must have
+// passed (its count at address 0) to be well inside its loop or recursion:
+// through several yields (every instrument.YieldPeriod checks).
+const insideCount = 4 * instrument.YieldPeriod
+
+// waitInside waits until the spin.wasm guest whose memory is mem has passed
+// insideCount interrupt checks, which it does in microseconds when it runs.
+// done receives the errors of the spinning calls: none may return first.
+// After stopBound it gives up: the guest is not running.
+func waitInside(mem api.Memory, done <-chan error) error {
+	bound := time.After(stopBound)
+	for {
+		if n, _ := mem.ReadUint32Le(0); n >= insideCount {
+			return nil
+		}
+		select {
+		case err := <-done:
+			return fmt.Errorf("a guest returned before the interrupt: %v", err)
+		case <-bound:
+			n, _ := mem.ReadUint32Le(0)
+			return fmt.Errorf("a guest passed %d of %d checks in %v: it is not running", n, insideCount, stopBound)
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
 // TestYieldDuringGC runs GCs while every P runs a spinning instrumented
 // guest, then interrupts the guests. Without the yields the first GC waits
 // forever for the spinning goroutines, which Go cannot preempt in machine
@@ -114,14 +140,14 @@ func TestYieldDuringGC(t *testing.T) {
 	if os.Getenv(gcHelperEnv) != "" {
 		t.Skip("running as the helper")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), stopBound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestYieldDuringGCHelper$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), gcHelperEnv+"=1")
 	out, err := cmd.CombinedOutput()
 	switch {
 	case ctx.Err() != nil:
-		t.Fatalf("deadlock: the helper did not finish within 60s; output:\n%s", out)
+		t.Fatalf("deadlock: the helper did not finish within %v; output:\n%s", stopBound, out)
 	case err != nil:
 		t.Fatalf("helper failed: %v; output:\n%s", err, out)
 	}
@@ -153,10 +179,11 @@ func TestYieldDuringGCHelper(t *testing.T) {
 	// which sysmon does after 10ms as with any CPU-bound goroutine).
 	for _, n := range []int{0, 1, runtime.GOMAXPROCS(0)} {
 		globals := make([]api.MutableGlobal, n)
+		mems := make([]api.Memory, n)
 		done := make(chan error, n)
 		for i := range n {
 			mod := instantiate(t, r, bin, fmt.Sprintf("spin%d-%d", n, i))
-			globals[i] = irqGlobal(t, mod)
+			globals[i], mems[i] = irqGlobal(t, mod), mod.ExportedMemory("memory")
 			go func() {
 				_, err := mod.ExportedFunction("spin").Call(ctx)
 				done <- err
@@ -165,7 +192,11 @@ func TestYieldDuringGCHelper(t *testing.T) {
 		for range n {
 			<-started
 		}
-		time.Sleep(5 * time.Millisecond) // well inside the loops
+		for _, mem := range mems {
+			if err := waitInside(mem, done); err != nil {
+				t.Fatal(err)
+			}
+		}
 
 		const gcs = 20
 		var total, worst time.Duration

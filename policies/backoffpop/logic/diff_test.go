@@ -70,7 +70,11 @@ func TestDifferential(t *testing.T) {
 			t.Errorf("closing the runtime: %v", err)
 		}
 	}()
-	m, err := rt.Load(ctx, "backoffpop.wasm", bin, wasm.DefaultLimits())
+	// A deadline no call reaches: the default 100 ms is wall-clock, and a
+	// call descheduled that long on a loaded machine would fall back.
+	limits := wasm.DefaultLimits()
+	limits.Deadline = 10 * time.Second
+	m, err := rt.Load(ctx, "backoffpop.wasm", bin, limits)
 	if err != nil {
 		t.Fatal(err)
 	}
