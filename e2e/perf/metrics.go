@@ -12,6 +12,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/wasmsched/wasmsched/host/metrics/estimate"
 )
 
 // Both schedulers export the same families; these are the ones read here.
@@ -135,35 +137,11 @@ func (h histogram) total() float64 {
 	return h.counts[len(h.counts)-1]
 }
 
-// quantile interpolates linearly within the bucket holding rank q*total,
-// as Prometheus' histogram_quantile does; a rank in the +Inf bucket answers
-// the highest finite bound. NaN when there are no observations.
+// quantile is the q-quantile of the observations, as Prometheus'
+// histogram_quantile estimates it (estimate.Quantile): a rank in the +Inf
+// bucket answers the highest finite bound; NaN when there are none.
 func (h histogram) quantile(q float64) float64 {
-	total := h.total()
-	if total == 0 {
-		return math.NaN()
-	}
-	rank := q * total
-	for i, c := range h.counts {
-		if c < rank {
-			continue
-		}
-		if math.IsInf(h.bounds[i], 1) {
-			if i == 0 {
-				return math.NaN()
-			}
-			return h.bounds[i-1]
-		}
-		lower, below := 0.0, 0.0
-		if i > 0 {
-			lower, below = h.bounds[i-1], h.counts[i-1]
-		}
-		if c == below {
-			return h.bounds[i]
-		}
-		return lower + (h.bounds[i]-lower)*(rank-below)/(c-below)
-	}
-	return h.bounds[len(h.bounds)-1]
+	return estimate.Quantile(q, h.bounds, h.counts)
 }
 
 // procStat is the CPU time and peak resident set of a process, from /proc.

@@ -78,24 +78,13 @@ func nonMissingContainerRequests(reqs v1.ResourceList, podLevel bool) v1.Resourc
 }
 
 // podHostPorts lists the normalised host ports of the containers that run for
-// the pod's whole life: restartable init containers first, then containers.
+// the pod's whole life (podview.ContainerHostPorts): restartable init
+// containers first, then containers.
 func podHostPorts(pod *v1.Pod) []HostPort {
 	var out []HostPort
-	add := func(cs []v1.Container, sidecarsOnly bool) {
-		for i := range cs {
-			c := &cs[i]
-			if sidecarsOnly && (c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyAlways) {
-				continue
-			}
-			for _, p := range c.Ports {
-				if p.HostPort > 0 {
-					out = append(out, normalisePort(HostPort{IP: p.HostIP, Protocol: p.Protocol, Port: p.HostPort}))
-				}
-			}
-		}
+	for p := range podview.ContainerHostPorts(pod) {
+		out = append(out, normalisePort(HostPort{IP: p.HostIP, Protocol: p.Protocol, Port: p.HostPort}))
 	}
-	add(pod.Spec.InitContainers, true)
-	add(pod.Spec.Containers, false)
 	return out
 }
 

@@ -48,7 +48,7 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 		s.failGroup(ctx, g, live, failure{err: err}, start)
 		return
 	}
-	need := groupMinCount(g.PodGroup()) - s.boundMembers(g)
+	need := int(podview.MinCount(g.PodGroup())) - s.boundMembers(g)
 	var (
 		placed   []*v1.Pod    // assumed copies, in member order
 		bindable []*queue.Pod // their queue pods
@@ -77,7 +77,7 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 	if len(misfits) > 0 && len(placed) < need {
 		// As upstream: a member that did not fit reports its own filters'
 		// reasons; the others report the unmet quorum (and the preemption).
-		minCount := groupMinCount(g.PodGroup())
+		minCount := int(podview.MinCount(g.PodGroup()))
 		quorum := failure{diag: reasons[0].diag, nodes: reasons[0].nodes, message: fmt.Sprintf(
 			"pod group is unschedulable, minCount (%d) cannot be satisfied: %d scheduled, 0 remaining",
 			minCount, minCount-need+len(placed))}
@@ -120,15 +120,6 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 		Type: schedv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionTrue, Reason: "Scheduled",
 		Message: fmt.Sprintf("%d pods placed", len(placed)),
 	})
-}
-
-// groupMinCount is the gang's minCount, 1 for a group without a gang
-// policy (upstream's basic group), 1 when the PodGroup is unknown.
-func groupMinCount(pg *schedv1beta1.PodGroup) int {
-	if pg != nil && pg.Spec.SchedulingPolicy.Gang != nil {
-		return int(pg.Spec.SchedulingPolicy.Gang.MinCount)
-	}
-	return 1
 }
 
 // boundMembers counts the group's pods already on a node in the snapshot

@@ -14,7 +14,7 @@ func Group(pg *schedv1beta1.PodGroup, members int32) GroupInfo {
 		return GroupInfo{Members: members}
 	}
 	return GroupInfo{
-		MinCount:       minCount(pg),
+		MinCount:       MinCount(pg),
 		Priority:       groupPriority(pg),
 		DisruptionMode: disruptionMode(pg),
 		Members:        members,
@@ -27,7 +27,7 @@ func PodGroup(pg *schedv1beta1.PodGroup, members int32) abi.PodGroup {
 	return abi.PodGroup{
 		Namespace:      pg.Namespace,
 		Name:           pg.Name,
-		MinCount:       minCount(pg),
+		MinCount:       MinCount(pg),
 		Priority:       groupPriority(pg),
 		PreemptNever:   pg.Spec.PreemptionPolicy != nil && *pg.Spec.PreemptionPolicy == schedv1beta1.PreemptNever,
 		DisruptionMode: disruptionMode(pg),
@@ -35,10 +35,15 @@ func PodGroup(pg *schedv1beta1.PodGroup, members int32) abi.PodGroup {
 	}
 }
 
-// minCount is the gang policy's minCount, and 1 for a basic (non-gang)
+// MinCount is the gang policy's minCount, and 1 for a basic (non-gang)
 // group, as upstream's gangscheduling getMinCount: a basic group's pods need
-// no quorum. 0 is left to mean "the PodGroup is not known yet" (Group(nil)).
-func minCount(pg *schedv1beta1.PodGroup) int32 {
+// no quorum. It is 1 for a nil pg too (the scheduling cycle treats an
+// unknown PodGroup as a basic group); in a record, 0 is left to mean "the
+// PodGroup is not known yet" (Group(nil) does not call it).
+func MinCount(pg *schedv1beta1.PodGroup) int32 {
+	if pg == nil {
+		return 1
+	}
 	if g := pg.Spec.SchedulingPolicy.Gang; g != nil {
 		return g.MinCount
 	}

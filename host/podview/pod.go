@@ -1,6 +1,7 @@
 package podview
 
 import (
+	"iter"
 	"slices"
 	"strings"
 
@@ -264,27 +265,42 @@ func protocol(p v1.Protocol) abi.Protocol {
 }
 
 // hostPorts lists the ports with a hostPort of the containers that run for
-// the pod's whole life, as upstream's util.GetHostPorts does: restartable
-// init containers (sidecars) first, then the regular containers. Ordinary
-// init containers are left out, as upstream leaves them out.
+// the pod's whole life, as upstream's util.GetHostPorts does (see
+// ContainerHostPorts).
 func hostPorts(pod *v1.Pod) []abi.HostPort {
 	var out []abi.HostPort
-	add := func(cs []v1.Container, sidecarsOnly bool) {
-		for i := range cs {
-			c := &cs[i]
-			if sidecarsOnly && (c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyAlways) {
-				continue
-			}
-			for _, p := range c.Ports {
-				if p.HostPort > 0 {
-					out = append(out, abi.HostPort{HostIP: p.HostIP, Port: p.HostPort, Protocol: protocol(p.Protocol)})
+	for p := range ContainerHostPorts(pod) {
+		out = append(out, abi.HostPort{HostIP: p.HostIP, Port: p.HostPort, Protocol: protocol(p.Protocol)})
+	}
+	return out
+}
+
+// ContainerHostPorts yields the container ports with a hostPort of the
+// containers that run for the pod's whole life, as upstream's
+// util.GetHostPorts walks them: restartable init containers (sidecars)
+// first, then the regular containers. Ordinary init containers are left
+// out, as upstream leaves them out. It is the one walker both the policy
+// record (hostPorts) and the cache's port accounting use.
+func ContainerHostPorts(pod *v1.Pod) iter.Seq[*v1.ContainerPort] {
+	return func(yield func(*v1.ContainerPort) bool) {
+		walk := func(cs []v1.Container, sidecarsOnly bool) bool {
+			for i := range cs {
+				c := &cs[i]
+				if sidecarsOnly && (c.RestartPolicy == nil || *c.RestartPolicy != v1.ContainerRestartPolicyAlways) {
+					continue
+				}
+				for j := range c.Ports {
+					if c.Ports[j].HostPort > 0 && !yield(&c.Ports[j]) {
+						return false
+					}
 				}
 			}
+			return true
+		}
+		if walk(pod.Spec.InitContainers, true) {
+			walk(pod.Spec.Containers, false)
 		}
 	}
-	add(pod.Spec.InitContainers, true)
-	add(pod.Spec.Containers, false)
-	return out
 }
 
 func requiredAffinity(a *v1.Affinity) []abi.NodeSelectorTerm {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wasmsched/wasmsched/host/metrics/estimate"
 )
 
 // bucket is one cumulative histogram bucket.
@@ -81,39 +83,14 @@ func (h histogram) sub(before histogram) histogram {
 }
 
 // quantile estimates the q-quantile of cumulative buckets (+Inf last) as
-// Prometheus's histogram_quantile does: linear interpolation within the
-// bucket the rank falls in, the lower bound of the first bucket taken as 0,
-// and the highest finite bound when the rank falls in +Inf. NaN without
-// observations.
+// Prometheus's histogram_quantile does (estimate.Quantile).
 func quantile(q float64, bs []bucket) float64 {
-	if len(bs) == 0 || !math.IsInf(bs[len(bs)-1].upper, 1) {
-		return math.NaN()
+	upper := make([]float64, len(bs))
+	cumulative := make([]float64, len(bs))
+	for i, b := range bs {
+		upper[i], cumulative[i] = b.upper, float64(b.count)
 	}
-	total := bs[len(bs)-1].count
-	if total == 0 {
-		return math.NaN()
-	}
-	rank := q * float64(total)
-	i := sort.Search(len(bs), func(i int) bool { return float64(bs[i].count) >= rank })
-	switch {
-	case i == len(bs)-1:
-		if len(bs) < 2 {
-			return math.NaN()
-		}
-		return bs[len(bs)-2].upper
-	case i == 0 && bs[0].upper <= 0:
-		return bs[0].upper
-	}
-	var lower float64
-	var below uint64
-	if i > 0 {
-		lower, below = bs[i-1].upper, bs[i-1].count
-	}
-	in := bs[i].count - below
-	if in == 0 {
-		return bs[i].upper
-	}
-	return lower + (bs[i].upper-lower)*(rank-float64(below))/float64(in)
+	return estimate.Quantile(q, upper, cumulative)
 }
 
 // Summary prints the result for people.
