@@ -82,6 +82,7 @@
 package policytest
 
 import (
+	"os"
 	"slices"
 	"testing"
 
@@ -119,12 +120,19 @@ type Slots struct {
 
 // Run runs body as subtest "native" with p's native adapters, then as
 // subtest "wasm" with p.WasmPath loaded into the host runtime.
+// Without a WasmPath the "wasm" subtest is skipped, except under CI=true,
+// where it fails: a module that was not built must not pass unnoticed.
 func Run(t *testing.T, p Policy, body func(t *testing.T, s Slots)) {
 	t.Helper()
 	t.Run("native", func(t *testing.T) { body(t, p.native(t)) })
 	t.Run("wasm", func(t *testing.T) {
 		if p.WasmPath == "" {
-			t.Skip("policytest.Policy.WasmPath is empty")
+			// A missing module must not pass as a skip in CI.
+			const msg = "policytest.Policy.WasmPath is empty: build the policy's .wasm (`make policies`, which needs TinyGo: hack/tinygo.sh) and set WasmPath"
+			if os.Getenv("CI") == "true" {
+				t.Fatal(msg + " (CI=true: not skipped)")
+			}
+			t.Skip(msg)
 		}
 		body(t, p.wasm(t))
 	})
