@@ -321,15 +321,31 @@ func TestNewReadyTimeout(t *testing.T) {
 	}
 }
 
-// TestCostStart measures what testenv.Start costs a test: a kube-apiserver
-// on the shared etcd, start to /readyz, and its stop.
-func TestCostStart(t *testing.T) {
-	for i := range 3 {
-		var ready time.Duration
-		t0 := time.Now()
-		t.Run("start", func(t *testing.T) { ready = testenv.Start(t).ReadyAfter() })
-		t.Logf("Start #%d: %v in total, ready after %v", i, time.Since(t0).Round(time.Millisecond), ready.Round(time.Millisecond))
+// BenchmarkStart measures what testenv.Start costs a test: a kube-apiserver
+// on an etcd that already runs (Start's shared one), start to /readyz, and
+// its stop. ready-s/op is the start alone (Env.ReadyAfter).
+//
+//	go test -run '^$' -bench Start -benchtime 3x ./e2e/testenv/
+func BenchmarkStart(b *testing.B) {
+	ctx := context.Background()
+	etcd, err := testenv.StartEtcd(ctx, testenv.EtcdOptions{})
+	if err != nil {
+		b.Fatal(err)
 	}
+	b.Cleanup(etcd.Stop)
+	b.ReportAllocs()
+	var ready time.Duration
+	n := 0
+	for b.Loop() {
+		env, err := testenv.New(ctx, testenv.Options{Etcd: etcd})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ready += env.ReadyAfter()
+		n++
+		env.Stop()
+	}
+	b.ReportMetric(ready.Seconds()/float64(n), "ready-s/op")
 }
 
 // The tests below use the shared control plane, which stays up until the
@@ -481,14 +497,19 @@ func TestDeleteNamespace(t *testing.T) {
 	}
 }
 
-// TestCostNamespace measures Env.Namespace on the shared control plane:
-// create and clean up.
-func TestCostNamespace(t *testing.T) {
-	env := testenv.Shared(t)
-	const n = 5
-	t0 := time.Now()
-	for range n {
-		t.Run("namespace", func(t *testing.T) { env.Namespace(t) })
+// BenchmarkNamespace measures a test namespace on the shared control plane
+// (what Env.Namespace does): created, then deleted with DeleteNamespace.
+func BenchmarkNamespace(b *testing.B) {
+	env := testenv.Shared(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		ns, err := env.CreateNamespace(ctx, "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := env.DeleteNamespace(ctx, ns); err != nil {
+			b.Fatal(err)
+		}
 	}
-	t.Logf("Namespace: %v each, created and cleaned up", (time.Since(t0) / n).Round(time.Millisecond))
 }
