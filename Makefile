@@ -53,7 +53,7 @@ cluster: ## Build the test control plane (kube-apiserver, etcd, KWOK) and the re
 	@hack/cluster.sh build kube-apiserver etcd kwok kube-scheduler >/dev/null
 
 .PHONY: test
-test: tools cluster policies fixtures ## Rebuild policies and fixtures, check them against git, go vet, go test (-race on ./host/...).
+test: tools cluster policies fixtures ## Rebuild policies and fixtures, check them against git, go vet, go test (-race on ./host/... and ./cmd/...).
 	hack/verify-wasm.sh
 	$(GO) vet ./...
 	GO="$(GO)" RACE_PKGS="$(RACE_PKGS)" hack/gotest.sh $(GOTEST_FLAGS)
