@@ -1,19 +1,12 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/wasmsched/wasmsched/e2e/testenv"
 )
 
 // The scheduler runs as its own process, built from ./cmd/wasmsched once
@@ -56,120 +51,46 @@ func schedulerBinary(t *testing.T) string {
 	return binary
 }
 
-// proc is a running wasmsched.
-type proc struct {
-	cmd     *exec.Cmd
-	metrics string // host:port of /metrics
-	mu      sync.Mutex
-	log     bytes.Buffer
-	done    chan struct{}
-}
+// proc is a running wasmsched (testenv.StartWasmsched).
+type proc struct{ *testenv.Wasmsched }
 
-// startScheduler runs wasmsched with the kubeconfig and extra flags; it is
-// stopped (SIGTERM, then SIGKILL) at the end of the test, and its log is
-// printed if the test failed.
+// startScheduler runs wasmsched with the kubeconfig and extra flags, at log
+// level debug, and waits until it is ready; it is stopped (SIGTERM, then
+// SIGKILL) at the end of the test, and its log is printed if the test
+// failed.
 func startScheduler(t *testing.T, kubeconfig string, args ...string) *proc {
 	t.Helper()
-	addr := freeAddr(t)
-	full := append([]string{"run", "-kubeconfig", kubeconfig, "-metrics-bind-address", addr, "-log-level", "debug"}, args...)
-	p := &proc{cmd: exec.Command(schedulerBinary(t), full...), metrics: addr, done: make(chan struct{})}
-	pr, pw := io.Pipe()
-	p.cmd.Stdout, p.cmd.Stderr = pw, pw
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start wasmsched: %v", err)
+	w, err := testenv.StartWasmsched(context.Background(), testenv.WasmschedOptions{
+		Bin:        schedulerBinary(t),
+		Kubeconfig: kubeconfig,
+		Args:       append([]string{"-log-level", "debug"}, args...),
+		LogPath:    filepath.Join(t.TempDir(), "wasmsched.log"),
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	go func() {
-		s := bufio.NewScanner(pr)
-		s.Buffer(make([]byte, 1<<16), 1<<20)
-		for s.Scan() {
-			p.mu.Lock()
-			p.log.Write(s.Bytes())
-			p.log.WriteByte('\n')
-			p.mu.Unlock()
-		}
-	}()
-	go func() {
-		_ = p.cmd.Wait()
-		pw.Close()
-		close(p.done)
-	}()
+	p := &proc{w}
 	t.Cleanup(func() {
 		p.stop()
 		if t.Failed() {
-			t.Logf("wasmsched %s log:\n%s", strings.Join(full, " "), tail(p.Log(), 200))
+			t.Logf("wasmsched log (tail of %s):\n%s", p.LogPath(), p.Tail(200))
 		}
-	})
-	waitFor(t, 60*time.Second, "wasmsched /readyz", func() (bool, error) {
-		select {
-		case <-p.done:
-			return false, fmt.Errorf("wasmsched exited: %s\n%s", p.cmd.ProcessState, tail(p.Log(), 50))
-		default:
-		}
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
 	})
 	return p
 }
 
 // stop sends SIGTERM and waits, then kills.
-func (p *proc) stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-// Log is what the process printed so far.
-func (p *proc) Log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
-}
+func (p *proc) stop() { p.Stop(15 * time.Second) }
 
 // metric returns the sum of the samples of a metric family whose labels
 // contain every given label (as `name="value"`).
 func (p *proc) metric(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + p.metrics + "/metrics")
+	body, err := p.Get(context.Background(), "/metrics")
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var sum float64
-	for _, line := range strings.Split(string(body), "\n") {
-		if !strings.HasPrefix(line, name) || strings.HasPrefix(line, "#") {
-			continue
-		}
-		rest := line[len(name):]
-		if rest == "" || (rest[0] != '{' && rest[0] != ' ') {
-			continue
-		}
-		ok := true
-		for _, l := range labels {
-			ok = ok && strings.Contains(rest, l)
-		}
-		if !ok {
-			continue
-		}
-		var v float64
-		if _, err := fmt.Sscanf(rest[strings.LastIndexByte(rest, ' ')+1:], "%g", &v); err == nil {
-			sum += v
-		}
-	}
-	return sum
+	return testenv.SumSamples(body, name, labels...)
 }
 
 // waitMetric waits until metric (summed as by metric) equals want: the
@@ -191,24 +112,6 @@ func (p *proc) waitMetric(t *testing.T, name string, want float64, labels ...str
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func tail(s string, lines int) string {
-	ls := strings.Split(s, "\n")
-	if len(ls) > lines {
-		ls = ls[len(ls)-lines:]
-	}
-	return strings.Join(ls, "\n")
 }
 
 // waitFor polls cond every 100 ms until it holds, fails, or timeout passes.

@@ -209,7 +209,7 @@ type swapResponse struct {
 // code and the answer.
 func (p *proc) postModule(t *testing.T, slot string, module []byte) (int, swapResponse) {
 	t.Helper()
-	resp, err := http.Post("http://"+p.metrics+"/policies/"+slot, "application/wasm", bytes.NewReader(module))
+	resp, err := http.Post("http://"+p.Addr+"/policies/"+slot, "application/wasm", bytes.NewReader(module))
 	if err != nil {
 		t.Fatalf("POST /policies/%s: %v", slot, err)
 	}
@@ -294,7 +294,7 @@ func (p *proc) policiesState(t *testing.T) map[string]map[string]struct {
 	SHA256 string `json:"sha256"`
 } {
 	t.Helper()
-	resp, err := http.Get("http://" + p.metrics + "/policies")
+	resp, err := http.Get("http://" + p.Addr + "/policies")
 	if err != nil {
 		t.Fatalf("GET /policies: %v", err)
 	}
@@ -361,7 +361,7 @@ func TestReloadOnFileChangeAndSIGHUP(t *testing.T) {
 	other := filepath.Join(dir, "other.wasm")
 	write(other, prio)
 	writeConfig(other) // also picked up by the watch; SIGHUP must work on its own too
-	if err := sched.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := sched.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, "the configuration naming other.wasm to be loaded", func() (bool, error) {
@@ -372,7 +372,7 @@ func TestReloadOnFileChangeAndSIGHUP(t *testing.T) {
 	forbidden := filepath.Join(dir, "fs.wasm")
 	write(forbidden, fixture(t, "queueSort-fs"))
 	writeConfig(forbidden)
-	if err := sched.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := sched.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, "the refusal to be logged", func() (bool, error) {
@@ -399,7 +399,7 @@ func TestAdminEndpointOffByDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post("http://"+sched.metrics+"/policies/queueSort", "application/wasm", bytes.NewReader(fifo))
+	resp, err := http.Post("http://"+sched.Addr+"/policies/queueSort", "application/wasm", bytes.NewReader(fifo))
 	if err != nil {
 		t.Fatalf("POST /policies/queueSort: %v", err)
 	}

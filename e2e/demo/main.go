@@ -7,7 +7,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,10 +14,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -47,12 +44,12 @@ func main() {
 }
 
 type demo struct {
-	metrics string // host:port of wasmsched's metrics listener
-	out     io.Writer
-	env     *testenv.Env
-	c       kubernetes.Interface
-	ns      string
-	start   time.Time
+	sched *testenv.Wasmsched
+	out   io.Writer
+	env   *testenv.Env
+	c     kubernetes.Interface
+	ns    string
+	start time.Time
 }
 
 func (d *demo) say(format string, args ...any) {
@@ -90,27 +87,27 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 
-	metricsAddr, err := freeAddr()
+	// The demo swaps the queue sort through the admin endpoint, which is off by
+	// default and served on loopback only (the listener is on 127.0.0.1).
+	sched, err := testenv.StartWasmsched(ctx, testenv.WasmschedOptions{
+		Bin: *bin, Kubeconfig: env.Kubeconfig, Args: []string{"-set", "policies.adminEndpoint=true"},
+		LogPath: filepath.Join(env.Dir(), "wasmsched.log"),
+	})
 	if err != nil {
 		return err
 	}
-	logPath := filepath.Join(env.Dir(), "wasmsched.log")
-	sched, err := startScheduler(ctx, *bin, env.Kubeconfig, metricsAddr, logPath)
-	if err != nil {
-		return err
-	}
-	defer sched.stop()
-	d.say("wasmsched runs with the built-in Wasm policies (backoffpop, hints, gangpreempt); log: %s", logPath)
-	d.say("metrics: http://%s/metrics", metricsAddr)
+	defer sched.Stop(10 * time.Second)
+	d.sched = sched
+	d.say("wasmsched runs with the built-in Wasm policies (backoffpop, hints, gangpreempt); log: %s", sched.LogPath())
+	d.say("metrics: http://%s/metrics", sched.Addr)
 
-	d.metrics = metricsAddr
 	steps := []func(context.Context) error{d.plainPods, d.waitForNode, d.gang, d.preemption, d.hotSwap}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			return err
 		}
 	}
-	d.summary(metricsAddr)
+	d.summary(ctx)
 	if *keep {
 		d.say("the cluster keeps running: export KUBECONFIG=%s; Ctrl-C to stop", env.Kubeconfig)
 		<-ctx.Done()
@@ -181,7 +178,14 @@ func (d *demo) gang(ctx context.Context) error {
 			return err
 		}
 	}
-	time.Sleep(2 * time.Second)
+	// The policy holds them back before any attempt: wait until the
+	// scheduler reports all three gated.
+	if err := poll(ctx, time.Minute, func() bool {
+		page, err := d.sched.Get(ctx, "/metrics")
+		return err == nil && testenv.SumSamples(page, "scheduler_pending_pods", `queue="gated"`) == 3
+	}); err != nil {
+		return fmt.Errorf("the 3 members were not reported gated: %w", err)
+	}
 	bound := 0
 	for i := range 3 {
 		if p, err := d.c.CoreV1().Pods(d.ns).Get(ctx, "train-"+strconv.Itoa(i), metav1.GetOptions{}); err == nil && p.Spec.NodeName != "" {
@@ -276,7 +280,7 @@ func (d *demo) hotSwap(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+d.metrics+"/policies/queueSort?name=fifosort", bytes.NewReader(bin))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+d.sched.Addr+"/policies/queueSort?name=fifosort", bytes.NewReader(bin))
 	if err != nil {
 		return err
 	}
@@ -294,14 +298,14 @@ func (d *demo) hotSwap(ctx context.Context) error {
 	}
 	_ = json.Unmarshal(body, &res)
 	d.say("   POST /policies/queueSort: swapped in %.1f ms (compiled, validated, smoke-tested, queues re-sorted)", res.TookMS)
-	state, err := get("http://" + d.metrics + "/policies")
+	state, err := d.sched.Get(ctx, "/policies")
 	if err != nil {
 		return err
 	}
 	var slots map[string]map[string]struct {
 		Module string `json:"module"`
 	}
-	if err := json.Unmarshal([]byte(state), &slots); err != nil {
+	if err := json.Unmarshal(state, &slots); err != nil {
 		return err
 	}
 	var lines []string
@@ -313,14 +317,14 @@ func (d *demo) hotSwap(ctx context.Context) error {
 	return nil
 }
 
-func (d *demo) summary(addr string) {
-	body, err := get("http://" + addr + "/metrics")
+func (d *demo) summary(ctx context.Context) {
+	body, err := d.sched.Get(ctx, "/metrics")
 	if err != nil {
 		d.say("metrics: %v", err)
 		return
 	}
-	d.say("from http://%s/metrics:", addr)
-	for _, line := range strings.Split(body, "\n") {
+	d.say("from http://%s/metrics:", d.sched.Addr)
+	for _, line := range strings.Split(string(body), "\n") {
 		for _, prefix := range []string{"scheduler_schedule_attempts_total{", "wasmsched_policy_calls_total{", "wasmsched_policy_fallbacks_total{", "wasmsched_policy_swaps_total{", "scheduler_pending_pods{", "scheduler_preemption_attempts_total", "scheduler_preemption_victims_sum"} {
 			if strings.HasPrefix(line, prefix) && !strings.HasSuffix(line, " 0") {
 				fmt.Fprintf(d.out, "          %s\n", line)
@@ -398,99 +402,3 @@ func pod(ns, name, cpu string) *v1.Pod {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// scheduler is the wasmsched child process.
-type scheduler struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-}
-
-func startScheduler(ctx context.Context, bin, kubeconfig, metricsAddr, logPath string) (*scheduler, error) {
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	// The demo swaps the queue sort through the admin endpoint, which is off by
-	// default and served on loopback only (metricsAddr is 127.0.0.1).
-	cmd := exec.Command(bin, "run", "-kubeconfig", kubeconfig, "-metrics-bind-address", metricsAddr, "-set", "policies.adminEndpoint=true")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start %s: %w (run `make demo`, which builds it)", bin, err)
-	}
-	s := &scheduler{cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); logFile.Close(); close(s.done) }()
-	err = poll(ctx, time.Minute, func() bool {
-		select {
-		case <-s.done:
-			return true
-		default:
-		}
-		_, err := get("http://" + metricsAddr + "/readyz")
-		return err == nil
-	})
-	select {
-	case <-s.done:
-		return nil, fmt.Errorf("wasmsched exited at start; its log:\n%s", tailFile(logPath, 20))
-	default:
-	}
-	if err != nil {
-		s.stop()
-		return nil, fmt.Errorf("wasmsched did not become ready: %w; its log:\n%s", err, tailFile(logPath, 20))
-	}
-	return s, nil
-}
-
-func (s *scheduler) stop() {
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.done
-	}
-}
-
-func get(url string) (string, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return string(b), err
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-func tailFile(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return err.Error()
-	}
-	defer f.Close()
-	var lines []string
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		lines = append(lines, s.Text())
-		if len(lines) > n {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, "\n")
-}

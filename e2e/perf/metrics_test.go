@@ -151,7 +151,7 @@ func TestFlags(t *testing.T) {
 }
 
 func TestNativeArgsSetEverySlot(t *testing.T) {
-	args := wasmschedArgs(schedNative, "kc", "127.0.0.1:1")
+	args := wasmschedArgs(schedNative)
 	n := 0
 	for _, a := range args {
 		if bytes.HasSuffix([]byte(a), []byte(".module=native")) {
@@ -161,7 +161,7 @@ func TestNativeArgsSetEverySlot(t *testing.T) {
 	if n != 5 {
 		t.Errorf("native run sets %d slots to native, want 5: %q", n, args)
 	}
-	for _, a := range wasmschedArgs(schedWasm, "kc", "127.0.0.1:1") {
+	for _, a := range wasmschedArgs(schedWasm) {
 		if bytes.HasSuffix([]byte(a), []byte("=native")) {
 			t.Errorf("wasm run has %q", a)
 		}

@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/wasmsched/wasmsched/abi"
@@ -72,18 +69,17 @@ func (u upstream) cpuProfile(ctx context.Context, d time.Duration) ([]byte, erro
 func (u upstream) stop()             { u.ks.Stop(10 * time.Second) }
 func (u upstream) tail(n int) string { return u.ks.Tail(n) }
 
-type wasmschedProc struct {
-	p    *testenv.Process
-	addr string // metrics listener
-}
+type wasmschedProc struct{ w *testenv.Wasmsched }
 
-// wasmschedArgs are the flags of `wasmsched run` for kind: the same client
-// limits as upstream, warnings only (upstream logs at -v=1), /debug/pprof
-// served (as upstream's enableProfiling, on by default there), and for
-// native every slot set to the reference policy compiled into the binary.
-func wasmschedArgs(kind, kubeconfig, addr string) []string {
-	args := []string{"run", "-kubeconfig", kubeconfig, "-scheduler-name", schedulerName,
-		"-metrics-bind-address", addr, "-log-level", "warn", "-set", "metrics.profiling=true",
+// wasmschedArgs are the flags of `wasmsched run` for kind, after
+// -kubeconfig and -metrics-bind-address (testenv.StartWasmsched): the same
+// client limits as upstream, warnings only (upstream logs at -v=1),
+// /debug/pprof served (as upstream's enableProfiling, on by default there),
+// and for native every slot set to the reference policy compiled into the
+// binary.
+func wasmschedArgs(kind string) []string {
+	args := []string{"-scheduler-name", schedulerName,
+		"-log-level", "warn", "-set", "metrics.profiling=true",
 		"-set", "client.qps=" + strconv.Itoa(clientQPS), "-set", "client.burst=" + strconv.Itoa(clientBurst)}
 	if kind == schedNative {
 		for _, s := range abi.Slots {
@@ -94,71 +90,26 @@ func wasmschedArgs(kind, kubeconfig, addr string) []string {
 }
 
 func startWasmsched(ctx context.Context, env *testenv.Env, kind, bin string) (running, error) {
-	for attempt := 0; ; attempt++ {
-		addr, err := freeAddr()
-		if err != nil {
-			return nil, err
-		}
-		p, err := env.StartProcess("wasmsched-"+kind, bin, wasmschedArgs(kind, env.Kubeconfig, addr)...)
-		if err != nil {
-			return nil, err
-		}
-		w := &wasmschedProc{p: p, addr: addr}
-		err = w.waitReady(ctx, 60*time.Second)
-		if err == nil {
-			return w, nil
-		}
-		p.Stop(0)
-		if attempt < 2 && strings.Contains(p.Tail(30), "address already in use") {
-			continue
-		}
-		return nil, fmt.Errorf("wasmsched (%s): %w\n--- tail of %s ---\n%s", kind, err, p.LogPath(), p.Tail(40))
+	w, err := testenv.StartWasmsched(ctx, testenv.WasmschedOptions{
+		Bin: bin, Kubeconfig: env.Kubeconfig, Args: wasmschedArgs(kind),
+		LogPath: env.LogPath("wasmsched-" + kind), Dir: env.Dir(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("wasmsched (%s): %w", kind, err)
 	}
+	return wasmschedProc{w}, nil
 }
 
-func (w *wasmschedProc) waitReady(ctx context.Context, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	last := "no answer"
-	for time.Now().Before(deadline) {
-		if ok, err := w.p.Exited(); ok {
-			return fmt.Errorf("exited: %v", err)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		_, err := httpGet(ctx, "http://"+w.addr+"/readyz")
-		if err == nil {
-			return nil
-		}
-		last = err.Error()
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("/readyz not OK within %v (last: %s)", timeout, last)
+func (w wasmschedProc) pid() int { return w.w.Pid() }
+func (w wasmschedProc) metrics(ctx context.Context) ([]byte, error) {
+	return w.w.Get(ctx, "/metrics")
 }
-
-func (w *wasmschedProc) pid() int { return w.p.Pid() }
-func (w *wasmschedProc) metrics(ctx context.Context) ([]byte, error) {
-	return httpGet(ctx, "http://"+w.addr+"/metrics")
+func (w wasmschedProc) cpuProfile(ctx context.Context, d time.Duration) ([]byte, error) {
+	return w.w.Get(ctx, profilePath(d))
 }
-func (w *wasmschedProc) cpuProfile(ctx context.Context, d time.Duration) ([]byte, error) {
-	return httpGet(ctx, "http://"+w.addr+profilePath(d))
-}
-func (w *wasmschedProc) stop() { w.p.Stop(10 * time.Second) }
+func (w wasmschedProc) stop()             { w.w.Stop(10 * time.Second) }
+func (w wasmschedProc) tail(n int) string { return w.w.Tail(n) }
 
 func profilePath(d time.Duration) string {
 	return "/debug/pprof/profile?seconds=" + strconv.Itoa(max(1, int(d.Seconds())))
-}
-func (w *wasmschedProc) tail(n int) string { return w.p.Tail(n) }
-
-func httpGet(ctx context.Context, url string) ([]byte, error) {
-	return testenv.Get(ctx, http.DefaultClient, url)
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

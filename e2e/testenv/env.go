@@ -81,7 +81,7 @@ type Env struct {
 	etcd       *Etcd
 	ownEtcd    bool
 	etcdPrefix string
-	apiserver  *process
+	apiserver  *Process
 	readyAfter time.Duration
 	shared     bool // the binary's Shared environment
 
@@ -165,19 +165,18 @@ func (e *Env) startAPIServer(ctx context.Context, o Options, attempt int) error 
 	if attempt > 0 {
 		logPath = filepath.Join(e.dir, fmt.Sprintf("kube-apiserver-%d.log", attempt))
 	}
-	proc, err := startProcess("kube-apiserver", filepath.Join(o.BinDir, binAPIServer), args, nil, logPath)
-	if err != nil {
-		return err
-	}
-	e.apiserver = proc
 	hc, err := rest.HTTPClientFor(e.Config)
 	if err != nil {
 		return err
 	}
-	if err := waitHTTP(ctx, proc, hc, e.host+"/readyz", o.ReadyTimeout); err != nil {
-		proc.stop(0)
-		return fmt.Errorf("kube-apiserver on %s: %w\n--- tail of %s ---\n%s", e.host, err, logPath, proc.tail(40))
+	proc, err := StartProcess(ctx, filepath.Join(o.BinDir, binAPIServer), ProcessOptions{
+		Name: "kube-apiserver on " + e.host, Args: args, Dir: e.dir, LogPath: logPath,
+		ReadyURL: e.host + "/readyz", ReadyClient: hc, ReadyTimeout: o.ReadyTimeout,
+	})
+	if err != nil {
+		return err
 	}
+	e.apiserver = proc
 	if e.Client, err = kubernetes.NewForConfig(e.Config); err != nil {
 		return err
 	}
@@ -292,7 +291,7 @@ func (e *Env) Stop() {
 			k.Stop()
 		}
 		if e.apiserver != nil {
-			e.apiserver.stop(0)
+			e.apiserver.Stop(0)
 		}
 		if e.ownEtcd && e.etcd != nil {
 			e.etcd.Stop()
@@ -314,7 +313,7 @@ func randomHex(n int) string {
 
 // exited reports an error if the kube-apiserver process is gone.
 func (e *Env) exited() error {
-	if ok, err := e.apiserver.exited(); ok {
+	if ok, err := e.apiserver.Exited(); ok {
 		return fmt.Errorf("kube-apiserver %s %w (%v)\n%s", e.host, errExited, err, e.LogTails(40))
 	}
 	return nil

@@ -21,7 +21,7 @@ import (
 type Etcd struct {
 	endpoint string
 	dir      string
-	proc     *process
+	proc     *Process
 
 	stopOnce sync.Once
 }
@@ -88,16 +88,14 @@ func startEtcdOnce(ctx context.Context, bin, dir string, attempt int, timeout ti
 		"--unsafe-no-fsync",
 		"--log-level=warn",
 	}
-	proc, err := startProcess("etcd", bin, args, nil, filepath.Join(dir, "etcd.log"))
+	proc, err := StartProcess(ctx, bin, ProcessOptions{
+		Name: "etcd on " + client, Args: args, Dir: dir, LogPath: filepath.Join(dir, "etcd.log"),
+		ReadyURL: client + "/health", ReadyTimeout: timeout,
+	})
 	if err != nil {
 		return nil, err
 	}
-	e := &Etcd{endpoint: client, dir: dir, proc: proc}
-	if err := waitHTTP(ctx, proc, http.DefaultClient, client+"/health", timeout); err != nil {
-		proc.stop(0)
-		return nil, fmt.Errorf("etcd on %s: %w\n--- tail of %s ---\n%s", client, err, proc.logPath, proc.tail(30))
-	}
-	return e, nil
+	return &Etcd{endpoint: client, dir: dir, proc: proc}, nil
 }
 
 // Endpoint is etcd's client URL, http://127.0.0.1:PORT.
@@ -109,7 +107,7 @@ func (e *Etcd) LogPath() string { return e.proc.logPath }
 // Stop kills etcd and removes its data directory. It is idempotent.
 func (e *Etcd) Stop() {
 	e.stopOnce.Do(func() {
-		e.proc.stop(5 * time.Second) // exits at once on SIGTERM
+		e.proc.Stop(5 * time.Second) // exits at once on SIGTERM
 		os.RemoveAll(e.dir)
 	})
 }
@@ -137,14 +135,14 @@ func freePorts(n int) ([]int, error) {
 
 // waitHTTP polls url until it answers 200, the child exits, ctx ends or
 // timeout passes.
-func waitHTTP(ctx context.Context, p *process, c *http.Client, url string, timeout time.Duration) error {
+func waitHTTP(ctx context.Context, p *Process, c *http.Client, url string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	last := "no answer yet"
 	for {
-		if ok, err := p.exited(); ok {
+		if ok, err := p.Exited(); ok {
 			return fmt.Errorf("%s %w (%v) before %s answered", p.name, errExited, err, url)
 		}
 		actx, acancel := context.WithTimeout(ctx, 2*time.Second)

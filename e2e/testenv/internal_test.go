@@ -106,3 +106,32 @@ func TestConsistently(t *testing.T) {
 		t.Errorf("a condition that fails at the third look: ok %v after %d looks, errors %q", ok, looks, tb.errs)
 	}
 }
+
+func TestSumSamples(t *testing.T) {
+	page := []byte(`# HELP scheduler_pending_pods Pending pods.
+# TYPE scheduler_pending_pods gauge
+scheduler_pending_pods{queue="active"} 1
+scheduler_pending_pods{queue="gated"} 2
+scheduler_pending_pods_other{queue="gated"} 40
+scheduler_schedule_attempts_total{profile="a",result="scheduled"} 3
+scheduler_schedule_attempts_total{profile="b",result="scheduled"} 4
+scheduler_schedule_attempts_total{profile="b",result="error"} 5
+plain 6
+`)
+	for _, tc := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"scheduler_pending_pods", []string{`queue="gated"`}, 2},
+		{"scheduler_pending_pods", nil, 3},
+		{"scheduler_schedule_attempts_total", []string{`result="scheduled"`}, 7},
+		{"scheduler_schedule_attempts_total", []string{`result="scheduled"`, `profile="b"`}, 4},
+		{"plain", nil, 6},
+		{"absent", nil, 0},
+	} {
+		if got := SumSamples(page, tc.name, tc.labels...); got != tc.want {
+			t.Errorf("SumSamples(%s, %q) = %v, want %v", tc.name, tc.labels, got, tc.want)
+		}
+	}
+}

@@ -40,7 +40,7 @@ type KWOKOptions struct {
 
 // KWOK is a running kwok controller: fake kubelets for annotated nodes.
 type KWOK struct {
-	proc     *process
+	proc     *Process
 	stopOnce sync.Once
 }
 
@@ -67,7 +67,9 @@ func (e *Env) StartKWOK(ctx context.Context, o KWOKOptions) (*KWOK, error) {
 		"--cidr=10.1.0.0/16",
 	}, o.Args...)
 	env := append(os.Environ(), "HOME="+home, "KWOK_WORKDIR="+home)
-	proc, err := startProcess("kwok", filepath.Join(e.binDir, binKWOK), args, env, filepath.Join(home, "kwok.log"))
+	proc, err := StartProcess(ctx, filepath.Join(e.binDir, binKWOK), ProcessOptions{
+		Name: "kwok", Args: args, Env: env, Dir: home, LogPath: filepath.Join(home, "kwok.log"),
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -80,15 +82,15 @@ func (e *Env) StartKWOK(ctx context.Context, o KWOKOptions) (*KWOK, error) {
 	// here rather than nodes that never get Ready.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if ok, err := proc.exited(); ok {
-			return nil, fmt.Errorf("kwok %w (%v)\n--- tail of %s ---\n%s", errExited, err, proc.logPath, proc.tail(30))
+		if ok, err := proc.Exited(); ok {
+			return nil, fmt.Errorf("kwok %w (%v)\n--- tail of %s ---\n%s", errExited, err, proc.logPath, proc.Tail(30))
 		}
-		if strings.Contains(proc.tail(200), "Watch nodes") {
+		if strings.Contains(proc.Tail(200), "Watch nodes") {
 			return k, nil
 		}
 		if time.Now().After(deadline) {
 			k.Stop()
-			return nil, fmt.Errorf("kwok did not start watching nodes within 30 s\n--- tail of %s ---\n%s", proc.logPath, proc.tail(30))
+			return nil, fmt.Errorf("kwok did not start watching nodes within 30 s\n--- tail of %s ---\n%s", proc.logPath, proc.Tail(30))
 		}
 		select {
 		case <-ctx.Done():
@@ -100,7 +102,7 @@ func (e *Env) StartKWOK(ctx context.Context, o KWOKOptions) (*KWOK, error) {
 }
 
 // Stop stops kwok. It is idempotent.
-func (k *KWOK) Stop() { k.stopOnce.Do(func() { k.proc.stop(0) }) }
+func (k *KWOK) Stop() { k.stopOnce.Do(func() { k.proc.Stop(0) }) }
 
 // LogPath is the file kwok logs to.
 func (k *KWOK) LogPath() string { return k.proc.logPath }

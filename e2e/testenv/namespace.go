@@ -30,7 +30,7 @@ func (e *Env) Namespace(tb testing.TB) string {
 	}
 	tb.Cleanup(func() {
 		if tb.Failed() && e.shared { // Start prints the tails of its own environments
-			tb.Logf("testenv: the test failed; tail of the shared kube-apiserver's log:\n%s", e.apiserver.tail(30))
+			tb.Logf("testenv: the test failed; tail of the shared kube-apiserver's log:\n%s", e.apiserver.Tail(30))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

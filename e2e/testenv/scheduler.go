@@ -14,38 +14,12 @@ import (
 	"time"
 )
 
-// Process is a child started with StartProcess: in its own process group,
-// killed with the test binary (Pdeathsig), logging to a file under Dir.
-type Process struct{ p *process }
-
-// StartProcess starts bin with args as a child of this Env; its output goes
-// to Dir()/<name>-N.log. The caller stops it (Env.Stop does not know it).
-func (e *Env) StartProcess(name, bin string, args ...string) (*Process, error) {
-	p, err := startProcess(name, bin, args, nil, filepath.Join(e.dir, e.nextName(name)+".log"))
-	if err != nil {
-		return nil, err
-	}
-	return &Process{p: p}, nil
+// LogPath returns a fresh log file path under Dir for a child named name:
+// Dir()/<name>-N.log, N unique within this Env. Env.Stop removes it; a
+// child given one is stopped by its caller (Env.Stop does not know it).
+func (e *Env) LogPath(name string) string {
+	return filepath.Join(e.dir, e.nextName(name)+".log")
 }
-
-// Pid is the process (and process group) id.
-func (p *Process) Pid() int { return p.p.cmd.Process.Pid }
-
-// LogPath is the file the process logs to.
-func (p *Process) LogPath() string { return p.p.logPath }
-
-// Tail returns the last n lines of the log.
-func (p *Process) Tail(n int) string { return p.p.tail(n) }
-
-// Exited reports whether the process has exited, and how.
-func (p *Process) Exited() (bool, error) { return p.p.exited() }
-
-// Done is closed when the process has exited.
-func (p *Process) Done() <-chan struct{} { return p.p.done }
-
-// Stop sends SIGTERM to the process group, waits up to grace, then kills
-// the group. It is idempotent.
-func (p *Process) Stop(grace time.Duration) { p.p.stop(grace) }
 
 // KubeSchedulerOptions configures StartKubeScheduler.
 type KubeSchedulerOptions struct {
@@ -124,34 +98,36 @@ profiles:
 		return nil, err
 	}
 	gates := strings.Join(append([]string{"GenericWorkload=true"}, o.FeatureGates...), ",")
+	hc := insecureClient()
+	defer hc.CloseIdleConnections()
+	logPath := filepath.Join(dir, "kube-scheduler.log")
 	for attempt := 0; ; attempt++ { // a free port can be taken before kube-scheduler binds it
 		ports, err := freePorts(1)
 		if err != nil {
 			return nil, err
 		}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
-		p, err := e.StartProcess(name, bin,
-			"--config="+cfg,
-			"--feature-gates="+gates,
-			"--bind-address=127.0.0.1",
-			"--secure-port="+strconv.Itoa(ports[0]),
-			"--cert-dir="+dir,
-			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
-			"-v="+strconv.Itoa(o.Verbosity),
-		)
+		p, err := StartProcess(ctx, bin, ProcessOptions{
+			Name: "upstream kube-scheduler",
+			Args: []string{
+				"--config=" + cfg,
+				"--feature-gates=" + gates,
+				"--bind-address=127.0.0.1",
+				"--secure-port=" + strconv.Itoa(ports[0]),
+				"--cert-dir=" + dir,
+				"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
+				"-v=" + strconv.Itoa(o.Verbosity),
+			},
+			Dir: e.dir, LogPath: logPath,
+			ReadyURL: "https://" + addr + "/readyz", ReadyClient: hc, ReadyTimeout: o.ReadyTimeout,
+		})
 		if err != nil {
+			if attempt < 2 && strings.Contains(err.Error(), "address already in use") {
+				continue
+			}
 			return nil, err
 		}
-		ks := &KubeScheduler{Process: p, Addr: addr}
-		err = ks.waitReady(ctx, o.ReadyTimeout)
-		if err == nil {
-			return ks, nil
-		}
-		p.Stop(0)
-		if attempt < 2 && strings.Contains(p.Tail(50), "address already in use") {
-			continue
-		}
-		return nil, fmt.Errorf("upstream kube-scheduler: %w\n--- tail of %s ---\n%s", err, p.LogPath(), p.Tail(60))
+		return &KubeScheduler{Process: p, Addr: addr}, nil
 	}
 }
 
@@ -163,40 +139,73 @@ func insecureClient() *http.Client {
 	}
 }
 
-// waitReady polls /readyz until it answers 200, the process exits, or
-// timeout passes.
-func (k *KubeScheduler) waitReady(ctx context.Context, timeout time.Duration) error {
-	hc := insecureClient()
-	defer hc.CloseIdleConnections()
-	deadline := time.Now().Add(timeout)
-	last := "no answer"
-	for time.Now().Before(deadline) {
-		if ok, err := k.Exited(); ok {
-			return fmt.Errorf("exited: %v", err)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		resp, err := hc.Get("https://" + k.Addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("/readyz not OK within %v (last: %s)", timeout, last)
-}
-
 // Get fetches path (e.g. "/metrics") from the secure port.
 func (k *KubeScheduler) Get(ctx context.Context, path string) ([]byte, error) {
 	hc := insecureClient()
 	defer hc.CloseIdleConnections()
 	return Get(ctx, hc, "https://"+k.Addr+path)
+}
+
+// WasmschedOptions configures StartWasmsched.
+type WasmschedOptions struct {
+	// Bin is the wasmsched binary.
+	Bin string
+	// Kubeconfig is given as -kubeconfig.
+	Kubeconfig string
+	// Args follow `run -kubeconfig K -metrics-bind-address A`.
+	Args []string
+	// LogPath is the file it logs to (see ProcessOptions.LogPath).
+	LogPath string
+	// Dir is its working directory; "" means this process's, against which
+	// relative paths in Args and its configuration resolve.
+	Dir string
+	// ReadyTimeout bounds the wait for /readyz; zero means 60 s.
+	ReadyTimeout time.Duration
+}
+
+// Wasmsched is `wasmsched run` as a child process.
+type Wasmsched struct {
+	*Process
+	// Addr is host:port of its plain-HTTP listener on 127.0.0.1: /metrics,
+	// /readyz, /debug/pprof when enabled and the admin endpoint.
+	Addr string
+}
+
+// StartWasmsched runs `wasmsched run` against a kubeconfig, its metrics
+// listener on a free loopback port, and returns once /readyz answers OK.
+// The caller stops it.
+func StartWasmsched(ctx context.Context, o WasmschedOptions) (*Wasmsched, error) {
+	bin, err := filepath.Abs(o.Bin) // relative to this process, also with o.Dir set
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("wasmsched: %w (build it with go build -o bin/wasmsched ./cmd/wasmsched, as `make demo` does)", err)
+	}
+	for attempt := 0; ; attempt++ { // a free port can be taken before wasmsched binds it
+		ports, err := freePorts(1)
+		if err != nil {
+			return nil, err
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+		args := append([]string{"run", "-kubeconfig", o.Kubeconfig, "-metrics-bind-address", addr}, o.Args...)
+		p, err := StartProcess(ctx, bin, ProcessOptions{
+			Name: "wasmsched", Args: args, Dir: o.Dir, LogPath: o.LogPath,
+			ReadyURL: "http://" + addr + "/readyz", ReadyTimeout: o.ReadyTimeout,
+		})
+		if err != nil {
+			if attempt < 2 && strings.Contains(err.Error(), "address already in use") {
+				continue
+			}
+			return nil, err
+		}
+		return &Wasmsched{Process: p, Addr: addr}, nil
+	}
+}
+
+// Get fetches path (e.g. "/metrics") from the metrics listener.
+func (w *Wasmsched) Get(ctx context.Context, path string) ([]byte, error) {
+	return Get(ctx, http.DefaultClient, "http://"+w.Addr+path)
 }
 
 // Get fetches url with hc and returns the body of a 200 answer; any other
