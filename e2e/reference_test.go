@@ -6,13 +6,14 @@ import (
 )
 
 // Reference scenarios: each Test* below, in this file, preemption_test.go
-// and gang5_test.go, runs as subtests "upstream" (kube-scheduler v1.37.1,
-// startUpstream) and "wasmsched", each on a control plane of its own with
-// KWOK fake nodes, and asserts the same behaviour through the API. The
+// and gang_test.go (TestGangQuorum, TestGangMemberMismatchReference), runs
+// as subtests "upstream" (kube-scheduler v1.37.1, startUpstream) and
+// "wasmsched" (reference_helpers_test.go's forEachScheduler), each on a
+// control plane of its own with KWOK fake nodes, and asserts the same behaviour through the API. The
 // upstream subtests validate the scenarios; where wasmsched differs, it is
 // wrong unless a KEP says otherwise.
 //
-//	go test ./e2e -run 'TestReference|TestPreemption|TestWorkloadPreemption|TestGang(Quorum|Member)Reference' -v -timeout 30m
+//	go test ./e2e -run 'TestReference|TestPreemption|TestWorkloadPreemption|TestGangQuorum|TestGangMemberMismatchReference' -v -timeout 30m
 //	WASMSCHED_E2E_ONLY=upstream go test ./e2e -run ... # one implementation only
 
 // TestReferenceBindsAPod: the runner itself — either implementation binds a

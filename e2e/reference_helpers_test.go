@@ -128,6 +128,27 @@ func (s *scheduler) start(t *testing.T) {
 	}
 }
 
+// metric sums the samples of a metric family whose labels contain every
+// given label (testenv.SumSamples) on the running implementation's
+// /metrics: both serve the upstream names.
+func (s *scheduler) metric(t *testing.T, name string, labels ...string) float64 {
+	t.Helper()
+	var page []byte
+	var err error
+	switch {
+	case s.upstream != nil:
+		page, err = s.upstream.Get(context.Background(), "/metrics")
+	case s.wasm != nil:
+		page, err = s.wasm.Get(context.Background(), "/metrics")
+	default:
+		t.Fatalf("[%s] metric %s asked before start", s.name, name)
+	}
+	if err != nil {
+		t.Fatalf("[%s] GET /metrics: %v", s.name, err)
+	}
+	return testenv.SumSamples(page, name, labels...)
+}
+
 // dump renders every pod of the namespace: node, nomination, PodScheduled
 // and DisruptionTarget conditions, deletion; for failure reports.
 func (s *scheduler) dump() string {
