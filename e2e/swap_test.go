@@ -190,7 +190,9 @@ func TestHotSwapQueueSort(t *testing.T) {
 // at f is backing off until the end of the 1-second window that holds f+1ms:
 // KEP-5142 aligns backoff expiries to whole seconds of the scheduler's clock,
 // which is this machine's. They all failed before now, so theirs are over at
-// the end of the window that holds now+1ms, at most a second away.
+// the end of the window that holds now+1ms, at most a second away. That
+// wait is on the clock, not on a state: no metric shows a backoff expiring
+// (the pods stay in unschedulablePods until an event moves them).
 func waitBackoffOver(t *testing.T, sched *proc, n int) {
 	t.Helper()
 	waitFor(t, 120*time.Second, fmt.Sprintf("%d pods reported unschedulable", n), func() (bool, error) {

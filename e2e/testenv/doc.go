@@ -56,6 +56,9 @@
 //
 // # Notes
 //
+// Every child starts through StartProcess: etcd, kube-apiserver and KWOK
+// here, upstream kube-scheduler (StartKubeScheduler) and wasmsched
+// (StartWasmsched) for the e2e tests, the demo and e2e/perf alike.
 // Children run in their own process group with Pdeathsig=SIGKILL (forked
 // from one locked OS thread), so they die with the test binary even when it
 // panics or times out before any cleanup runs. Their logs are files in
