@@ -80,7 +80,10 @@ type GroupResult struct {
 	// Scheduled: the group was placed. Members still pending (those that
 	// failed, or arrived during the cycle) are requeued to activeQ without
 	// backoff, keeping the group's timestamp if some member failed, so that
-	// the next attempt (which may preempt) comes at once.
+	// the next attempt (which may preempt) comes at once; unless a member
+	// failed with an error (its binding, say): then the group backs off in
+	// the error heap, whether the member was handed back before the group
+	// or after it.
 	Scheduled bool
 	// Rejected are the plugins that rejected the group when it was not
 	// scheduled; empty means it failed with an error. A rejected group backs
@@ -113,11 +116,14 @@ func (q *Queue) AddAttemptedGroupIfNeeded(g *Group, r GroupResult) error {
 	pending := g.pending
 	g.pending = nil
 	q.count(locPending, -len(pending))
-	failed := false
+	failed, errCount := false, 0
 	for _, p := range pending {
 		// A member that arrived during the cycle was never popped; one
 		// with attempts was popped now (every queued member is) and failed.
 		failed = failed || p.attempts > 0
+		if p.attempts > 0 {
+			errCount = max(errCount, p.errCount)
+		}
 		p.where = locMember
 	}
 	g.popped, g.poppedPG = nil, nil
@@ -138,6 +144,11 @@ func (q *Queue) AddAttemptedGroupIfNeeded(g *Group, r GroupResult) error {
 	}
 	withoutBackoff, keepTimestamp := false, false
 	switch {
+	case r.Scheduled && errCount > 0:
+		// A member failed with an error (its binding, handed back before
+		// the group): the group backs off in the error heap, as when the
+		// member comes back after the group (addMember).
+		g.unschedCount, g.errCount = 0, errCount
 	case r.Scheduled:
 		withoutBackoff, keepTimestamp = true, failed
 		g.unschedCount, g.errCount = 0, 0

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -279,6 +280,53 @@ func TestGroupRequeuedAsUnit(t *testing.T) {
 // TestGangGatedUntilMinCount: a gang's members wait (gated by the PreEnqueue
 // policy) until minCount pods exist; the unscheduled-pod add event, which
 // the gating plugin registered, lets the policy see each new member.
+// TestGroupMemberErrorAfterScheduled: a member of a scheduled group whose
+// attempt failed with an error (its binding) backs off in the error heap,
+// whether it is handed back before the group (it waits pending) or after
+// it (it starts a group of its own); never straight to activeQ.
+func TestGroupMemberErrorAfterScheduled(t *testing.T) {
+	for _, before := range []bool{true, false} {
+		t.Run(fmt.Sprintf("handed back before the group: %v", before), func(t *testing.T) {
+			e := newEnv(t)
+			e.q.AddPodGroup(makePodGroup("g", 2))
+			e.q.Add(member("m1", "g").obj())
+			e.q.Add(member("m2", "g").obj())
+			g := e.popGroup(t)
+			m1, m2 := g.Members()[0], g.Members()[1]
+			e.q.Done(m1.uid) // bound
+			failBinding := func() {
+				t.Helper()
+				if err := e.q.AddUnschedulableIfNotPresent(m2, podview.Plugins{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if before {
+				failBinding()
+			}
+			if err := e.q.AddAttemptedGroupIfNeeded(g, GroupResult{Scheduled: true}); err != nil {
+				t.Fatal(err)
+			}
+			if !before {
+				failBinding()
+			}
+			if got := e.where(m2.uid); got != "errorBackoff" {
+				t.Fatalf("m2 is %s, want errorBackoff", got)
+			}
+			e.q.mu.Lock()
+			g = m2.grp
+			expiry, errCount := g.expiry, g.errCount
+			e.q.mu.Unlock()
+			if want := e.q.align(e.clk.Now().Add(time.Second)); !expiry.Equal(want) || errCount != 1 {
+				t.Errorf("expiry %v, errCount %d; want %v, 1", expiry, errCount, want)
+			}
+			if en := e.tryPop(t); en != nil {
+				t.Errorf("popped %s while m2 backs off", nameOf(en))
+			}
+			e.check(t)
+		})
+	}
+}
+
 func TestGangGatedUntilMinCount(t *testing.T) {
 	pe := &countingPreEnqueue{inner: policytest.NativePreEnqueue(gang)}
 	h := gangHint()
