@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -174,17 +175,22 @@ func (s *Set) Load(ctx context.Context, slot abi.Slot, name string, bin []byte, 
 	ss := &s.slots[slot]
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	err := s.load(ctx, ss, spec, name, bin, sha256hex)
-	if err != nil {
-		reason := "invalid"
-		if le, ok := errors.AsType[*loadError](err); ok {
-			reason = le.reason
-		}
-		s.rec.Swapped(slot, reason)
-		return fmt.Errorf("load policy %q for slot %s: %w; %s", name, slot, err, keeps(ss.cur.Load()))
+	return s.swapped(ss, slot, "policy "+strconv.Quote(name), s.load(ctx, ss, spec, name, bin, sha256hex))
+}
+
+// swapped records the outcome of a load into ss (under ss.mu) and returns
+// the caller's error: what was refused, why, and what keeps serving.
+func (s *Set) swapped(ss *setSlot, slot abi.Slot, what string, err error) error {
+	if err == nil {
+		s.rec.Swapped(slot, "success")
+		return nil
 	}
-	s.rec.Swapped(slot, "success")
-	return nil
+	reason := "invalid"
+	if le, ok := errors.AsType[*loadError](err); ok {
+		reason = le.reason
+	}
+	s.rec.Swapped(slot, reason)
+	return fmt.Errorf("load %s for slot %s: %w; %s", what, slot, err, keeps(ss.cur.Load()))
 }
 
 func keeps(l *loaded) string {
@@ -294,16 +300,7 @@ func (s *Set) LoadNative(slot abi.Slot, name string, impl any) error {
 	ss := &s.slots[slot]
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if err := s.loadNative(ss, spec, full, impl); err != nil {
-		reason := "invalid"
-		if le, ok := errors.AsType[*loadError](err); ok {
-			reason = le.reason
-		}
-		s.rec.Swapped(slot, reason)
-		return fmt.Errorf("load native policy %q for slot %s: %w; %s", full, slot, err, keeps(ss.cur.Load()))
-	}
-	s.rec.Swapped(slot, "success")
-	return nil
+	return s.swapped(ss, slot, "native policy "+strconv.Quote(full), s.loadNative(ss, spec, full, impl))
 }
 
 // loadNative does LoadNative's work; the caller holds ss.mu.
