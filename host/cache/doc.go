@@ -42,6 +42,8 @@
 //   - A pod updated or removed on another node than the cache has it on is
 //     logged and moved or removed; upstream exits the process.
 //   - Snapshot.List is sorted by node name; upstream interleaves zones.
-//   - Image states, PVC reference counts, affinity lists and pod group states
-//     are not kept here.
+//   - PVC reference counts and pod group states are not kept here. The
+//     snapshot lists the nodes with affinity pods and counts the nodes per
+//     image lazily, on first use after a change, rather than at every
+//     update.
 package cache

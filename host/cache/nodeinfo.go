@@ -45,6 +45,9 @@ type PodInfo struct {
 	NonZero Resource
 	// HostPorts are the host ports of the pod's containers (normalised).
 	HostPorts []HostPort
+	// Affinity is the pod's inter-pod affinity, parsed; nil when it has
+	// none.
+	Affinity *PodAffinity
 }
 
 // NodeInfo is a node with the pods assigned to it (bound, or assumed by the
@@ -58,6 +61,11 @@ type NodeInfo struct {
 	nonZero     Resource // sum of the pods' NonZero
 	allocatable Resource
 	ports       map[HostPort]int // used host ports, with the number of pods using each
+	// withAffinity are the pods with any inter-pod affinity term,
+	// withRequiredAnti those with a required anti-affinity term: the only
+	// pods the InterPodAffinity plugin looks at for an incoming pod without
+	// terms of its own.
+	withAffinity, withRequiredAnti []*PodInfo
 	// generation changes on every change, so a snapshot copies only the
 	// node infos that changed since it was last updated.
 	generation int64
@@ -69,6 +77,14 @@ func (n *NodeInfo) Node() *v1.Node { return n.node }
 
 // Pods are the pods on the node. The slice must not be modified.
 func (n *NodeInfo) Pods() []*PodInfo { return n.pods }
+
+// PodsWithAffinity are the pods on the node with any pod affinity or
+// anti-affinity term. The slice must not be modified.
+func (n *NodeInfo) PodsWithAffinity() []*PodInfo { return n.withAffinity }
+
+// PodsWithRequiredAntiAffinity are the pods on the node with a required
+// anti-affinity term. The slice must not be modified.
+func (n *NodeInfo) PodsWithRequiredAntiAffinity() []*PodInfo { return n.withRequiredAnti }
 
 // Requested is the sum of the pods' requests (Pods = number of pods).
 func (n *NodeInfo) Requested() Resource { return n.requested }
@@ -133,6 +149,12 @@ func (n *NodeInfo) add(pi *PodInfo) {
 	for _, p := range pi.HostPorts {
 		n.ports[p]++
 	}
+	if pi.Affinity.HasAny() {
+		n.withAffinity = append(n.withAffinity, pi)
+	}
+	if pi.Affinity.HasRequiredAnti() {
+		n.withRequiredAnti = append(n.withRequiredAnti, pi)
+	}
 }
 
 // RemovePod removes the pod with uid and subtracts what AddPod added. It
@@ -163,6 +185,12 @@ func (n *NodeInfo) RemovePod(uid types.UID) bool {
 	if len(n.ports) == 0 {
 		n.ports = nil // as a node info that never had a port
 	}
+	if pi.Affinity.HasAny() {
+		n.withAffinity = removePodInfo(n.withAffinity, uid)
+	}
+	if pi.Affinity.HasRequiredAnti() {
+		n.withRequiredAnti = removePodInfo(n.withRequiredAnti, uid)
+	}
 	n.generation = nextGeneration()
 	return true
 }
@@ -192,7 +220,26 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		allocatable: n.allocatable.Clone(),
 		ports:       maps.Clone(n.ports),
 		generation:  n.generation,
+
+		withAffinity:     slices.Clone(n.withAffinity),
+		withRequiredAnti: slices.Clone(n.withRequiredAnti),
 	}
+}
+
+// removePodInfo removes the pod with uid from pods in place, the last pod
+// taking its place; nil when none is left.
+func removePodInfo(pods []*PodInfo, uid types.UID) []*PodInfo {
+	i := slices.IndexFunc(pods, func(pi *PodInfo) bool { return pi.Pod.UID == uid })
+	if i < 0 {
+		return pods
+	}
+	last := len(pods) - 1
+	pods[i] = pods[last]
+	pods[last] = nil
+	if last == 0 {
+		return nil
+	}
+	return pods[:last]
 }
 
 // PortConflict reports whether a pod using host port p would conflict with

@@ -37,11 +37,13 @@ const (
 // init containers (sidecars) and of the containers, normalised (IP "" is
 // 0.0.0.0, protocol "" is TCP). Ordinary init containers have finished
 // before the pod runs, so their ports are not held.
+//
+// Affinity is the pod's inter-pod affinity terms parsed (newPodAffinity).
 func NewPodInfo(pod *v1.Pod) *PodInfo {
 	opts := podview.RequestOptions(pod.Spec.NodeName != "")
 	reqs := resourcehelper.PodRequests(pod, opts)
 
-	pi := &PodInfo{Pod: pod, Requests: NewResource(reqs), HostPorts: podHostPorts(pod)}
+	pi := &PodInfo{Pod: pod, Requests: NewResource(reqs), HostPorts: podHostPorts(pod), Affinity: newPodAffinity(pod)}
 	pi.Requests.Pods = 1
 
 	pi.NonZero = pi.Requests.Clone()

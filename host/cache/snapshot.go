@@ -39,6 +39,20 @@ type Snapshot struct {
 	shared map[string]*NodeInfo
 	// assumed maps the pods placed with Assume to their node.
 	assumed map[types.UID]string
+
+	// withAffinity and withRequiredAnti are the node infos of list with
+	// pods with affinity terms and with required anti-affinity terms
+	// (upstream's HavePodsWithAffinityList and
+	// HavePodsWithRequiredAntiAffinityList), rebuilt on first use after a
+	// node info with such pods came or went (stale); a cluster without such
+	// pods never rebuilds them.
+	withAffinity, withRequiredAnti []*NodeInfo
+	affinityStale                  bool
+	// images counts the nodes of list that have each image (by every name
+	// node.status.images gives it), for ImageLocality's spread; rebuilt on
+	// first use after a node object changed (imagesStale).
+	images      map[string]int
+	imagesStale bool
 }
 
 // NewSnapshot returns a snapshot of nodes. Node infos without a node are left
@@ -61,6 +75,58 @@ func NewSnapshot(nodes ...*NodeInfo) *Snapshot {
 // it must not be modified, and Assume, Forget and UpdateSnapshot change its
 // elements.
 func (s *Snapshot) List() []*NodeInfo { return s.list }
+
+// WithPodAffinity returns the node infos (in List's order) that hold a pod
+// with any pod affinity or anti-affinity term. The slice belongs to the
+// snapshot, like List's.
+func (s *Snapshot) WithPodAffinity() []*NodeInfo {
+	s.refreshAffinity()
+	return s.withAffinity
+}
+
+// WithRequiredAntiAffinity returns the node infos (in List's order) that
+// hold a pod with a required anti-affinity term: the only nodes whose pods
+// can refuse an incoming pod. The slice belongs to the snapshot.
+func (s *Snapshot) WithRequiredAntiAffinity() []*NodeInfo {
+	s.refreshAffinity()
+	return s.withRequiredAnti
+}
+
+func (s *Snapshot) refreshAffinity() {
+	if !s.affinityStale {
+		return
+	}
+	s.withAffinity, s.withRequiredAnti = s.withAffinity[:0], s.withRequiredAnti[:0]
+	for _, n := range s.list {
+		if len(n.withAffinity) > 0 {
+			s.withAffinity = append(s.withAffinity, n)
+		}
+		if len(n.withRequiredAnti) > 0 {
+			s.withRequiredAnti = append(s.withRequiredAnti, n)
+		}
+	}
+	s.affinityStale = false
+}
+
+// ImageNodes is how many nodes of the snapshot list image among
+// node.status.images (under any of its names).
+func (s *Snapshot) ImageNodes(image string) int {
+	if s.imagesStale || s.images == nil {
+		if s.images == nil {
+			s.images = make(map[string]int)
+		}
+		clear(s.images)
+		for _, n := range s.list {
+			for _, img := range n.node.Status.Images {
+				for _, name := range img.Names {
+					s.images[name]++
+				}
+			}
+		}
+		s.imagesStale = false
+	}
+	return s.images[image]
+}
 
 // Get returns the node info of node name, or nil.
 func (s *Snapshot) Get(name string) *NodeInfo { return s.nodes[name] }
@@ -93,6 +159,9 @@ func (s *Snapshot) Assume(pi *PodInfo) error {
 		return fmt.Errorf("assume pod %s/%s in snapshot: already on node %q", pod.Namespace, pod.Name, name)
 	}
 	s.writable(name).AddPod(pi)
+	if pi.Affinity.HasAny() {
+		s.affinityStale = true
+	}
 	if s.assumed == nil {
 		s.assumed = make(map[types.UID]string)
 	}
@@ -108,6 +177,9 @@ func (s *Snapshot) Forget(uid types.UID, nodeName string) {
 	n := s.nodes[nodeName]
 	if n == nil || !hasPod(n, uid) {
 		return
+	}
+	if len(n.withAffinity) > 0 {
+		s.affinityStale = true
 	}
 	s.writable(nodeName).RemovePod(uid)
 	if s.assumed[uid] == nodeName {
@@ -144,9 +216,16 @@ func (s *Snapshot) revert() {
 
 // replace swaps the node info of name, a node in the snapshot, for n.
 func (s *Snapshot) replace(name string, n *NodeInfo) {
+	old := s.nodes[name]
 	s.nodes[name] = n
 	if i, ok := s.index(name); ok {
 		s.list[i] = n
+	}
+	if old == nil || len(old.withAffinity) > 0 || len(n.withAffinity) > 0 {
+		s.affinityStale = true
+	}
+	if old == nil || old.node != n.node {
+		s.imagesStale = true
 	}
 }
 
@@ -165,6 +244,9 @@ func (s *Snapshot) rebuildList() {
 	}
 	clear(s.list[len(s.list):cap(s.list)]) // drop removed node infos
 	slices.SortFunc(s.list, func(a, b *NodeInfo) int { return cmp.Compare(a.node.Name, b.node.Name) })
+	s.affinityStale, s.imagesStale = true, true
+	clear(s.withAffinity[:cap(s.withAffinity)])
+	clear(s.withRequiredAnti[:cap(s.withRequiredAnti)])
 }
 
 func hasPod(n *NodeInfo, uid types.UID) bool {

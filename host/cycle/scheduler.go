@@ -249,15 +249,17 @@ type failure struct {
 // feasible nodes), scores, and picks the best, ties at random. It returns
 // "" and why when nothing fits.
 func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
-	ps, st := framework.Prepare(pl.info)
+	ps, st := framework.Prepare(pl.info, s.snap)
 	if st != nil && st.Code == framework.Error {
-		return "", failure{err: st.Err}
+		return "", failure{err: st.AsError()}
 	}
 	nodes := s.snap.List()
 	if len(nodes) == 0 {
 		return "", failure{err: ErrNoNodes}
 	}
-	nodes = s.withNominated(pl.pod, nodes)
+	if st == nil {
+		s.addNominated(ps, pl.pod)
+	}
 	// A pod nominated by an earlier preemption tries its node first, as
 	// upstream's evaluateNominatedNode: the room was made for it.
 	if nn := s.opts.nominator.NodeOf(pl.pod.UID); nn != "" && st == nil {
@@ -293,30 +295,32 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
 		s.scores = make([]int64, len(feasible))
 	}
 	scores := s.scores[:len(feasible)]
-	framework.Score(ps, feasible, scores)
+	if _, st := framework.Score(ps, feasible, scores); st != nil {
+		return "", failure{err: st.AsError()}
+	}
 	return framework.SelectHost(feasible, scores, s.rnd).Node().Name, failure{}
 }
 
-// withNominated returns nodes with the pods nominated to each (those of
-// pod's priority or higher, other than pod and its group's members) added, as upstream's
-// addNominatedPods, so that pod does not take the room preemption made for
-// a more important pod. Upstream also checks the node without them, which
-// only matters to filters that a pod's presence can satisfy (inter-pod
-// affinity); wasmsched's filters only get stricter with more pods, so the
-// check with them is enough. nodes is returned as is when no pod is
-// nominated.
-func (s *Scheduler) withNominated(pod *v1.Pod, nodes []*cache.NodeInfo) []*cache.NodeInfo {
+// addNominated makes ps check each node with the pods nominated to it (those
+// of pod's priority or higher, other than pod and its group's members)
+// added, as upstream's addNominatedPods, so that pod does not take the room
+// preemption made for a more important pod (framework.PodState.AddNominated,
+// which also checks the node without them where a pod's presence can
+// satisfy a filter).
+func (s *Scheduler) addNominated(ps *framework.PodState, pod *v1.Pod) {
 	if s.opts.nominator.empty() {
-		return nodes
+		return
 	}
 	prio := corev1helpers.PodPriority(pod)
 	group := podview.GroupName(pod)
-	nominated := s.opts.nominator.infos()
-	var out []*cache.NodeInfo
 	var add []*cache.PodInfo
-	for i, ni := range nodes {
+	for node, pods := range s.opts.nominator.infos() {
+		ni := s.snap.Get(node)
+		if ni == nil {
+			continue
+		}
 		add = add[:0]
-		for _, pi := range nominated[ni.Node().Name] {
+		for _, pi := range pods {
 			p := pi.Pod
 			// A sibling in pod's group is placed in the same cycle: its
 			// room is counted when it is placed, not held for it.
@@ -325,25 +329,8 @@ func (s *Scheduler) withNominated(pod *v1.Pod, nodes []*cache.NodeInfo) []*cache
 				add = append(add, pi)
 			}
 		}
-		if len(add) == 0 {
-			if out != nil {
-				out = append(out, ni)
-			}
-			continue
-		}
-		if out == nil {
-			out = append(make([]*cache.NodeInfo, 0, len(nodes)), nodes[:i]...)
-		}
-		c := ni.Clone()
-		for _, pi := range add {
-			c.AddPod(pi)
-		}
-		out = append(out, c)
+		ps.AddNominated(ni, add)
 	}
-	if out == nil {
-		return nodes
-	}
-	return out
 }
 
 // bind binds the assumed pod asynchronously, then hands it back.

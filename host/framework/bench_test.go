@@ -92,7 +92,7 @@ func BenchmarkScore(b *testing.B) {
 			out := make([]int64, len(nodes))
 			b.ReportAllocs()
 			for b.Loop() {
-				out = Score(ps, nodes, out)
+				out, _ = Score(ps, nodes, out)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(nodes)), "ns/node")
 		})
@@ -111,7 +111,7 @@ func BenchmarkPrepare(b *testing.B) {
 			pi := bc.pod.info()
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, st := Prepare(pi); st != nil {
+				if _, st := Prepare(pi, nil); st != nil {
 					b.Fatal(st)
 				}
 			}

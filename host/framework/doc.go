@@ -35,9 +35,10 @@
 // ScoreNormalizer), and PodUpdater on its PodFilter when its state counts
 // pods on other nodes. Then list it once in defaultProfile, in upstream's
 // place, with its weight (replacing its placeholder, if it has one). Nothing
-// else changes: Prepare runs every PreFilter and PreScore of the profile,
-// Filter every filter the pod did not skip, Score every scorer, and
-// preemption's dry runs update the PodUpdaters. (When the profile outgrows
+// else changes: Prepare runs every PreFilter of the profile, Filter every
+// filter the pod did not skip, Score every PreScore and scorer, and
+// preemption's dry runs and the cycle's nominated pods update the
+// PodUpdaters. (When the profile outgrows
 // the arrays PodState keeps its filters and scorers in,
 // TestStateArraysHoldDefault says to grow them.)
 //
@@ -58,12 +59,13 @@
 //
 // A cycle uses it as
 //
-//	ps, st := framework.Prepare(podInfo)           // once per pod: upstream's PreFilter and PreScore
+//	ps, st := framework.Prepare(podInfo, snap)     // once per pod: upstream's PreFilter
 //	var diag framework.Diagnosis
 //	if st != nil { diag.RecordPreFilter(st); ... } // rejected before any node
 //	want := framework.NumFeasibleNodesToFind(pct, int32(len(nodes)))
 //	feasible, next := framework.FindFeasible(ctx, ps, nodes, start, int(want), workers, &diag)
-//	scores = framework.Score(ps, feasible, scores)
+//	ps.AddNominated(ni, nominatedPods)             // per node with nominated pods
+//	scores, st = framework.Score(ps, feasible, scores) // PreScore and Score
 //	node := framework.SelectHost(feasible, scores, rnd)
 //	msg := diag.Message(len(nodes))                // when nothing was feasible
 //
@@ -100,13 +102,12 @@
 //     are off (upstream's TaintTolerationComparisonOperators, alpha, off); a
 //     pending pod never has a deferred resize, so the
 //     InPlacePodVerticalScalingSchedulerPreemption skips do not arise.
-//   - PreScore runs in Prepare, before filtering, since no scorer so far
-//     needs the feasible nodes; a pod whose preferred node affinity does
-//     not parse (which API validation prevents) fails Prepare with an Error
-//     even when a single node is feasible.
-//   - Filtering does not add nominated pods to a node (upstream's
-//     RunFilterPluginsWithNominatedPods); that belongs to the cycle and
-//     preemption.
+//   - PreScore runs in Score, after filtering, as upstream's; like
+//     upstream, a cycle with a single feasible node does not score.
+//   - The cycle tells the state which pods are nominated to which node
+//     (AddNominated); Filter then checks those nodes as upstream's
+//     RunFilterPluginsWithNominatedPods: with the nominated pods, and also
+//     without them when a filter keeps state about other pods.
 //   - Ties between the best scores are broken uniformly at random
 //     (SelectHost). Upstream v1.37 keeps the order of its score heap unless
 //     an extender set a random tie-breaker, which in practice is the arbitrary

@@ -16,10 +16,25 @@ var statusNoNode = &Status{Code: Error, Err: errors.New("node info has no node")
 // returns the first rejection, nil if the node fits. Like upstream, a node
 // is rejected for one plugin's reasons only. A feasible node costs no
 // allocation.
+//
+// On a node with nominated pods (AddNominated) the node must fit with them
+// added, and without them too when a filter keeps state about other pods.
 func Filter(ps *PodState, ni *cache.NodeInfo) *Status {
 	if ni.Node() == nil {
 		return statusNoNode
 	}
+	if ps.nominated != nil {
+		if nn, ok := ps.nominated[ni.Node().Name]; ok {
+			if st := nn.ps.run(nn.ni); st != nil || ps.updaters == nil {
+				return st
+			}
+		}
+	}
+	return ps.run(ni)
+}
+
+// run runs the pod's filters on ni in order, to the first rejection.
+func (ps *PodState) run(ni *cache.NodeInfo) *Status {
 	for _, f := range ps.filters {
 		if st := f.Filter(ni); st != nil {
 			return st

@@ -18,8 +18,9 @@ type Plugin interface {
 // same order.
 type PreFilterPlugin interface {
 	Plugin
-	// PreFilter works out what the plugin's filter needs from pod and
-	// returns:
+	// PreFilter works out what the plugin's filter needs from pod and the
+	// cycle's snapshot (the cluster the pod is placed in; plugins that
+	// count pods on other nodes read it here, once) and returns:
 	//   - filter, the plugin's filter bound to the pod's state, or nil to
 	//     skip the plugin for the pod on every node (upstream's Skip
 	//     status): a pod without the constraint pays nothing for it;
@@ -32,7 +33,7 @@ type PreFilterPlugin interface {
 	//
 	// Three results rather than a result struct: Go copies a returned
 	// struct through memory, which made Prepare a third slower.
-	PreFilter(pod *cache.PodInfo) (filter PodFilter, nodeNames []string, st *Status)
+	PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (filter PodFilter, nodeNames []string, st *Status)
 }
 
 // PodFilter is a plugin's filter for one pod (upstream's Filter with the
@@ -49,13 +50,11 @@ type PodFilter interface {
 
 // PodUpdater is implemented by a PodFilter whose pre-filter state counts
 // pods on other nodes (upstream's PreFilterExtensions: InterPodAffinity and
-// PodTopologySpread need it). Preemption's dry runs add and remove pods on a
-// copy of a node; such a filter must see the same changes in a copy of its
-// state. None of the plugins so far keeps such state (their filters read the
-// node info, which the dry run copies), so this is the hook the first one
-// plugs into: host/preempt calls PodState.Clone, AddPod and RemovePod, which
-// call it for every filter of the pod that implements it and cost nothing
-// when none does.
+// PodTopologySpread). Preemption's dry runs add and remove pods on a copy of
+// a node, and the cycle adds the pods nominated to a node; such a filter must
+// see the same changes in a copy of its state: host/preempt and the cycle
+// call PodState.Clone, AddPod and RemovePod, which call it for every filter
+// of the pod that implements it and cost nothing when none does.
 type PodUpdater interface {
 	PodFilter
 	// Clone returns a copy of the filter that AddPod and RemovePod may
@@ -69,16 +68,16 @@ type PodUpdater interface {
 }
 
 // PreScorePlugin is a plugin with a Score: upstream's PreScore, Score and
-// NormalizeScore extension points. PreScore runs once per pod, in Prepare
-// after the pre-filters (no scorer so far needs the feasible nodes; the
-// first that does, InterPodAffinity or PodTopologySpread, will get them
-// through a second hook run by Score).
+// NormalizeScore extension points. PreScore runs once per pod and scoring,
+// in Score, after the filters, as upstream's: InterPodAffinity and
+// PodTopologySpread count over the feasible nodes.
 type PreScorePlugin interface {
 	Plugin
-	// PreScore returns the plugin's scorer bound to pod's state, nil to skip
-	// the plugin for the pod (upstream's Skip: it adds nothing to any
-	// node's score), or an Error.
-	PreScore(pod *cache.PodInfo) (PodScorer, *Status)
+	// PreScore returns the plugin's scorer bound to pod's state for the
+	// feasible nodes (those Score is about to score, in that order) in
+	// snap, nil to skip the plugin for the pod (upstream's Skip: it adds
+	// nothing to any node's score), or an Error.
+	PreScore(pod *cache.PodInfo, nodes []*cache.NodeInfo, snap *cache.Snapshot) (PodScorer, *Status)
 }
 
 // PodScorer is a plugin's scorer for one pod. Score writes into scores[i]

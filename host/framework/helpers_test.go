@@ -150,7 +150,7 @@ func (b *nodeBuilder) with(pods ...*podBuilder) *nodeBuilder {
 func (b *nodeBuilder) info() *cache.NodeInfo { return cache.NewNodeInfo(b.n, b.pods...) }
 
 func mustPrepare(pi *cache.PodInfo) *PodState {
-	ps, st := Prepare(pi)
+	ps, st := Prepare(pi, nil)
 	if st != nil {
 		panic(fmt.Sprintf("Prepare: %+v", st))
 	}

@@ -47,7 +47,7 @@ var (
 
 func (nodeAffinity) Name() string { return abi.PluginNodeAffinity }
 
-func (nodeAffinity) PreFilter(pod *cache.PodInfo) (PodFilter, []string, *Status) {
+func (nodeAffinity) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
 	spec := &pod.Pod.Spec
 	var required *v1.NodeSelector
 	if a := spec.Affinity; a != nil && a.NodeAffinity != nil {
@@ -120,7 +120,7 @@ func affinityNodeNames(required *v1.NodeSelector) ([]string, bool) {
 	return names, true
 }
 
-func (nodeAffinity) PreScore(pod *cache.PodInfo) (PodScorer, *Status) {
+func (nodeAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (PodScorer, *Status) {
 	a := pod.Pod.Spec.Affinity
 	if a == nil || a.NodeAffinity == nil || len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 0 {
 		return nil, nil

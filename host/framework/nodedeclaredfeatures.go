@@ -37,7 +37,7 @@ var _ PreFilterPlugin = nodeDeclaredFeatures{}
 
 func (nodeDeclaredFeatures) Name() string { return abi.PluginNodeDeclaredFeatures }
 
-func (nodeDeclaredFeatures) PreFilter(pod *cache.PodInfo) (PodFilter, []string, *Status) {
+func (nodeDeclaredFeatures) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
 	reqs, err := ndf.DefaultFramework.InferForPodScheduling(&ndf.PodInfo{Spec: &pod.Pod.Spec}, targetVersion)
 	if err != nil {
 		return nil, nil, &Status{Code: Error, Plugin: abi.PluginNodeDeclaredFeatures,

@@ -23,7 +23,7 @@ var _ PreFilterPlugin = nodeName{}
 
 func (nodeName) Name() string { return abi.PluginNodeName }
 
-func (nodeName) PreFilter(pod *cache.PodInfo) (PodFilter, []string, *Status) {
+func (nodeName) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
 	name := pod.Pod.Spec.NodeName
 	if name == "" {
 		return nil, nil, nil

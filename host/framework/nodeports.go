@@ -24,7 +24,7 @@ var _ PreFilterPlugin = nodePorts{}
 
 func (nodePorts) Name() string { return abi.PluginNodePorts }
 
-func (nodePorts) PreFilter(pod *cache.PodInfo) (PodFilter, []string, *Status) {
+func (nodePorts) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
 	if len(pod.HostPorts) == 0 {
 		return nil, nil, nil
 	}

@@ -28,7 +28,7 @@ func (nodeResourcesBalancedAllocation) Name() string {
 	return pluginNodeResourcesBalancedAllocation
 }
 
-func (nodeResourcesBalancedAllocation) PreScore(pod *cache.PodInfo) (PodScorer, *Status) {
+func (nodeResourcesBalancedAllocation) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (PodScorer, *Status) {
 	if pod.Requests.MilliCPU == 0 && pod.Requests.Memory == 0 {
 		return nil, nil
 	}

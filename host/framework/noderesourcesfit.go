@@ -38,7 +38,7 @@ var _ interface {
 
 func (nodeResourcesFit) Name() string { return abi.PluginNodeResourcesFit }
 
-func (nodeResourcesFit) PreFilter(pod *cache.PodInfo) (PodFilter, []string, *Status) {
+func (nodeResourcesFit) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
 	var f *fitScalarsFilter
 	for name, v := range pod.Requests.Scalar {
 		if v != 0 {
@@ -165,7 +165,7 @@ func newFitStatus(mask int) *Status {
 	return st
 }
 
-func (nodeResourcesFit) PreScore(pod *cache.PodInfo) (PodScorer, *Status) {
+func (nodeResourcesFit) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (PodScorer, *Status) {
 	return (*leastAllocatedScorer)(pod), nil
 }
 

@@ -35,7 +35,7 @@ var (
 
 func (nodeUnschedulable) Name() string { return abi.PluginNodeUnschedulable }
 
-func (nodeUnschedulable) PreFilter(pod *cache.PodInfo) (PodFilter, []string, *Status) {
+func (nodeUnschedulable) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
 	if corev1helpers.TolerationsTolerateTaint(discard, pod.Pod.Spec.Tolerations, &taintUnschedulable, false) {
 		return nil, nil, nil
 	}

@@ -40,8 +40,10 @@ var defaultProfile = mustProfile(
 // use: upstream's default profile (see defaultProfile).
 func Default() *Profile { return defaultProfile }
 
-// Prepare is Default().Prepare(pod).
-func Prepare(pod *cache.PodInfo) (*PodState, *Status) { return defaultProfile.Prepare(pod) }
+// Prepare is Default().Prepare(pod, snap).
+func Prepare(pod *cache.PodInfo, snap *cache.Snapshot) (*PodState, *Status) {
+	return defaultProfile.Prepare(pod, snap)
+}
 
 // Entry is one plugin of a profile with its score weight (ignored unless
 // the plugin is a PreScorePlugin, and then at least 1).

@@ -64,6 +64,9 @@ func TestPrepareSkips(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ps := tc.pod.state()
+			if st := ps.preScore(benchNodes(2)); st != nil {
+				t.Fatalf("preScore: %v", st.Message())
+			}
 			var filters, scorers []string
 			for _, f := range ps.filters {
 				filters = append(filters, typeName(f))
@@ -116,7 +119,7 @@ type counting struct{ limit int }
 
 func (counting) Name() string { return "Counting" }
 
-func (c counting) PreFilter(*cache.PodInfo) (PodFilter, []string, *Status) {
+func (c counting) PreFilter(*cache.PodInfo, *cache.Snapshot) (PodFilter, []string, *Status) {
 	return &countingFilter{limit: c.limit}, nil, nil
 }
 
@@ -145,7 +148,7 @@ func TestPodUpdater(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, st := p.Prepare(makePod().info())
+	ps, st := p.Prepare(makePod().info(), nil)
 	if st != nil {
 		t.Fatal(st)
 	}

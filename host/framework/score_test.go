@@ -227,7 +227,10 @@ func TestScore(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Score(tc.pod.state(), infos(tc.nodes...), nil)
+			got, st := Score(tc.pod.state(), infos(tc.nodes...), nil)
+			if st != nil {
+				t.Fatalf("Score: %v", st.Message())
+			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Score (-want, +got):\n%s", diff)
 			}
@@ -238,11 +241,11 @@ func TestScore(t *testing.T) {
 func TestScoreReusesOut(t *testing.T) {
 	nodes := infos(makeNode("n1", "cpu", "1", "memory", "1Gi"), makeNode("n2", "cpu", "2", "memory", "1Gi"))
 	out := make([]int64, 1, 8)
-	got := Score(makePod().req("cpu", "100m").state(), nodes, out)
+	got, _ := Score(makePod().req("cpu", "100m").state(), nodes, out)
 	if len(got) != 2 || &got[0] != &out[:1][0] {
 		t.Errorf("Score did not write into out: len %d", len(got))
 	}
-	if got := Score(makePod().state(), nil, out); len(got) != 0 {
+	if got, _ := Score(makePod().state(), nil, out); len(got) != 0 {
 		t.Errorf("Score of no nodes = %v", got)
 	}
 }
@@ -250,7 +253,7 @@ func TestScoreReusesOut(t *testing.T) {
 // balancedScore is NodeResourcesBalancedAllocation's score of ni for ps's
 // pod, 0 when its PreScore skips the pod.
 func balancedScore(ps *PodState, ni *cache.NodeInfo) int64 {
-	sc, st := nodeResourcesBalancedAllocation{}.PreScore(ps.Pod())
+	sc, st := nodeResourcesBalancedAllocation{}.PreScore(ps.Pod(), []*cache.NodeInfo{ni}, nil)
 	if st != nil {
 		panic(st.Message())
 	}

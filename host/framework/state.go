@@ -11,13 +11,15 @@ import (
 )
 
 // PodState is what the filters and scorers of a profile need from one pod,
-// worked out once per scheduling cycle by Prepare (upstream's PreFilter and
-// PreScore), so that looking at a node does not redo it: the filters of the
-// plugins that apply to the pod, the scorers with their weights, and the
-// nodes the pod is restricted to. It is safe for concurrent use by the
+// worked out once per scheduling cycle by Prepare (upstream's PreFilter) and
+// Score (PreScore), so that looking at a node does not redo it: the filters
+// of the plugins that apply to the pod, the scorers with their weights, and
+// the nodes the pod is restricted to. It is safe for concurrent use by the
 // filters; it must not be copied (Clone does).
 type PodState struct {
-	pod *cache.PodInfo
+	pod     *cache.PodInfo
+	profile *Profile
+	snap    *cache.Snapshot
 
 	// filters are the pod's filters in profile order, the skipped plugins
 	// left out; scorers likewise. They point into the arrays below unless
@@ -29,8 +31,12 @@ type PodState struct {
 	filterArr [8]PodFilter
 	scorerArr [6]weightedScorer
 	// updaters are the indexes in filters of the PodUpdaters (nil for
-	// none, which is every pod so far).
+	// none: a pod without inter-pod affinity or spread constraints).
 	updaters []int
+	// nominated holds, per node with pods nominated to it, the node with
+	// them added and a state that saw them added (AddNominated); nil when
+	// none.
+	nominated map[string]nominatedNode
 
 	// nodeNames restricts the nodes worth filtering (sorted): the
 	// intersection of the PreFilters' node names. nil means every node;
@@ -51,25 +57,30 @@ type weightedScorer struct {
 // errors of Lt/Gt tolerations to; those operators are off, so it never logs.
 var discard = logr.Discard()
 
-// Prepare works out pod's state for a cycle: the unsupported-constraint
-// placeholders first, then each PreFilter and each PreScore in profile
-// order. A non-nil Status is upstream's PreFilter rejecting the pod before
-// any node is looked at (UnschedulableAndUnresolvable: its required node
-// affinity names no node any term agrees on, the plugins' node restrictions
-// agree on none, or it carries a constraint only an unimplemented plugin
-// checks), or an Error; PodState is nil then.
-func (p *Profile) Prepare(pod *cache.PodInfo) (*PodState, *Status) {
+// Prepare works out pod's state for a cycle on snap (the cluster the pod
+// is placed in; nil is an empty one): the unsupported-constraint
+// placeholders first, then each PreFilter in profile order. A non-nil Status
+// is upstream's PreFilter rejecting the pod before any node is looked at
+// (UnschedulableAndUnresolvable: its required node affinity names no node
+// any term agrees on, the plugins' node restrictions agree on none, or it
+// carries a constraint only an unimplemented plugin checks), or an Error;
+// PodState is nil then. The scorers are worked out later, by Score, for the
+// nodes found feasible.
+func (p *Profile) Prepare(pod *cache.PodInfo, snap *cache.Snapshot) (*PodState, *Status) {
 	if pod == nil || pod.Pod == nil {
 		return nil, &Status{Code: Error, Err: errors.New("prepare a nil pod")}
 	}
 	if st := p.refuseUnsupported(pod.Pod); st != nil {
 		return nil, st
 	}
-	ps := &PodState{pod: pod}
+	if snap == nil {
+		snap = emptySnapshot
+	}
+	ps := &PodState{pod: pod, profile: p, snap: snap}
 	ps.filters, ps.scorers = ps.filterArr[:0], ps.scorerArr[:0]
 	var last string // the last plugin that restricted the nodes
 	for _, pl := range p.preFilters {
-		filter, nodeNames, st := pl.PreFilter(pod)
+		filter, nodeNames, st := pl.PreFilter(pod, snap)
 		if st != nil {
 			return nil, st
 		}
@@ -95,17 +106,28 @@ func (p *Profile) Prepare(pod *cache.PodInfo) (*PodState, *Status) {
 	if st := ps.restrict(last); st != nil {
 		return nil, st
 	}
-	for _, s := range p.preScores {
-		sc, st := s.plugin.PreScore(pod)
+	return ps, nil
+}
+
+// emptySnapshot is what Prepare works with when given no snapshot: a
+// cluster without nodes. It is never changed.
+var emptySnapshot = cache.NewSnapshot()
+
+// preScore runs the profile's PreScores for nodes, the feasible nodes about
+// to be scored, into ps.scorers.
+func (ps *PodState) preScore(nodes []*cache.NodeInfo) *Status {
+	ps.scorers = ps.scorerArr[:0]
+	for _, s := range ps.profile.preScores {
+		sc, st := s.plugin.PreScore(ps.pod, nodes, ps.snap)
 		if st != nil {
-			return nil, st
+			return st
 		}
 		if sc != nil {
 			_, n := sc.(ScoreNormalizer)
 			ps.scorers = append(ps.scorers, weightedScorer{scorer: sc, weight: s.weight, normalize: n})
 		}
 	}
-	return ps, nil
+	return nil
 }
 
 // restrict checks the merged node names of the PreFilters, as upstream's
@@ -152,13 +174,14 @@ func (ps *PodState) candidates(nodes []*cache.NodeInfo) []*cache.NodeInfo {
 
 // Clone returns a state that preemption's dry run may update with AddPod and
 // RemovePod: ps itself when no filter of the pod keeps state about other
-// pods (every pod so far), a copy with those filters cloned otherwise.
+// pods, a copy with those filters cloned otherwise. The copy leaves out the
+// nominated pods AddNominated added: a dry run adds those itself.
 func (ps *PodState) Clone() *PodState {
 	if ps.updaters == nil {
 		return ps
 	}
-	c := &PodState{pod: ps.pod, updaters: ps.updaters, nodeNames: ps.nodeNames,
-		restrictedBy: ps.restrictedBy, absent: ps.absent}
+	c := &PodState{pod: ps.pod, profile: ps.profile, snap: ps.snap, updaters: ps.updaters,
+		nodeNames: ps.nodeNames, restrictedBy: ps.restrictedBy, absent: ps.absent}
 	c.filters = append(c.filterArr[:0], ps.filters...)
 	c.scorers = append(c.scorerArr[:0], ps.scorers...)
 	for _, i := range c.updaters {
@@ -184,4 +207,35 @@ func (ps *PodState) RemovePod(pod *cache.PodInfo, ni *cache.NodeInfo) {
 	for _, i := range ps.updaters {
 		ps.filters[i].(PodUpdater).RemovePod(pod, ni)
 	}
+}
+
+// nominatedNode is a node with the pods nominated to it added, and the
+// pod's state with them added.
+type nominatedNode struct {
+	ni *cache.NodeInfo
+	ps *PodState
+}
+
+// AddNominated makes Filter check ni's node with pods (the pods nominated
+// to it that the pod must leave room for) added, as upstream's
+// RunFilterPluginsWithNominatedPods: the node must fit the pod with them,
+// and, when a filter of the pod keeps state about other pods (inter-pod
+// affinity, where a nominated pod may be what satisfies the pod), also
+// without them, since a nomination is not a placement. It is called by the
+// cycle before filtering, never concurrently with Filter; pods that are
+// empty do nothing.
+func (ps *PodState) AddNominated(ni *cache.NodeInfo, pods []*cache.PodInfo) {
+	if len(pods) == 0 || ni.Node() == nil {
+		return
+	}
+	with := ni.Clone()
+	st := ps.Clone()
+	for _, pi := range pods {
+		with.AddPod(pi)
+		st.AddPod(pi, with)
+	}
+	if ps.nominated == nil {
+		ps.nominated = make(map[string]nominatedNode)
+	}
+	ps.nominated[ni.Name()] = nominatedNode{ni: with, ps: st}
 }

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"errors"
 	"strings"
 )
 
@@ -65,6 +66,17 @@ func (s *Status) Message() string {
 		return s.Err.Error()
 	}
 	return strings.Join(s.Reasons, ", ")
+}
+
+// AsError is s as an error: its Err, or its message; nil for success.
+func (s *Status) AsError() error {
+	switch {
+	case s.IsSuccess():
+		return nil
+	case s.Err != nil:
+		return s.Err
+	}
+	return errors.New(s.Message())
 }
 
 // statusAbsent is upstream's default status of a node no filter looked at.

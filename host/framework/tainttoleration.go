@@ -39,11 +39,11 @@ var (
 
 func (taintToleration) Name() string { return abi.PluginTaintToleration }
 
-func (taintToleration) PreFilter(pod *cache.PodInfo) (PodFilter, []string, *Status) {
+func (taintToleration) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
 	return (*taintFilter)(pod), nil, nil
 }
 
-func (taintToleration) PreScore(pod *cache.PodInfo) (PodScorer, *Status) {
+func (taintToleration) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (PodScorer, *Status) {
 	return (*taintScorer)(pod), nil
 }
 

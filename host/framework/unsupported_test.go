@@ -103,7 +103,7 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := makePod()
 			tc.spec(&b.p.Spec)
-			ps, st := Prepare(b.info())
+			ps, st := Prepare(b.info(), nil)
 			if diff := cmp.Diff(tc.want, st); diff != "" {
 				t.Fatalf("Prepare status (-want, +got):\n%s", diff)
 			}
@@ -120,7 +120,7 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 func TestUnsupportedConstraintMessage(t *testing.T) {
 	b := makePod()
 	b.p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu"}}
-	_, st := Prepare(b.info())
+	_, st := Prepare(b.info(), nil)
 	var d Diagnosis
 	d.RecordPreFilter(st)
 	want := "0/3 nodes are available: wasmsched does not support resourceClaims (dynamic resource allocation) yet (upstream plugin DynamicResources)."

@@ -235,7 +235,7 @@ func (r *run) place(ctx context.Context, snap *cache.Snapshot, members []*v1.Pod
 		if err := ctx.Err(); err != nil {
 			return placed, "", err
 		}
-		ps, st := framework.Prepare(cache.NewPodInfo(m))
+		ps, st := framework.Prepare(cache.NewPodInfo(m), snap)
 		if st != nil && st.Code == framework.Error {
 			return placed, "", fmt.Errorf("member %s/%s: %w", m.Namespace, m.Name, st.Err)
 		}
@@ -255,7 +255,10 @@ func (r *run) place(ctx context.Context, snap *cache.Snapshot, members []*v1.Pod
 			}
 			continue
 		}
-		scores = framework.Score(ps, feasible, scores)
+		var sst *framework.Status
+		if scores, sst = framework.Score(ps, feasible, scores); sst != nil {
+			return placed, "", fmt.Errorf("score member %s/%s: %w", m.Namespace, m.Name, sst.AsError())
+		}
 		node := framework.SelectHost(feasible, scores, nil).Name()
 		assumed := m.DeepCopy()
 		assumed.Spec.NodeName = node

@@ -124,7 +124,7 @@ func snapshot(nodes []*v1.Node, pods ...*v1.Pod) *cache.Snapshot {
 // diagnoseB is diagnose for a benchmark (no nominated pods).
 func diagnoseB(b *testing.B, pod *v1.Pod, snap *cache.Snapshot) *framework.Diagnosis {
 	b.Helper()
-	ps, st := framework.Prepare(cache.NewPodInfo(pod))
+	ps, st := framework.Prepare(cache.NewPodInfo(pod), snap)
 	if st != nil {
 		b.Fatalf("prepare: %v", st.Message())
 	}
@@ -139,7 +139,7 @@ func diagnoseB(b *testing.B, pod *v1.Pod, snap *cache.Snapshot) *framework.Diagn
 // cycle did, with nominated pods added the way the cycle adds them.
 func diagnose(t *testing.T, pod *v1.Pod, snap *cache.Snapshot, nominated func(string) []*cache.PodInfo) *framework.Diagnosis {
 	t.Helper()
-	ps, st := framework.Prepare(cache.NewPodInfo(pod))
+	ps, st := framework.Prepare(cache.NewPodInfo(pod), snap)
 	var d framework.Diagnosis
 	if st != nil {
 		d.RecordPreFilter(st)

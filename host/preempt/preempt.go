@@ -184,7 +184,7 @@ func Pod(ctx context.Context, preemptor *v1.Pod, in Input) (Result, bool, error)
 	if r.preemptor, err = r.podView(preemptor); err != nil {
 		return Result{}, false, err
 	}
-	ps, st := framework.Prepare(cache.NewPodInfo(preemptor))
+	ps, st := framework.Prepare(cache.NewPodInfo(preemptor), in.Snapshot)
 	if st != nil && st.Code == framework.Error {
 		return Result{}, false, fmt.Errorf("preemption for pod %s/%s: %w", preemptor.Namespace, preemptor.Name, st.Err)
 	}
