@@ -3,41 +3,69 @@ package framework
 import (
 	"fmt"
 
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+
 	"github.com/wasmsched/wasmsched/host/cache"
 )
 
-// defaultProfile is upstream v1.37.1's default profile
+// DefaultEntries is upstream v1.37.1's default profile
 // (pkg/scheduler/apis/config/v1/default_plugins.go) in upstream's order,
-// less the plugins that live elsewhere in wasmsched: SchedulingGates and
-// PrioritySort are policy slots (host/policy), DefaultPreemption is
-// host/preempt, DefaultBinder is host/cycle's binding. The order is the
-// filter order (the first rejecting filter names a node's reason) and the
-// pre-filter order.
+// with its weights, the plugins that read the API beyond the snapshot
+// reading it through l: less the plugins that live elsewhere in wasmsched:
+// SchedulingGates and PrioritySort are policy slots (host/policy),
+// DefaultPreemption is host/preempt, DefaultBinder is host/cycle's binding.
+// The order is the filter order (the first rejecting filter names a node's
+// reason) and the pre-filter order.
 //
 // A plugin not written yet stands here as an unsupported placeholder: a pod
 // carrying a hard constraint only it checks is refused in its name
 // (unsupported.go). Writing the plugin replaces its placeholder line.
-// VolumeZone and ImageLocality have no placeholder: VolumeBinding's refuses
-// the claims VolumeZone would check, and ImageLocality only scores.
-var defaultProfile = mustProfile(
-	Entry{Plugin: nodeName{}},
-	Entry{Plugin: nodeUnschedulable{}},
-	Entry{Plugin: taintToleration{}, Weight: weightTaintToleration},
-	Entry{Plugin: nodeAffinity{}, Weight: weightNodeAffinity},
-	Entry{Plugin: nodePorts{}},
-	Entry{Plugin: nodeResourcesFit{}, Weight: weightNodeResourcesFit},
-	Entry{Plugin: unsupportedVolumeRestrictions},
-	Entry{Plugin: unsupportedNodeVolumeLimits},
-	Entry{Plugin: unsupportedVolumeBinding},     // weight 1 once written
-	Entry{Plugin: unsupportedPodTopologySpread}, // weight 2 once written
-	Entry{Plugin: unsupportedInterPodAffinity},  // weight 2 once written
-	Entry{Plugin: unsupportedDynamicResources},  // weight 2 once written
-	Entry{Plugin: nodeResourcesBalancedAllocation{}, Weight: weightNodeResourcesBalancedAllocation},
-	Entry{Plugin: nodeDeclaredFeatures{}},
-)
+// VolumeZone has no placeholder: VolumeBinding's refuses the claims
+// VolumeZone would check.
+func DefaultEntries(l Listers) []Entry {
+	return []Entry{
+		{Plugin: nodeName{}},
+		{Plugin: nodeUnschedulable{}},
+		{Plugin: taintToleration{}, Weight: weightTaintToleration},
+		{Plugin: nodeAffinity{}, Weight: weightNodeAffinity},
+		{Plugin: nodePorts{}},
+		{Plugin: nodeResourcesFit{}, Weight: weightNodeResourcesFit},
+		{Plugin: unsupportedVolumeRestrictions},
+		{Plugin: unsupportedNodeVolumeLimits},
+		{Plugin: unsupportedVolumeBinding},     // weight 1 once written
+		{Plugin: unsupportedPodTopologySpread}, // weight 2 once written
+		{Plugin: unsupportedInterPodAffinity},  // weight 2 once written
+		{Plugin: unsupportedDynamicResources},  // weight 2 once written
+		{Plugin: nodeResourcesBalancedAllocation{}, Weight: weightNodeResourcesBalancedAllocation},
+		{Plugin: nodeDeclaredFeatures{}},
+	}
+}
 
-// Default is the profile every cycle, preemption's dry runs and the tests
-// use: upstream's default profile (see defaultProfile).
+// Listers are what plugins read from the API besides the snapshot, backed
+// by the scheduler's informers (host/app). A nil lister reads as empty:
+// namespaces without labels, no Service or controller selecting any pod.
+type Listers struct {
+	// Namespaces: InterPodAffinity's namespaceSelector.
+	Namespaces corelisters.NamespaceLister
+	// Services, ReplicationControllers, ReplicaSets, StatefulSets: the
+	// selectors of PodTopologySpread's system default constraints.
+	Services               corelisters.ServiceLister
+	ReplicationControllers corelisters.ReplicationControllerLister
+	ReplicaSets            appslisters.ReplicaSetLister
+	StatefulSets           appslisters.StatefulSetLister
+}
+
+// NewDefaultProfile is the default profile (DefaultEntries) reading the API
+// through l: the profile a running scheduler uses.
+func NewDefaultProfile(l Listers) *Profile { return mustProfile(DefaultEntries(l)...) }
+
+// defaultProfile is the default profile without listers: what Default and
+// Prepare serve to tests and tools that have no API.
+var defaultProfile = NewDefaultProfile(Listers{})
+
+// Default is the default profile without listers (see defaultProfile): no
+// namespace labels, no default spreading.
 func Default() *Profile { return defaultProfile }
 
 // Prepare is Default().Prepare(pod, snap).
