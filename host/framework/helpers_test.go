@@ -23,7 +23,20 @@ func makePod() *podBuilder {
 	return &podBuilder{p: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(name)}}}
 }
 
-func (b *podBuilder) info() *cache.PodInfo      { return cache.NewPodInfo(b.p) }
+func (b *podBuilder) info() *cache.PodInfo            { return cache.NewPodInfo(b.p) }
+func (b *podBuilder) namespace(ns string) *podBuilder { b.p.Namespace = ns; return b }
+
+// labels adds labels to the pod ("app", "web", ...).
+func (b *podBuilder) labels(kv ...string) *podBuilder {
+	if b.p.Labels == nil {
+		b.p.Labels = map[string]string{}
+	}
+	for i := 0; i < len(kv); i += 2 {
+		b.p.Labels[kv[i]] = kv[i+1]
+	}
+	return b
+}
+
 func (b *podBuilder) node(n string) *podBuilder { b.p.Spec.NodeName = n; return b }
 func (b *podBuilder) state() *PodState          { return mustPrepare(b.info()) }
 func (b *podBuilder) selector(kv ...string) *podBuilder {
