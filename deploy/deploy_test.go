@@ -54,6 +54,11 @@ var clusterNeeds = []access{
 	{"scheduling.k8s.io", "podgroups/status", "patch", ""}, {"scheduling.k8s.io", "podgroups/status", "update", ""},
 	{"scheduling.k8s.io", "workloads", "get", ""}, {"scheduling.k8s.io", "workloads", "list", ""}, {"scheduling.k8s.io", "workloads", "watch", ""},
 	{"policy", "poddisruptionbudgets", "get", ""}, {"policy", "poddisruptionbudgets", "list", ""}, {"policy", "poddisruptionbudgets", "watch", ""},
+	{"", "namespaces", "get", ""}, {"", "namespaces", "list", ""}, {"", "namespaces", "watch", ""},
+	{"", "services", "get", ""}, {"", "services", "list", ""}, {"", "services", "watch", ""},
+	{"", "replicationcontrollers", "get", ""}, {"", "replicationcontrollers", "list", ""}, {"", "replicationcontrollers", "watch", ""},
+	{"apps", "replicasets", "get", ""}, {"apps", "replicasets", "list", ""}, {"apps", "replicasets", "watch", ""},
+	{"apps", "statefulsets", "get", ""}, {"apps", "statefulsets", "list", ""}, {"apps", "statefulsets", "watch", ""},
 }
 
 // leaseNeeds is what leader election (client-go's LeaseLock) does in the

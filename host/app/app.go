@@ -25,6 +25,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/cluster"
 	"github.com/wasmsched/wasmsched/host/cycle"
+	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/metrics"
 	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
@@ -190,6 +191,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 	a.onClose(a.cluster.Shutdown)
 	preemption := cycle.Preemption{PDBs: a.pdbs, Group: a.podGroups()}
 	api := cycle.NewAPI(client, a.cluster.PodLister())
+	plugins := framework.NewDefaultProfile(a.cluster.Listers())
 	for i, p := range a.profiles {
 		p.sched = cycle.New(p.queue, a.cache, api, a.broadcaster.NewRecorder(p.name),
 			cycle.WithProfile(p.name),
@@ -198,6 +200,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 			cycle.WithRecorder(cycleRec),
 			cycle.WithNominator(nominator),
 			cycle.WithPreemption(preemption),
+			cycle.WithPlugins(plugins),
 			cycle.WithLogger(log.With("component", "cycle", "profile", p.name)))
 		p.set = wasmslot.NewSet(rt, Limits(cfg.Sandbox), policyRec, policy.Installer{
 			Sort: p.queue.SetSort, BackoffSort: p.queue.SetBackoffSort, PreEnqueue: p.queue.SetPreEnqueue,

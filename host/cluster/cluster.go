@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
 )
 
@@ -87,6 +88,7 @@ type Cluster struct {
 	pods      corelisters.PodLister
 	pdbs      policylisters.PodDisruptionBudgetLister
 	groups    schedlisters.PodGroupLister
+	listers   framework.Listers
 	handlers  []cache.ResourceEventHandlerRegistration
 	nominator Nominator
 	podGroups *bool // WithPodGroupsServed; nil: ask discovery
@@ -152,6 +154,13 @@ func (cl *Cluster) PodLister() corelisters.PodLister { return cl.pods }
 
 // PDBLister reads PodDisruptionBudgets from the informer cache.
 func (cl *Cluster) PDBLister() policylisters.PodDisruptionBudgetLister { return cl.pdbs }
+
+// Listers returns the informer-backed listers the plugins read besides the
+// cache: namespaces (InterPodAffinity's namespaceSelector), and the
+// Services and controllers whose selectors PodTopologySpread's system
+// default constraints spread by. No event of theirs requeues a pod, as
+// upstream's plugins register none.
+func (cl *Cluster) Listers() framework.Listers { return cl.listers }
 
 // PodGroupLister reads PodGroups; nil when the cluster does not serve them.
 func (cl *Cluster) PodGroupLister() schedlisters.PodGroupLister { return cl.groups }
@@ -220,9 +229,19 @@ func (cl *Cluster) register() error {
 	}); err != nil {
 		return err
 	}
-	// PDBs are read by preemption through the lister; registering the
-	// informer makes the factory start it.
+	// PDBs are read by preemption through the lister, the others by the
+	// plugins; registering an informer (Lister does) makes the factory
+	// start it.
 	cl.factory.Policy().V1().PodDisruptionBudgets().Informer()
+	core, apps := cl.factory.Core().V1(), cl.factory.Apps().V1()
+	cl.listers = framework.Listers{
+		Namespaces:             core.Namespaces().Lister(),
+		Services:               core.Services().Lister(),
+		ReplicationControllers: core.ReplicationControllers().Lister(),
+		ReplicaSets:            apps.ReplicaSets().Lister(),
+		StatefulSets:           apps.StatefulSets().Lister(),
+	}
+
 	if !cl.gangs {
 		return nil
 	}

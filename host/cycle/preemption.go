@@ -62,6 +62,7 @@ func (s *Scheduler) input(f failure) preempt.Input {
 	p := s.opts.preemption
 	in := preempt.Input{
 		Snapshot:  s.snap,
+		Plugins:   s.opts.plugins,
 		Diagnosis: f.diag,
 		Order:     s.order.load(),
 		Group:     p.Group,

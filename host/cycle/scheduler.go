@@ -103,6 +103,7 @@ type options struct {
 	seed        uint64
 	nominator   *Nominator
 	preemption  *Preemption
+	plugins     *framework.Profile
 }
 
 // WithProfile names the scheduler profile (its scheduler name) in events
@@ -133,6 +134,12 @@ func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
 // kept per Scheduler.
 func WithNominator(n *Nominator) Option { return func(o *options) { o.nominator = n } }
 
+// WithPlugins sets the plugins that filter and score (and that preemption's
+// dry runs use): the running scheduler's is framework.NewDefaultProfile
+// with its informers' listers. Default framework.Default(), which has no
+// listers.
+func WithPlugins(p *framework.Profile) Option { return func(o *options) { o.plugins = p } }
+
 type discardRecorder struct{}
 
 func (discardRecorder) Attempt(string, string, time.Duration) {}
@@ -146,6 +153,7 @@ func New(q Queue, c Cache, api API, ev events.EventRecorder, opts ...Option) *Sc
 	o := options{
 		profile: "wasmsched", parallelism: runtime.GOMAXPROCS(0), rec: discardRecorder{},
 		log: slog.New(slog.DiscardHandler), clock: clock.RealClock{}, seed: uint64(time.Now().UnixNano()),
+		plugins: framework.Default(),
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -249,7 +257,7 @@ type failure struct {
 // feasible nodes), scores, and picks the best, ties at random. It returns
 // "" and why when nothing fits.
 func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
-	ps, st := framework.Prepare(pl.info, s.snap)
+	ps, st := s.opts.plugins.Prepare(pl.info, s.snap)
 	if st != nil && st.Code == framework.Error {
 		return "", failure{err: st.AsError()}
 	}

@@ -235,7 +235,7 @@ func (r *run) place(ctx context.Context, snap *cache.Snapshot, members []*v1.Pod
 		if err := ctx.Err(); err != nil {
 			return placed, "", err
 		}
-		ps, st := framework.Prepare(cache.NewPodInfo(m), snap)
+		ps, st := r.plugins.Prepare(cache.NewPodInfo(m), snap)
 		if st != nil && st.Code == framework.Error {
 			return placed, "", fmt.Errorf("member %s/%s: %w", m.Namespace, m.Name, st.Err)
 		}

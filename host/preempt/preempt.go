@@ -27,6 +27,9 @@ type Input struct {
 	// cycle placed tentatively (a pod-group cycle's members must have been
 	// taken off again: Cache.UpdateSnapshot does that).
 	Snapshot *cache.Snapshot
+	// Plugins are the filters the dry runs check nodes with; nil is
+	// framework.Default().
+	Plugins *framework.Profile
 	// Diagnosis is the failed cycle's: Pod dry-runs only the nodes it
 	// rejected as Unschedulable (upstream's nodes where preemption might
 	// help). Required by Pod; Group does not use it.
@@ -184,7 +187,7 @@ func Pod(ctx context.Context, preemptor *v1.Pod, in Input) (Result, bool, error)
 	if r.preemptor, err = r.podView(preemptor); err != nil {
 		return Result{}, false, err
 	}
-	ps, st := framework.Prepare(cache.NewPodInfo(preemptor), in.Snapshot)
+	ps, st := r.plugins.Prepare(cache.NewPodInfo(preemptor), in.Snapshot)
 	if st != nil && st.Code == framework.Error {
 		return Result{}, false, fmt.Errorf("preemption for pod %s/%s: %w", preemptor.Namespace, preemptor.Name, st.Err)
 	}

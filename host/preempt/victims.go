@@ -41,6 +41,7 @@ type groupKey struct{ namespace, name string }
 // and the budgets.
 type run struct {
 	in        Input
+	plugins   *framework.Profile
 	order     policy.VictimOrder
 	preemptor abi.PodView
 	budgets   *budgets
@@ -58,6 +59,7 @@ type run struct {
 func newRun(in Input) *run {
 	r := &run{
 		in:        in,
+		plugins:   in.Plugins,
 		order:     in.Order,
 		budgets:   newBudgets(in.PDBs),
 		groups:    map[groupKey]*schedv1beta1.PodGroup{},
@@ -66,6 +68,9 @@ func newRun(in Input) *run {
 	}
 	if r.order == nil {
 		r.order = policy.Importance{}
+	}
+	if r.plugins == nil {
+		r.plugins = framework.Default()
 	}
 	return r
 }
