@@ -27,9 +27,10 @@ import (
 //   - UpdateNodeCondition: the set of (condition type, status) pairs changed;
 //     heartbeats, reasons, messages and order do not count.
 //   - UpdateNodeAnnotation: annotations changed.
-//   - UpdateOther: spec.podPreemptionPolicy or status.declaredFeatures
-//     changed, for which upstream has UpdateNodePreemptionPolicy and
-//     UpdateNodeDeclaredFeature and the ABI has no bit.
+//   - UpdateNodeDeclaredFeature: status.declaredFeatures changed (as a
+//     list: order counts, as upstream's slices.Equal).
+//   - UpdateOther: spec.podPreemptionPolicy changed, for which upstream
+//     has UpdateNodePreemptionPolicy.
 //
 // Anything else (status.nodeInfo, images, addresses, resourceVersion, ...)
 // classifies as 0, as upstream emits no event for it.
@@ -51,8 +52,10 @@ func NodeUpdateActions(old, new *v1.Node) abi.ActionType {
 	if !maps.Equal(old.Annotations, new.Annotations) {
 		a |= abi.ActionUpdateNodeAnnotation
 	}
-	if !equality.Semantic.DeepEqual(old.Spec.PodPreemptionPolicy, new.Spec.PodPreemptionPolicy) ||
-		!slices.Equal(old.Status.DeclaredFeatures, new.Status.DeclaredFeatures) {
+	if !slices.Equal(old.Status.DeclaredFeatures, new.Status.DeclaredFeatures) {
+		a |= abi.ActionUpdateNodeDeclaredFeature
+	}
+	if !equality.Semantic.DeepEqual(old.Spec.PodPreemptionPolicy, new.Spec.PodPreemptionPolicy) {
 		a |= abi.ActionUpdateOther
 	}
 	return a

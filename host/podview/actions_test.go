@@ -116,7 +116,21 @@ func TestNodeUpdateActions(t *testing.T) {
 		{
 			name:   "declared features: upstream's UpdateNodeDeclaredFeature",
 			change: func(n *v1.Node) { n.Status.DeclaredFeatures = []string{"GuaranteedQoSPodCPUResize"} },
-			want:   abi.ActionUpdateOther,
+			want:   abi.ActionUpdateNodeDeclaredFeature,
+		},
+		{
+			name:   "declared features removed",
+			old:    func(n *v1.Node) { n.Status.DeclaredFeatures = []string{"GuaranteedQoSPodCPUResize"} },
+			change: func(n *v1.Node) { n.Status.DeclaredFeatures = nil },
+			want:   abi.ActionUpdateNodeDeclaredFeature,
+		},
+		{
+			name: "declared features and preemption policy at once",
+			change: func(n *v1.Node) {
+				n.Status.DeclaredFeatures = []string{"GuaranteedQoSPodCPUResize"}
+				n.Spec.PodPreemptionPolicy = &v1.NodePodPreemptionPolicy{DisableResizePreemption: []string{"example.com/autoscaler"}}
+			},
+			want: abi.ActionUpdateNodeDeclaredFeature | abi.ActionUpdateOther,
 		},
 		{
 			name: "several at once",

@@ -31,8 +31,9 @@
 //
 // Update classification is upstream's (pkg/scheduler/framework/events.go,
 // v1.37) with the deviations listed on [PodUpdateActions] and
-// [NodeUpdateActions]: the ABI has no bits for UpdatePodScaleUp,
-// UpdateNodePreemptionPolicy and UpdateNodeDeclaredFeature, which become
-// abi.ActionUpdateOther, and updates that change nothing but status or
-// bookkeeping metadata classify as 0 (no event).
+// [NodeUpdateActions]: upstream's UpdatePodScaleUp and
+// UpdateNodePreemptionPolicy are reported as abi.ActionUpdateOther (a
+// status.declaredFeatures change is abi.ActionUpdateNodeDeclaredFeature, as
+// upstream's UpdateNodeDeclaredFeature), and updates that change nothing but
+// status or bookkeeping metadata classify as 0 (no event).
 package podview

@@ -141,6 +141,7 @@ var (
 	allPlugins = []string{
 		abi.PluginNodeResourcesFit, abi.PluginNodeAffinity, abi.PluginTaintToleration, abi.PluginNodeUnschedulable,
 		abi.PluginNodePorts, abi.PluginNodeName, abi.PluginNodeDeclaredFeatures, abi.PluginSchedulingGates, abi.PluginGangScheduling,
+		abi.PluginInterPodAffinity, abi.PluginPodTopologySpread,
 		"VolumeBinding", // a plugin no hint is about
 	}
 	labelKeys    = []string{"zone", "disk", "cores", "example.com/tier", "gpu", "bad key", "a/b/c"}
@@ -152,7 +153,7 @@ var (
 	namespaces   = []string{"ns1", "ns2"}
 	groups       = []string{"", "", "g1", "g2"}
 	nodeNames    = []string{"n1", "n2", ""}
-	nodeUpdates  = []abi.ActionType{abi.ActionUpdateNodeAllocatable, abi.ActionUpdateNodeLabel, abi.ActionUpdateNodeTaint, abi.ActionUpdateNodeCondition, abi.ActionUpdateNodeAnnotation, abi.ActionUpdateOther}
+	nodeUpdates  = []abi.ActionType{abi.ActionUpdateNodeAllocatable, abi.ActionUpdateNodeLabel, abi.ActionUpdateNodeTaint, abi.ActionUpdateNodeCondition, abi.ActionUpdateNodeAnnotation, abi.ActionUpdateOther, abi.ActionUpdateNodeDeclaredFeature}
 	podUpdates   = []abi.ActionType{abi.ActionUpdatePodLabel, abi.ActionUpdatePodScaleDown, abi.ActionUpdatePodToleration, abi.ActionUpdatePodSchedulingGatesEliminated, abi.ActionUpdatePodGeneratedResourceClaim, abi.ActionUpdateOther, abi.ActionUpdatePodScaleUp}
 	effects      = []abi.TaintEffect{abi.EffectNone, abi.EffectNoSchedule, abi.EffectNoSchedule, abi.EffectPreferNoSchedule, abi.EffectNoExecute, abi.EffectUnknown}
 	tolOps       = []abi.TolerationOperator{abi.TolerationEqual, abi.TolerationExists, abi.TolerationExists, abi.TolerationLt, abi.TolerationGt, abi.TolerationUnknown}

@@ -23,11 +23,20 @@
 //   - NodePorts: a bound pod deleted that held a host port the pod wants; a
 //     node added.
 //   - NodeName: a node added.
-//   - NodeDeclaredFeatures: a node added, or an update the host reports as
-//     UpdateOther or UpdateNodeDeclaredFeature (the view has no features).
+//   - NodeDeclaredFeatures: a node added, or its declared features updated
+//     (the view has no features).
 //   - SchedulingGates: the pod's own update that removed its last gate.
 //   - GangScheduling: a pod (pending or bound) of the pod's group added; the
 //     group added; the group's gang minCount lowered.
+//   - InterPodAffinity: a bound pod added or deleted, or relabelled (labels
+//     actually changed); the pod's own label update; a node added, or its
+//     labels changed. The view has no pod affinity terms, so the hints
+//     queue wherever upstream's would consult them.
+//   - PodTopologySpread: a bound pod in the pod's namespace added or
+//     deleted, or relabelled; the pod's own label or toleration change; a
+//     node added or deleted, or its labels or taints changed. The view has
+//     no spread constraints, so the hints queue wherever upstream's would
+//     consult them.
 //
 // Everything else is Skip. Node-selector matching (In, NotIn, Exists,
 // DoesNotExist, Gt, Lt; matchFields on metadata.name) and toleration
@@ -52,9 +61,16 @@
 // record has both), where upstream builds a node without its pods; see
 // fitAfterNodeChange.
 //
-// The ABI carries no status.nominatedNodeName, so an assigned-pod delete is
-// judged by spec.nodeName alone (the host sends such deletes for bound pods
+// The ABI carries no status.nominatedNodeName, so an assigned-pod event is
+// judged by spec.nodeName alone (the host sends such events for bound pods
 // only).
+//
+// The pod record carries no pod affinity terms and no topology spread
+// constraints. Where upstream's InterPodAffinity and PodTopologySpread hints
+// match them against the event's object, these hints queue; they skip only
+// what upstream skips whatever the terms or constraints are (a pod without a
+// node; for spreading, a pod of another namespace; an update that changed
+// none of the labels, taints or tolerations upstream compares).
 //
 // Unknown enum values (abi.*Unknown) match nothing: an unknown toleration
 // operator or effect tolerates nothing, an unknown taint effect is not a

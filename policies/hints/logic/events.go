@@ -12,8 +12,10 @@ import (
 var (
 	errNoNewNode  = errors.New("hints: node event without a readable new node")
 	errNoOldNode  = errors.New("hints: node update whose old node is unreadable")
+	errNoNode     = errors.New("hints: node event without a node")
 	errNoOldPod   = errors.New("hints: pod event without a readable old pod")
 	errNoNewPod   = errors.New("hints: pod event without a readable new pod")
+	errNoPod      = errors.New("hints: pod event without a pod")
 	errNoNewGroup = errors.New("hints: pod group event without a readable new pod group")
 	errNoOldGroup = errors.New("hints: pod group update without a readable old pod group")
 )
@@ -40,6 +42,46 @@ func nodes(ev abi.EventView) (old abi.NodeView, hasOld bool, node abi.NodeView, 
 		return old, false, node, errNoOldNode
 	}
 	return old, true, node, nil
+}
+
+// nodeChange returns the nodes of a node event that may be an Add (no old
+// node), an update (both) or a Delete (no new node), as upstream tells them
+// by nil objects. An object that is there but unreadable, or an event with
+// neither, is an error.
+func nodeChange(ev abi.EventView) (old abi.NodeView, hasOld bool, node abi.NodeView, hasNew bool, err error) {
+	if ev.NewBytes() != nil {
+		if node, hasNew = ev.NewNode(); !hasNew {
+			return old, false, node, false, errNoNewNode
+		}
+	}
+	if ev.OldBytes() != nil {
+		if old, hasOld = ev.OldNode(); !hasOld {
+			return old, false, node, false, errNoOldNode
+		}
+	}
+	if !hasOld && !hasNew {
+		return old, false, node, false, errNoNode
+	}
+	return old, hasOld, node, hasNew, nil
+}
+
+// podChange is nodeChange for a pod event: the pod before (absent on Add)
+// and after (absent on Delete).
+func podChange(ev abi.EventView) (old abi.PodView, hasOld bool, pod abi.PodView, hasNew bool, err error) {
+	if ev.NewBytes() != nil {
+		if pod, hasNew = ev.NewPod(); !hasNew {
+			return old, false, pod, false, errNoNewPod
+		}
+	}
+	if ev.OldBytes() != nil {
+		if old, hasOld = ev.OldPod(); !hasOld {
+			return old, false, pod, false, errNoOldPod
+		}
+	}
+	if !hasOld && !hasNew {
+		return old, false, pod, false, errNoPod
+	}
+	return old, hasOld, pod, hasNew, nil
 }
 
 // podPair returns the pod of an update event before and after it.
@@ -73,4 +115,51 @@ func samePod(a, b abi.PodView) bool {
 		return ua == ub
 	}
 	return a.Namespace() == b.Namespace() && a.Name() == b.Name()
+}
+
+// sameLabels reports whether two label lists hold the same key/value pairs,
+// in any order (upstream compares maps; an absent list is an empty map).
+func sameLabels(a, b abi.KVList) bool {
+	return a.Len() == b.Len() && kvsWithin(a, b) && kvsWithin(b, a)
+}
+
+// kvsWithin reports whether every pair of a is in b.
+func kvsWithin(a, b abi.KVList) bool {
+	for i := range a.Len() {
+		k, v := a.At(i)
+		if w, ok := b.Get(k); !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// sameTaints compares two nodes' taints in order, as upstream's
+// equality.Semantic.DeepEqual of spec.taints does, on what the record holds
+// (key, value, effect; not timeAdded).
+func sameTaints(a, b abi.TaintList) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	for i := range a.Len() {
+		if a.At(i) != b.At(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameTolerations compares two pods' tolerations in order, as upstream's
+// equality.Semantic.DeepEqual of spec.tolerations does, on what the record
+// holds (key, value, operator, effect; not tolerationSeconds).
+func sameTolerations(a, b abi.TolerationList) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	for i := range a.Len() {
+		if a.At(i) != b.At(i) {
+			return false
+		}
+	}
+	return true
 }

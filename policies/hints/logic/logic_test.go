@@ -94,6 +94,8 @@ func TestRegistrations(t *testing.T) {
 		ndf   = abi.PluginNodeDeclaredFeatures
 		gates = abi.PluginSchedulingGates
 		gang  = abi.PluginGangScheduling
+		ipa   = abi.PluginInterPodAffinity
+		pts   = abi.PluginPodTopologySpread
 	)
 	want := []abi.Registration{
 		{Plugin: fit, Resource: abi.ResourcePod, Actions: abi.ActionDelete},
@@ -108,12 +110,18 @@ func TestRegistrations(t *testing.T) {
 		{Plugin: ports, Resource: abi.ResourcePod, Actions: abi.ActionDelete},
 		{Plugin: ports, Resource: abi.ResourceNode, Actions: abi.ActionAdd},
 		{Plugin: name, Resource: abi.ResourceNode, Actions: abi.ActionAdd},
-		{Plugin: ndf, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateOther | abi.ActionUpdateNodeDeclaredFeature},
+		{Plugin: ndf, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateNodeDeclaredFeature},
 		{Plugin: gates, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionUpdatePodSchedulingGatesEliminated},
 		{Plugin: gang, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionAdd},
 		{Plugin: gang, Resource: abi.ResourcePod, Actions: abi.ActionAdd},
 		{Plugin: gang, Resource: abi.ResourcePodGroup, Actions: abi.ActionAdd},
 		{Plugin: gang, Resource: abi.ResourcePodGroup, Actions: abi.ActionUpdate},
+		{Plugin: ipa, Resource: abi.ResourcePod, Actions: abi.ActionAdd | abi.ActionUpdatePodLabel | abi.ActionDelete},
+		{Plugin: ipa, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionUpdatePodLabel},
+		{Plugin: ipa, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateNodeLabel},
+		{Plugin: pts, Resource: abi.ResourcePod, Actions: abi.ActionAdd | abi.ActionUpdatePodLabel | abi.ActionDelete},
+		{Plugin: pts, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionUpdatePodToleration | abi.ActionUpdatePodLabel},
+		{Plugin: pts, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionDelete | abi.ActionUpdateNodeLabel | abi.ActionUpdateNodeTaint},
 	}
 	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) {
 		if diff := cmp.Diff(want, s.QueueingHint.Registrations()); diff != "" {
@@ -745,10 +753,14 @@ func TestNodeDeclaredFeatures(t *testing.T) {
 	cases := []hintCase{
 		{name: "node added", ev: policytest.NodeAdd(node().Obj()),
 			pods: []*policytest.PodWrapper{pending("p", ndf)}, want: []abi.Hint{queue}},
-		{name: "declared features changed (reported as UpdateOther)", ev: policytest.NodeUpdate(node().Obj(), node().Obj(), abi.ActionUpdateOther),
-			pods: []*policytest.PodWrapper{pending("p", ndf), pending("other", abi.PluginNodeName)}, want: []abi.Hint{queue, skip}},
 		{name: "declared features changed", ev: policytest.NodeUpdate(node().Obj(), node().Obj(), abi.ActionUpdateNodeDeclaredFeature),
+			pods: []*policytest.PodWrapper{pending("p", ndf), pending("other", abi.PluginNodeName)}, want: []abi.Hint{queue, skip}},
+		{name: "declared features among other bits", ev: policytest.NodeUpdate(node().Obj(), node().Label("a", "b").Obj(),
+			abi.ActionUpdateNodeLabel|abi.ActionUpdateNodeDeclaredFeature),
 			pods: []*policytest.PodWrapper{pending("p", ndf)}, want: []abi.Hint{queue}},
+		{name: "UpdateOther (the host's spec.podPreemptionPolicy change) is not registered",
+			ev:   policytest.NodeUpdate(node().Obj(), node().Obj(), abi.ActionUpdateOther),
+			pods: []*policytest.PodWrapper{pending("p", ndf)}, want: []abi.Hint{skip}},
 		{name: "label update is not registered", ev: policytest.NodeUpdate(node().Obj(), node().Label("a", "b").Obj(), abi.ActionUpdateNodeLabel),
 			pods: []*policytest.PodWrapper{pending("p", ndf)}, want: []abi.Hint{skip}},
 	}
@@ -862,6 +874,372 @@ func TestGangScheduling(t *testing.T) {
 	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
 }
 
+// ported is one of upstream's cases for one pending pod. upstream is
+// upstream's answer and want this module's; where they differ, why says
+// what upstream decides with that the ABI does not carry, and the case's
+// name says so.
+func ported(name string, ev abi.EventView, p *policytest.PodWrapper, upstream, want abi.Hint, why string) hintCase {
+	if (upstream != want) != (why != "") {
+		panic("ported case " + name + ": give why exactly when the answers differ")
+	}
+	if why != "" {
+		names := [...]string{abi.HintSkip: "Skip", abi.HintQueue: "Queue", abi.HintError: "Error"}
+		name += " [upstream " + names[upstream] + ": " + why + "]"
+	}
+	return hintCase{name: name, ev: ev, pods: []*policytest.PodWrapper{p}, want: []abi.Hint{want}}
+}
+
+// Why the InterPodAffinity and PodTopologySpread cases differ from upstream.
+const (
+	byTerms       = "decided by the pod's affinity terms"
+	byConstraints = "decided by the pod's spread constraints"
+	byNominated   = "a nominated pod counts as assigned; the ABI has no nominatedNodeName and the host sends bound pods only"
+)
+
+func TestInterPodAffinity(t *testing.T) {
+	const ipa = abi.PluginInterPodAffinity
+	// The pending pod: upstream's carries affinity or anti-affinity terms,
+	// which its record cannot hold.
+	p := func() *policytest.PodWrapper { return pending("p", ipa) }
+	other := func() *policytest.PodWrapper { return bound("other").Node("fake-node") }
+	unscheduled := func() *policytest.PodWrapper { return bound("other").Node("") }
+	add := func(w *policytest.PodWrapper) abi.EventView { return policytest.PodAdd(w.Obj()) }
+	del := func(w *policytest.PodWrapper) abi.EventView { return policytest.PodDelete(w.Obj()) }
+	relabel := func(old, new *policytest.PodWrapper) abi.EventView {
+		return policytest.PodUpdate(old.Obj(), new.Obj(), abi.ActionUpdatePodLabel)
+	}
+	nodeA := func() *policytest.NodeWrapper { return policytest.MakeNode().Name("node-a") }
+	nodeLabels := func(old, new *policytest.NodeWrapper) abi.EventView {
+		return policytest.NodeUpdate(old.Obj(), new.Obj(), abi.ActionUpdateNodeLabel)
+	}
+	cases := []hintCase{
+		// Test_isSchedulableAfterAssignedPodChange
+		ported("add a pod which matches the pod affinity", add(other().Label("service", "securityscan")), p(), queue, queue, ""),
+		ported("add an un-scheduled pod", add(unscheduled().Label("service", "securityscan")), p(), skip, skip, ""),
+		ported("add a pod which doesn't match the pod affinity", add(other().Label("aaa", "a")), p(), skip, queue, byTerms),
+		ported("update a pod from non-match to match pod affinity",
+			relabel(other().Label("aaa", "a"), other().Label("service", "securityscan")), p(), queue, queue, ""),
+		ported("the updating pod matches target pod's affinity both before and after label changes",
+			relabel(other().Label("service", "value2"), other().Label("service", "securityscan")), p(), skip, queue, byTerms),
+		ported("update an un-scheduled pod",
+			relabel(unscheduled().Label("aaa", "a"), unscheduled().Label("service", "securityscan")), p(), skip, skip, ""),
+		ported("update a pod from match to non-match the pod affinity",
+			relabel(other().Label("service", "securityscan"), other().Label("aaa", "a")), p(), skip, queue, byTerms),
+		ported("update a pod from match to non-match pod's affinity - multiple terms case",
+			relabel(other().Label("aaa", "a"), other().Label("service", "securityscan")), p(), skip, queue, byTerms),
+		ported("update a pod from non-match to match pod's affinity - multiple terms case",
+			relabel(other().Label("aaa", "a"), other().Label("aaa", "").Label("bbb", "")), p(), queue, queue, ""),
+		ported("modify pod label to change it from satisfying pod anti-affinity to not satisfying anti-affinity",
+			relabel(other().Label("service", "securityscan"), other().Label("service", "aaaa")), p(), queue, queue, ""),
+		ported("modify pod label to change it from not satisfying pod anti-affinity to satisfying anti-affinity",
+			relabel(other().Label("service", "bbb"), other().Label("service", "securityscan")), p(), skip, queue, byTerms),
+		ported("delete a pod which doesn't match pod's anti-affinity", del(other().Label("aaa", "a")), p(), skip, queue, byTerms),
+		ported("delete a pod which matches pod's anti-affinity", del(other().Label("service", "securityscan")), p(), queue, queue, ""),
+		ported("delete a pod with anti-affinity that matches pending pod", del(other()),
+			p().Label("service", "securityscan"), queue, queue, ""),
+		ported("delete a pod with anti-affinity that doesn't match pending pod", del(other()),
+			p().Label("service", "foo"), skip, queue, "decided by the deleted pod's anti-affinity terms"),
+		ported("delete a pod which doesn't match pending pod's anti-affinity and has anti-affinity that doesn't match pending pod",
+			del(other().Label("service", "foo")), p().Label("service", "foo"), skip, queue, byTerms),
+		ported("delete a nominated pod which doesn't match pod's anti-affinity", del(unscheduled().Label("aaa", "a")), p(), skip, skip, ""),
+		ported("delete a nominated pod which matches pod's anti-affinity",
+			del(unscheduled().Label("service", "securityscan")), p(), queue, skip, byNominated),
+		ported("modify pod label to change it from matching only one of target pod's anti-affinity terms to matching none",
+			relabel(other().Label("service", "securityscan").Label("app", "bar"), other().Label("service", "foo").Label("app", "bar")),
+			p(), queue, queue, ""),
+		ported("modify pod label but it still matches one of target pod's anti-affinity terms",
+			relabel(other().Label("service", "securityscan").Label("app", "bar"), other().Label("service", "foo").Label("app", "web")),
+			p(), skip, queue, byTerms),
+		ported("delete a pod which matches only one of target pod's anti-affinity terms",
+			del(other().Label("service", "securityscan")), p(), queue, queue, ""),
+		ported("delete a pod with anti-affinity that matches pending pod on only one term",
+			del(other()), p().Label("service", "securityscan"), queue, queue, ""),
+		// What upstream skips whatever the terms: an update that leaves the
+		// labels as they were (in another order, or with other bits).
+		{
+			name: "update with the same labels",
+			ev: policytest.PodUpdate(other().Label("a", "1").Label("b", "2").Request("cpu", 2).Obj(),
+				other().Label("b", "2").Label("a", "1").Request("cpu", 1).Obj(), abi.ActionUpdatePodLabel|abi.ActionUpdatePodScaleDown),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "an update whose old pod had no node",
+			ev:   relabel(unscheduled().Label("a", "1"), other().Label("a", "2")),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "assigned pod scale-down is not registered",
+			ev:   policytest.PodUpdate(other().Request("cpu", 2).Obj(), other().Request("cpu", 1).Obj(), abi.ActionUpdatePodScaleDown),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "unscheduled pod add is not registered",
+			ev:   policytest.UnscheduledPodAdd(pending("new").Label("service", "securityscan").Obj()),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "pod event without the pod is an error (queued by the host)",
+			ev:   policytest.MakeEvent(&abi.Event{Resource: abi.ResourcePod, Action: abi.ActionAdd}),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{herr},
+		},
+		{
+			name: "a pod rejected by another plugin is not asked",
+			ev:   add(other()),
+			pods: []*policytest.PodWrapper{pending("q", abi.PluginNodeAffinity), pending("r", abi.PluginNodeAffinity).PendingPlugins(ipa)},
+			want: []abi.Hint{skip, queue},
+		},
+		// Test_isSchedulableAfterTargetPodUpdateLabel, and the updates of
+		// other pending pods, which upstream does not hand to this pod.
+		{
+			name: "the pod's own label update",
+			ev:   policytest.UnscheduledPodUpdate(pending("p").Label("foo", "bar").Obj(), pending("p").Label("foo", "baz").Obj(), abi.ActionUpdatePodLabel),
+			pods: []*policytest.PodWrapper{p().Label("foo", "baz"), pending("other", ipa)},
+			want: []abi.Hint{queue, skip},
+		},
+		{
+			name: "the pod's own toleration update is not registered",
+			ev:   policytest.UnscheduledPodUpdate(pending("p").Obj(), pending("p").Toleration("k", "", abi.TolerationExists, abi.EffectNone).Obj(), abi.ActionUpdatePodToleration),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+		// Test_isSchedulableAfterNodeChange: affinity
+		ported("add a new node with matched pod affinity topologyKey", policytest.NodeAdd(nodeA().Label("zone", "zone1").Obj()),
+			p(), queue, queue, ""),
+		ported("add a new node without matched topologyKey", policytest.NodeAdd(nodeA().Label("zone", "zone1").Obj()),
+			p(), skip, queue, byTerms),
+		ported("update node label but not topologyKey", nodeLabels(nodeA().Label("aaa", "a"), nodeA().Label("aaa", "b")),
+			p(), skip, queue, byTerms),
+		ported("update node label that isn't related to the pod affinity",
+			nodeLabels(nodeA().Label("zone", "zone1"), nodeA().Label("zone", "zone1").Label("unrelated-label", "unrelated")),
+			p(), skip, queue, byTerms),
+		ported("update node with different affinity topologyKey value",
+			nodeLabels(nodeA().Label("zone", "zone1"), nodeA().Label("zone", "zone2")), p(), queue, queue, ""),
+		ported("update node to have the affinity topology label",
+			nodeLabels(nodeA().Label("aaa", "a"), nodeA().Label("zone", "zone1")), p(), queue, queue, ""),
+		// Test_isSchedulableAfterNodeChange: anti-affinity
+		ported("add a new node with matched pod anti-affinity topologyKey", policytest.NodeAdd(nodeA().Label("zone", "zone1").Obj()),
+			p(), queue, queue, ""),
+		ported("add a new node without matched pod anti-affinity topologyKey", policytest.NodeAdd(nodeA().Obj()),
+			p(), queue, queue, ""),
+		ported("update node label that isn't related to the pod anti-affinity",
+			nodeLabels(nodeA().Label("zone", "zone1"), nodeA().Label("zone", "zone1").Label("unrelated-label", "unrelated")),
+			p(), skip, queue, byTerms),
+		ported("update node with different anti-affinity topologyKey value",
+			nodeLabels(nodeA().Label("zone", "zone1"), nodeA().Label("zone", "zone2")), p(), queue, queue, ""),
+		ported("update node to have the anti-affinity topology label",
+			nodeLabels(nodeA().Label("aaa", "a"), nodeA().Label("zone", "zone1")), p(), skip, queue, byTerms),
+		ported("update node label not to have anti-affinity topology label",
+			nodeLabels(nodeA().Label("zone", "zone1"), nodeA().Label("aaa", "a")), p(), queue, queue, ""),
+		// What upstream skips whatever the terms, and unregistered events.
+		{
+			name: "node update with the same labels",
+			ev: policytest.NodeUpdate(nodeA().Label("zone", "zone1").Label("aaa", "a").Obj(),
+				nodeA().Label("aaa", "a").Label("zone", "zone1").Taint("k", "", abi.EffectNoSchedule).Obj(), abi.ActionUpdateNodeLabel|abi.ActionUpdateNodeTaint),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "node taint update is not registered",
+			ev:   policytest.NodeUpdate(nodeA().Obj(), nodeA().Label("zone", "zone1").Obj(), abi.ActionUpdateNodeTaint),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "node delete is not registered",
+			ev:   policytest.NodeDelete(nodeA().Label("zone", "zone1").Obj()),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+	}
+	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
+}
+
+func TestPodTopologySpread(t *testing.T) {
+	const pts = abi.PluginPodTopologySpread
+	// The pending pod: upstream's carries DoNotSchedule constraints (on
+	// "zone", some on "node" too, selecting pods with the label foo or
+	// bar), which its record cannot hold.
+	p := func() *policytest.PodWrapper { return pending("p", pts).Label("foo", "") }
+	p2 := func() *policytest.PodWrapper { return bound("p2").Node("fake-node") }
+	unscheduled := func() *policytest.PodWrapper { return bound("p2").Node("") }
+	add := func(w *policytest.PodWrapper) abi.EventView { return policytest.PodAdd(w.Obj()) }
+	del := func(w *policytest.PodWrapper) abi.EventView { return policytest.PodDelete(w.Obj()) }
+	relabel := func(old, new *policytest.PodWrapper) abi.EventView {
+		return policytest.PodUpdate(old.Obj(), new.Obj(), abi.ActionUpdatePodLabel)
+	}
+	nodeA := func() *policytest.NodeWrapper { return policytest.MakeNode().Name("node-a") }
+	nodeUpdate := func(old, new *policytest.NodeWrapper, act abi.ActionType) abi.EventView {
+		return policytest.NodeUpdate(old.Obj(), new.Obj(), act)
+	}
+	const labelBits, taintBits = abi.ActionUpdateNodeLabel, abi.ActionUpdateNodeTaint
+	taint := func(key string) abi.Taint { return abi.Taint{Key: key, Value: "bbb", Effect: abi.EffectNoSchedule} }
+	tainted := func(w *policytest.NodeWrapper, t abi.Taint) *policytest.NodeWrapper {
+		return w.Taint(t.Key, t.Value, t.Effect)
+	}
+	self := func(old, new *policytest.PodWrapper, act abi.ActionType) abi.EventView {
+		return policytest.UnscheduledPodUpdate(old.Obj(), new.Obj(), act)
+	}
+	cases := []hintCase{
+		// Test_isSchedulableAfterNodeChange
+		ported("node updates label which matches topologyKey",
+			nodeUpdate(nodeA().Label("zone", "zone1"), nodeA().Label("zone", "zone2"), labelBits), p(), queue, queue, ""),
+		ported("node that doesn't match topologySpreadConstraints updates non-related label",
+			nodeUpdate(nodeA().Label("foo", "bar1"), nodeA().Label("foo", "bar2"), labelBits), p(), skip, queue, byConstraints),
+		ported("node that match topologySpreadConstraints adds non-related label",
+			nodeUpdate(nodeA().Label("zone", "zone1").Label("node", "node1").Label("foo", "bar"), nodeA().Label("zone", "zone1").Label("node", "node1"), labelBits),
+			p(), skip, queue, byConstraints),
+		ported("create node with non-related labels", policytest.NodeAdd(nodeA().Label("foo", "bar").Obj()), p(), skip, queue, byConstraints),
+		ported("create node with related labels", policytest.NodeAdd(nodeA().Label("zone", "zone1").Obj()), p(), queue, queue, ""),
+		ported("delete node with non-related labels", policytest.NodeDelete(nodeA().Label("foo", "bar").Obj()), p(), skip, queue, byConstraints),
+		ported("delete node with related labels", policytest.NodeDelete(nodeA().Label("zone", "zone1").Obj()), p(), queue, queue, ""),
+		ported("add node with related labels that only match one of topologySpreadConstraints",
+			policytest.NodeAdd(nodeA().Label("zone", "zone1").Obj()), p(), skip, queue, byConstraints),
+		ported("add node with related labels that match all topologySpreadConstraints",
+			policytest.NodeAdd(nodeA().Label("zone", "zone1").Label("node", "node1").Obj()), p(), queue, queue, ""),
+		ported("update node with related labels that only match one of topologySpreadConstraints",
+			nodeUpdate(nodeA().Label("zone", "zone1"), nodeA().Label("zone", "zone1"), labelBits), p(), skip, skip, ""),
+		ported("update node with related labels that match all topologySpreadConstraints",
+			nodeUpdate(nodeA().Label("zone", "zone1").Label("node", "node1"), nodeA().Label("zone", "zone1").Label("node", "node2"), labelBits),
+			p(), queue, queue, ""),
+		ported("update node with different taints that match all topologySpreadConstraints",
+			nodeUpdate(tainted(nodeA().Label("zone", "zone1").Label("node", "node1"), taint("aaa")),
+				tainted(nodeA().Label("zone", "zone1").Label("node", "node1"), taint("ccc")), taintBits),
+			p(), queue, queue, ""),
+		ported("update node with different taints that only match one of topologySpreadConstraints",
+			nodeUpdate(tainted(nodeA().Label("node", "node1"), taint("aaa")), tainted(nodeA().Label("node", "node1"), taint("ccc")), taintBits),
+			p(), skip, queue, byConstraints),
+		// What upstream skips whatever the constraints, and unregistered
+		// or malformed node events.
+		{
+			name: "spec.unschedulable true -> false alone (UpdateNodeTaint, same taints)",
+			ev: nodeUpdate(tainted(nodeA().Label("zone", "zone1").Unschedulable(), taint("aaa")),
+				tainted(nodeA().Label("zone", "zone1"), taint("aaa")), taintBits),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "taints in another order are other taints, as upstream compares lists",
+			ev: nodeUpdate(tainted(tainted(nodeA(), taint("aaa")), taint("ccc")),
+				tainted(tainted(nodeA(), taint("ccc")), taint("aaa")), taintBits),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{queue},
+		},
+		{
+			name: "node allocatable update is not registered",
+			ev:   nodeUpdate(nodeA().Label("zone", "zone1"), nodeA().Label("zone", "zone2").Allocatable("cpu", 1), abi.ActionUpdateNodeAllocatable),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "node delete without the node is an error",
+			ev:   policytest.MakeEvent(&abi.Event{Resource: abi.ResourceNode, Action: abi.ActionDelete}),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{herr},
+		},
+		// Test_isSchedulableAfterAssignedPodChange
+		ported("add pod with labels match topologySpreadConstraints selector", add(p2().Label("foo", "")), p(), queue, queue, ""),
+		ported("add un-scheduled pod", add(unscheduled().Label("foo", "")), p(), skip, skip, ""),
+		ported("update un-scheduled pod", relabel(unscheduled().Label("bar", ""), unscheduled().Label("foo", "")), p(), skip, skip, ""),
+		ported("delete un-scheduled pod", del(unscheduled().Label("foo", "")), p(), skip, skip, ""),
+		ported("add pod with different namespace", add(p2().Namespace("fake-namespace").Label("foo", "")), p(), skip, skip, ""),
+		ported("add pod with labels don't match topologySpreadConstraints selector", add(p2().Label("bar", "")), p(), skip, queue, byConstraints),
+		ported("delete pod with labels that match topologySpreadConstraints selector", del(p2().Label("foo", "")), p(), queue, queue, ""),
+		ported("delete nominated pod with labels that don't match topologySpreadConstraints selector",
+			del(unscheduled().Label("bar", "")), p(), skip, skip, ""),
+		ported("delete nominated pod with labels that match topologySpreadConstraints selector",
+			del(unscheduled().Label("foo", "")), p(), queue, skip, byNominated),
+		ported("delete pod with labels that don't match topologySpreadConstraints selector", del(p2().Label("bar", "")), p(), skip, queue, byConstraints),
+		ported("update pod's non-related label",
+			relabel(p2().Label("foo", "").Label("bar", "bar1"), p2().Label("foo", "").Label("bar", "bar2")), p(), skip, queue, byConstraints),
+		ported("add pod's label that matches topologySpreadConstraints selector", relabel(p2(), p2().Label("foo", "")), p(), queue, queue, ""),
+		ported("delete pod label that matches topologySpreadConstraints selector", relabel(p2().Label("foo", ""), p2()), p(), queue, queue, ""),
+		ported("change pod's label that matches topologySpreadConstraints selector",
+			relabel(p2().Label("foo", "foo1"), p2().Label("foo", "foo2")), p(), skip, queue, byConstraints),
+		ported("change pod's label that doesn't match topologySpreadConstraints selector",
+			relabel(p2().Label("foo", "").Label("bar", "bar1"), p2().Label("foo", "").Label("bar", "bar2")), p(), skip, queue, byConstraints),
+		ported("add pod's label that matches topologySpreadConstraints selector with multi topologySpreadConstraints",
+			relabel(p2().Label("foo", ""), p2().Label("foo", "").Label("bar", "bar2")), p(), queue, queue, ""),
+		ported("change pod's label that doesn't match topologySpreadConstraints selector with multi topologySpreadConstraints",
+			relabel(p2().Label("foo", ""), p2().Label("foo", "").Label("baz", "")), p(), skip, queue, byConstraints),
+		ported("change pod's label that match topologySpreadConstraints selector with multi topologySpreadConstraints",
+			relabel(p2().Label("foo", "").Label("bar", ""), p2().Label("foo", "").Label("bar", "bar2")), p(), skip, queue, byConstraints),
+		// What upstream skips whatever the constraints.
+		{
+			name: "delete a pod of another namespace",
+			ev:   del(p2().Namespace("fake-namespace").Label("foo", "")),
+			pods: []*policytest.PodWrapper{p(), pending("there", pts).Namespace("fake-namespace")},
+			want: []abi.Hint{skip, queue},
+		},
+		{
+			name: "relabel a pod of another namespace",
+			ev:   relabel(p2().Namespace("fake-namespace"), p2().Namespace("fake-namespace").Label("foo", "")),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "update with the same labels",
+			ev: policytest.PodUpdate(p2().Label("foo", "").Label("bar", "").Request("cpu", 2).Obj(),
+				p2().Label("bar", "").Label("foo", "").Request("cpu", 1).Obj(), abi.ActionUpdatePodLabel|abi.ActionUpdatePodScaleDown),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "pod delete without the pod is an error",
+			ev:   policytest.MakeEvent(&abi.Event{Resource: abi.ResourcePod, Action: abi.ActionDelete}),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{herr},
+		},
+		// Test_isSchedulableAfterTargetPodChange
+		ported("the unschedulable Pod has topologySpreadConstraint with NodeTaintsPolicy:Honor and has got a new toleration",
+			self(pending("p").Label("foo", ""), pending("p").Label("foo", "").Toleration("node.kubernetes.io/unschedulable", "", abi.TolerationExists, abi.EffectNone),
+				abi.ActionUpdatePodToleration),
+			p(), queue, queue, ""),
+		ported("the unschedulable Pod has topologySpreadConstraint without NodeTaintsPolicy:Honor and has got a new toleration",
+			self(pending("p").Label("foo", ""), pending("p").Label("foo", "").Toleration("node.kubernetes.io/unschedulable", "", abi.TolerationExists, abi.EffectNone),
+				abi.ActionUpdatePodToleration),
+			p(), skip, queue, "decided by the constraints' nodeTaintsPolicy"),
+		ported("the unschedulable Pod has topologySpreadConstraint and has got a new label matching the selector of the constraint",
+			self(pending("p"), pending("p").Label("foo", ""), abi.ActionUpdatePodLabel), p(), queue, queue, ""),
+		ported("the unschedulable Pod has topologySpreadConstraint and has got a new unrelated label",
+			self(pending("p"), pending("p").Label("unrelated", ""), abi.ActionUpdatePodLabel), p(), skip, queue, byConstraints),
+		// The pod's own update that changed neither (the bits were set by
+		// another change), and another pending pod's update.
+		{
+			name: "the pod's own update with the same labels and tolerations",
+			ev: self(pending("p").Label("a", "1").Label("b", "2").Toleration("k", "v", abi.TolerationEqual, abi.EffectNoSchedule),
+				pending("p").Label("b", "2").Label("a", "1").Toleration("k", "v", abi.TolerationEqual, abi.EffectNoSchedule),
+				abi.ActionUpdatePodLabel|abi.ActionUpdatePodToleration),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "a toleration changed in place is a change",
+			ev: self(pending("p").Toleration("k", "v", abi.TolerationEqual, abi.EffectNoSchedule),
+				pending("p").Toleration("k", "w", abi.TolerationEqual, abi.EffectNoSchedule), abi.ActionUpdatePodToleration),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{queue},
+		},
+		{
+			name: "another pending pod's update",
+			ev:   self(pending("other"), pending("other").Label("foo", ""), abi.ActionUpdatePodLabel|abi.ActionUpdatePodToleration),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+		{
+			name: "the pod's own scale-down is not registered",
+			ev:   self(pending("p").Request("cpu", 2), pending("p").Label("foo", "x").Request("cpu", 1), abi.ActionUpdatePodScaleDown),
+			pods: []*policytest.PodWrapper{p()},
+			want: []abi.Hint{skip},
+		},
+	}
+	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
+}
+
 // TestSeveralPlugins checks a pod rejected by several plugins: it is queued
 // when one of them says so.
 func TestSeveralPlugins(t *testing.T) {
@@ -900,7 +1278,7 @@ func TestSeveralPlugins(t *testing.T) {
 func TestHintsDoNotAllocate(t *testing.T) {
 	all := []string{abi.PluginNodeResourcesFit, abi.PluginNodeAffinity, abi.PluginTaintToleration,
 		abi.PluginNodeUnschedulable, abi.PluginNodePorts, abi.PluginNodeName, abi.PluginSchedulingGates,
-		abi.PluginGangScheduling}
+		abi.PluginGangScheduling, abi.PluginInterPodAffinity, abi.PluginPodTopologySpread}
 	p := pending("p", all...).Request("cpu", 100).Request("memory", 1<<20).Request("example.com/gpu", 1).
 		NodeSelector("zone", "a").
 		RequiredAffinity(term(req("zone", abi.SelectorUnknown)), term(req("cores", abi.SelectorGt, "4"), req("zone", abi.SelectorNotIn, "b")),
@@ -912,8 +1290,15 @@ func TestHintsDoNotAllocate(t *testing.T) {
 		policytest.NodeAdd(n.Obj()),
 		policytest.NodeUpdate(node().Unschedulable().Obj(), n.Obj(), abi.ActionUpdateNodeAllocatable|abi.ActionUpdateNodeLabel|abi.ActionUpdateNodeTaint),
 		policytest.PodDelete(bound("gone").HostPort("", 80, abi.ProtocolTCP).Obj()),
+		policytest.PodAdd(bound("new").Label("app", "web").Obj()),
+		policytest.PodUpdate(bound("b").Label("app", "web").Label("tier", "1").Obj(), bound("b").Label("tier", "1").Label("app", "web").Obj(),
+			abi.ActionUpdatePodLabel),
+		policytest.NodeDelete(n.Obj()),
+		policytest.NodeUpdate(n.Obj(), node().Label("cores", "8").Label("zone", "a").Taint("k", "3", abi.EffectNoSchedule).Obj(),
+			abi.ActionUpdateNodeLabel|abi.ActionUpdateNodeTaint),
 		policytest.PodUpdate(bound("b").Request("cpu", 10).Obj(), bound("b").Obj(), abi.ActionUpdatePodScaleDown),
-		policytest.UnscheduledPodUpdate(p.Obj(), p.Obj(), abi.ActionUpdatePodToleration|abi.ActionUpdatePodScaleDown|abi.ActionUpdatePodSchedulingGatesEliminated),
+		policytest.UnscheduledPodUpdate(p.Obj(), p.Obj(), abi.ActionUpdatePodToleration|abi.ActionUpdatePodScaleDown|
+			abi.ActionUpdatePodSchedulingGatesEliminated|abi.ActionUpdatePodLabel),
 		policytest.UnscheduledPodAdd(pending("q").Group("pg", 2).Obj()),
 		policytest.PodGroupAdd(policytest.MakePodGroup().Namespace("ns").Name("pg").MinCount(2).Obj()),
 		policytest.PodGroupUpdate(policytest.MakePodGroup().Namespace("ns").Name("pg").MinCount(3).Obj(),

@@ -46,13 +46,28 @@ var (
 		route{abi.ResourceNode, abi.ActionAdd, always},
 	)
 	// NodeDeclaredFeatures: nodedeclaredfeatures/nodedeclaredfeatures.go.
-	// Upstream queues on a node added and on a change of a node's
-	// status.declaredFeatures. The node view carries no declared features,
-	// and the host reports their change as UpdateOther (or, from a host
-	// that has the bit, UpdateNodeDeclaredFeature), so any such update
-	// queues; KEP-4247 allows the false positives of UpdateOther.
+	// Upstream queues on a node added and on an update whose
+	// status.declaredFeatures changed; the host sends
+	// UpdateNodeDeclaredFeature exactly then, so both always queue (the
+	// node view need not carry the features).
 	NodeDeclaredFeatures = plugin(abi.PluginNodeDeclaredFeatures,
-		route{abi.ResourceNode, abi.ActionAdd | abi.ActionUpdateOther | abi.ActionUpdateNodeDeclaredFeature, always},
+		route{abi.ResourceNode, abi.ActionAdd | abi.ActionUpdateNodeDeclaredFeature, always},
+	)
+	// InterPodAffinity: interpodaffinity/plugin.go. The pod view has no
+	// pod affinity terms; the hints queue where upstream's would look at
+	// them (interpodaffinity.go).
+	InterPodAffinity = plugin(abi.PluginInterPodAffinity,
+		route{abi.ResourcePod, abi.ActionAdd | abi.ActionUpdatePodLabel | abi.ActionDelete, interPodAffinityAfterAssignedPodChange},
+		route{abi.ResourceUnscheduledPod, abi.ActionUpdatePodLabel, interPodAffinityAfterPodLabelChange},
+		route{abi.ResourceNode, abi.ActionAdd | abi.ActionUpdateNodeLabel, interPodAffinityAfterNodeChange},
+	)
+	// PodTopologySpread: podtopologyspread/plugin.go. The pod view has no
+	// spread constraints; the hints queue where upstream's would look at
+	// them (podtopologyspread.go).
+	PodTopologySpread = plugin(abi.PluginPodTopologySpread,
+		route{abi.ResourcePod, abi.ActionAdd | abi.ActionUpdatePodLabel | abi.ActionDelete, spreadAfterAssignedPodChange},
+		route{abi.ResourceUnscheduledPod, abi.ActionUpdatePodToleration | abi.ActionUpdatePodLabel, spreadAfterPodChange},
+		route{abi.ResourceNode, abi.ActionAdd | abi.ActionDelete | abi.ActionUpdateNodeLabel | abi.ActionUpdateNodeTaint, spreadAfterNodeChange},
 	)
 	// SchedulingGates: schedulinggates/scheduling_gates.go.
 	SchedulingGates = plugin(abi.PluginSchedulingGates,
@@ -71,6 +86,7 @@ var (
 	Plugins = []hint.Plugin{
 		NodeResourcesFit, NodeAffinity, TaintToleration, NodeUnschedulable,
 		NodePorts, NodeName, NodeDeclaredFeatures, SchedulingGates, GangScheduling,
+		InterPodAffinity, PodTopologySpread,
 	}
 )
 

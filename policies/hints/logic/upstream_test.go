@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -247,4 +248,137 @@ func withComparisons(rec *abi.Pod, pod *v1.Pod) {
 			rec.Tolerations[i].Operator = abi.TolerationGt
 		}
 	}
+}
+
+// TestUnchangedAgainstUpstream: the InterPodAffinity and PodTopologySpread
+// hints cannot match the pod's terms or constraints (the ABI has none), so
+// on an update they Skip only when nothing upstream's hints compare changed.
+// On random revisions of Kubernetes objects turned into records by the
+// host's podview, they Skip exactly when upstream's comparisons
+// (equality.Semantic.DeepEqual of labels, taints and tolerations) find the
+// two revisions equal. The generator keeps to values the records hold
+// faithfully: no timeAdded or tolerationSeconds, no empty, Lt/Gt or unknown
+// operators or effects (the records merge those; README, "Where it
+// differs").
+func TestUnchangedAgainstUpstream(t *testing.T) {
+	g := k8sGen{rand.New(rand.NewPCG(5, 6))}
+	ipa := policytest.NativeQueueingHint(logic.InterPodAffinity)
+	pts := policytest.NativeQueueingHint(logic.PodTopologySpread)
+	pendingRec := func(plugin string) *abi.Pod {
+		return record(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-p"}}, plugin)
+	}
+	ipaPod, ptsPod := pendingRec(abi.PluginInterPodAffinity), pendingRec(abi.PluginPodTopologySpread)
+	want := func(same bool) abi.Hint {
+		if same {
+			return abi.HintSkip
+		}
+		return abi.HintQueue
+	}
+	var nodes, bound, own [2]int // PodTopologySpread's Skip and Queue
+	for i := range 20000 {
+		// Nodes: labels (both plugins) and taints (PodTopologySpread).
+		oldNode, newNode := g.revisedNode()
+		sameLabels := equality.Semantic.DeepEqual(oldNode.Labels, newNode.Labels)
+		sameTaints := equality.Semantic.DeepEqual(oldNode.Spec.Taints, newNode.Spec.Taints)
+		ev := policytest.NodeUpdate(nodeRecord(oldNode), nodeRecord(newNode), abi.ActionUpdateNodeLabel|abi.ActionUpdateNodeTaint)
+		if got := policytest.Hints(ipa, ev, ipaPod)[0]; got != want(sameLabels) {
+			t.Errorf("case %d: InterPodAffinity node hint %d, labels equal %v\nold %v\nnew %v", i, got, sameLabels, oldNode.Labels, newNode.Labels)
+		}
+		got := policytest.Hints(pts, ev, ptsPod)[0]
+		nodes[got]++
+		if got != want(sameLabels && sameTaints) {
+			t.Errorf("case %d: PodTopologySpread node hint %d, labels equal %v, taints equal %v\nold %+v\nnew %+v",
+				i, got, sameLabels, sameTaints, oldNode, newNode)
+		}
+
+		// Bound pods: labels (both plugins).
+		oldPod, newPod := g.revisedPod()
+		oldPod.Spec.NodeName, newPod.Spec.NodeName = "n1", "n1"
+		sameLabels = equality.Semantic.DeepEqual(oldPod.Labels, newPod.Labels)
+		ev = policytest.PodUpdate(record(oldPod, ""), record(newPod, ""), abi.ActionUpdatePodLabel)
+		if got := policytest.Hints(ipa, ev, ipaPod)[0]; got != want(sameLabels) {
+			t.Errorf("case %d: InterPodAffinity bound pod hint %d, labels equal %v\nold %v\nnew %v", i, got, sameLabels, oldPod.Labels, newPod.Labels)
+		}
+		got = policytest.Hints(pts, ev, ptsPod)[0]
+		bound[got]++
+		if got != want(sameLabels) {
+			t.Errorf("case %d: PodTopologySpread bound pod hint %d, labels equal %v\nold %v\nnew %v", i, got, sameLabels, oldPod.Labels, newPod.Labels)
+		}
+
+		// The pod itself: labels and tolerations (PodTopologySpread).
+		for _, q := range []*v1.Pod{oldPod, newPod} {
+			q.Name, q.UID, q.Spec.NodeName = "p", "uid-p", ""
+		}
+		sameTols := equality.Semantic.DeepEqual(oldPod.Spec.Tolerations, newPod.Spec.Tolerations)
+		ev = policytest.UnscheduledPodUpdate(record(oldPod, ""), record(newPod, ""), abi.ActionUpdatePodLabel|abi.ActionUpdatePodToleration)
+		got = policytest.Hints(pts, ev, ptsPod)[0]
+		own[got]++
+		if got != want(sameLabels && sameTols) {
+			t.Errorf("case %d: PodTopologySpread own update hint %d, labels equal %v, tolerations equal %v\nold %+v\nnew %+v",
+				i, got, sameLabels, sameTols, oldPod, newPod)
+		}
+		if t.Failed() && i > 50 {
+			t.FailNow()
+		}
+	}
+	t.Logf("PodTopologySpread Skip/Queue: node updates %v, bound pod updates %v, own updates %v", nodes, bound, own)
+}
+
+// revisedNode returns a node and a revision of it with, now and then, its
+// labels or taints changed (in place, reordered, or nil for empty).
+func (g k8sGen) revisedNode() (old, new *v1.Node) {
+	old = g.node()
+	for i := range old.Spec.Taints {
+		old.Spec.Taints[i].Effect = v1.TaintEffect(g.pick("NoSchedule", "PreferNoSchedule", "NoExecute"))
+	}
+	new = old.DeepCopy()
+	switch g.r.IntN(6) {
+	case 0:
+		new.Labels = g.labels(4)
+	case 1:
+		new.Spec.Taints = g.node().Spec.Taints
+		for i := range new.Spec.Taints {
+			new.Spec.Taints[i].Effect = v1.TaintEffectNoSchedule
+		}
+	case 2:
+		if len(new.Spec.Taints) > 1 {
+			ts := new.Spec.Taints
+			ts[0], ts[1] = ts[1], ts[0]
+		}
+	case 3:
+		if len(new.Labels) == 0 {
+			new.Labels = nil
+		}
+		if len(new.Spec.Taints) == 0 {
+			new.Spec.Taints = []v1.Taint{}
+		}
+	}
+	return old, new
+}
+
+// revisedPod returns a pod and a revision of it with, now and then, its
+// labels or tolerations changed.
+func (g k8sGen) revisedPod() (old, new *v1.Pod) {
+	old = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "q", UID: "uid-q", Labels: g.labels(3)}}
+	tols := func() []v1.Toleration {
+		var out []v1.Toleration
+		for range g.upTo(2) {
+			out = append(out, v1.Toleration{Key: g.pick(k8sTaintKeys[:4]...), Value: g.pick("", "v", "5"),
+				Operator: v1.TolerationOperator(g.pick("Equal", "Exists")), Effect: v1.TaintEffect(g.pick("", "NoSchedule", "NoExecute"))})
+		}
+		return out
+	}
+	old.Spec.Tolerations = tols()
+	new = old.DeepCopy()
+	switch g.r.IntN(5) {
+	case 0:
+		new.Labels = g.labels(3)
+	case 1:
+		new.Spec.Tolerations = append(new.Spec.Tolerations, tols()...)
+	case 2:
+		if len(new.Spec.Tolerations) > 0 {
+			new.Spec.Tolerations[0].Value += "x"
+		}
+	}
+	return old, new
 }
