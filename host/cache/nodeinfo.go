@@ -66,6 +66,10 @@ type NodeInfo struct {
 	// pods the InterPodAffinity plugin looks at for an incoming pod without
 	// terms of its own.
 	withAffinity, withRequiredAnti []*PodInfo
+	// images maps every name of every image in node.status.images to its
+	// size (nil for a node without images), derived from the node object
+	// and shared by clones.
+	images map[string]int64
 	// generation changes on every change, so a snapshot copies only the
 	// node infos that changed since it was last updated.
 	generation int64
@@ -85,6 +89,28 @@ func (n *NodeInfo) PodsWithAffinity() []*PodInfo { return n.withAffinity }
 // PodsWithRequiredAntiAffinity are the pods on the node with a required
 // anti-affinity term. The slice must not be modified.
 func (n *NodeInfo) PodsWithRequiredAntiAffinity() []*PodInfo { return n.withRequiredAnti }
+
+// ImageSize is the size of image on the node, by any of the names
+// node.status.images gives it, and whether the node has it.
+func (n *NodeInfo) ImageSize(image string) (int64, bool) {
+	size, ok := n.images[image]
+	return size, ok
+}
+
+// imageSizes maps the names of node's images to their sizes (upstream's
+// node image states, less the node count, which Snapshot.ImageNodes keeps).
+func imageSizes(node *v1.Node) map[string]int64 {
+	if len(node.Status.Images) == 0 {
+		return nil
+	}
+	out := make(map[string]int64, len(node.Status.Images))
+	for _, img := range node.Status.Images {
+		for _, name := range img.Names {
+			out[name] = img.SizeBytes
+		}
+	}
+	return out
+}
 
 // Requested is the sum of the pods' requests (Pods = number of pods).
 func (n *NodeInfo) Requested() Resource { return n.requested }
@@ -113,6 +139,7 @@ func NewNodeInfo(node *v1.Node, pods ...*PodInfo) *NodeInfo {
 	if node != nil {
 		n.node = node
 		n.allocatable = NewResource(node.Status.Allocatable)
+		n.images = imageSizes(node)
 	}
 	if len(pods) > 0 {
 		n.pods = make([]*PodInfo, 0, len(pods))
@@ -201,8 +228,10 @@ func (n *NodeInfo) RemovePod(uid types.UID) bool {
 func (n *NodeInfo) SetNode(node *v1.Node) {
 	n.node = node
 	n.allocatable = Resource{}
+	n.images = nil
 	if node != nil {
 		n.allocatable = NewResource(node.Status.Allocatable)
+		n.images = imageSizes(node)
 	}
 	n.generation = nextGeneration()
 }
@@ -220,6 +249,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		allocatable: n.allocatable.Clone(),
 		ports:       maps.Clone(n.ports),
 		generation:  n.generation,
+		images:      n.images,
 
 		withAffinity:     slices.Clone(n.withAffinity),
 		withRequiredAnti: slices.Clone(n.withRequiredAnti),

@@ -38,6 +38,7 @@ func DefaultEntries(l Listers) []Entry {
 		{Plugin: unsupportedInterPodAffinity},  // weight 2 once written
 		{Plugin: unsupportedDynamicResources},  // weight 2 once written
 		{Plugin: nodeResourcesBalancedAllocation{}, Weight: weightNodeResourcesBalancedAllocation},
+		{Plugin: imageLocality{}, Weight: weightImageLocality},
 		{Plugin: nodeDeclaredFeatures{}},
 	}
 }

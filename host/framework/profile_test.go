@@ -17,7 +17,7 @@ import (
 func TestDefaultProfile(t *testing.T) {
 	wantPlugins := []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
 		"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "PodTopologySpread",
-		"InterPodAffinity", "DynamicResources", "NodeResourcesBalancedAllocation", "NodeDeclaredFeatures"}
+		"InterPodAffinity", "DynamicResources", "NodeResourcesBalancedAllocation", "ImageLocality", "NodeDeclaredFeatures"}
 	if diff := cmp.Diff(wantPlugins, Default().Plugins()); diff != "" {
 		t.Errorf("plugins (-want, +got):\n%s", diff)
 	}
@@ -31,7 +31,7 @@ func TestDefaultProfile(t *testing.T) {
 		got[e.Plugin.Name()] = e.Weight
 	}
 	wantWeights := map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
-		"NodeResourcesBalancedAllocation": 1}
+		"NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
 	if diff := cmp.Diff(wantWeights, got); diff != "" {
 		t.Errorf("score weights (-want, +got):\n%s", diff)
 	}
