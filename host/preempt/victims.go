@@ -259,12 +259,19 @@ func (r *run) filter(ps *framework.PodState, ni *cache.NodeInfo, skip map[types.
 		return framework.Filter(ps, ni)
 	}
 	c := ni.Clone()
-	ps = ps.Clone()
+	with := ps.Clone()
 	for _, pi := range hold {
 		c.AddPod(pi)
-		ps.AddPod(pi, c)
+		with.AddPod(pi, c)
 	}
-	return framework.Filter(ps, c)
+	if st := framework.Filter(with, c); st != nil {
+		return st
+	}
+	// A nomination is not a placement: as upstream's
+	// RunFilterPluginsWithNominatedPods, the node must fit without the
+	// nominated pods too, which only a filter a pod's presence can satisfy
+	// (required pod affinity) can tell apart.
+	return framework.Filter(ps, ni)
 }
 
 func onNode(ni *cache.NodeInfo, uid types.UID) bool {
