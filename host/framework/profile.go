@@ -35,8 +35,8 @@ func DefaultEntries(l Listers) []Entry {
 		{Plugin: unsupportedNodeVolumeLimits},
 		{Plugin: unsupportedVolumeBinding},     // weight 1 once written
 		{Plugin: unsupportedPodTopologySpread}, // weight 2 once written
-		{Plugin: unsupportedInterPodAffinity},  // weight 2 once written
-		{Plugin: unsupportedDynamicResources},  // weight 2 once written
+		{Plugin: interPodAffinity{namespaces: l.Namespaces}, Weight: weightInterPodAffinity},
+		{Plugin: unsupportedDynamicResources}, // weight 2 once written
 		{Plugin: nodeResourcesBalancedAllocation{}, Weight: weightNodeResourcesBalancedAllocation},
 		{Plugin: imageLocality{}, Weight: weightImageLocality},
 		{Plugin: nodeDeclaredFeatures{}},

@@ -22,7 +22,7 @@ func TestDefaultProfile(t *testing.T) {
 		t.Errorf("plugins (-want, +got):\n%s", diff)
 	}
 	wantFilters := []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
-		"NodeResourcesFit", "NodeDeclaredFeatures"}
+		"NodeResourcesFit", "InterPodAffinity", "NodeDeclaredFeatures"}
 	if diff := cmp.Diff(wantFilters, Default().FilterPlugins()); diff != "" {
 		t.Errorf("filter plugins (-want, +got):\n%s", diff)
 	}
@@ -30,7 +30,7 @@ func TestDefaultProfile(t *testing.T) {
 	for _, e := range Default().ScorePlugins() {
 		got[e.Plugin.Name()] = e.Weight
 	}
-	wantWeights := map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
+	wantWeights := map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 2,
 		"NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
 	if diff := cmp.Diff(wantWeights, got); diff != "" {
 		t.Errorf("score weights (-want, +got):\n%s", diff)

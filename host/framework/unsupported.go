@@ -9,8 +9,6 @@ import (
 // The reasons of a pod refused for a constraint no native filter checks yet.
 // Each names what the pod asks for and the upstream plugin that checks it.
 const (
-	ReasonUnsupportedPodAffinity = "wasmsched does not support required pod affinity or anti-affinity yet " +
-		"(upstream plugin " + abi.PluginInterPodAffinity + ")"
 	ReasonUnsupportedTopologySpread = "wasmsched does not support topologySpreadConstraints with " +
 		"whenUnsatisfiable: DoNotSchedule yet (upstream plugin " + abi.PluginPodTopologySpread + ")"
 	ReasonUnsupportedClaim = "wasmsched does not support PersistentVolumeClaim or ephemeral volumes yet " +
@@ -58,13 +56,6 @@ var (
 				}
 			}
 			return false
-		}}
-	unsupportedInterPodAffinity = &unsupportedPlugin{abi.PluginInterPodAffinity, ReasonUnsupportedPodAffinity,
-		func(p *v1.Pod) bool {
-			a := p.Spec.Affinity
-			return a != nil &&
-				(a.PodAffinity != nil && len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 ||
-					a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0)
 		}}
 	unsupportedDynamicResources = &unsupportedPlugin{abi.PluginDynamicResources, ReasonUnsupportedResourceClaim,
 		func(p *v1.Pod) bool { return len(p.Spec.ResourceClaims) > 0 }}

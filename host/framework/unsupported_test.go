@@ -27,16 +27,6 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 		want *Status
 	}{
 		{name: "plain pod", spec: func(*v1.PodSpec) {}},
-		{name: "required pod anti-affinity",
-			spec: func(s *v1.PodSpec) {
-				s.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term}}}
-			},
-			want: refused(abi.PluginInterPodAffinity, ReasonUnsupportedPodAffinity)},
-		{name: "required pod affinity",
-			spec: func(s *v1.PodSpec) {
-				s.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term}}}
-			},
-			want: refused(abi.PluginInterPodAffinity, ReasonUnsupportedPodAffinity)},
 		{name: "preferred pod affinity and anti-affinity are scores: placed",
 			spec: func(s *v1.PodSpec) {
 				s.Affinity = &v1.Affinity{
@@ -97,7 +87,7 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 				}
 			},
 			want: refused(abi.PluginVolumeRestrictions, ReasonUnsupportedInTreeVolume, ReasonUnsupportedCSIVolume,
-				ReasonUnsupportedClaim, ReasonUnsupportedTopologySpread, ReasonUnsupportedPodAffinity, ReasonUnsupportedResourceClaim)},
+				ReasonUnsupportedClaim, ReasonUnsupportedTopologySpread, ReasonUnsupportedResourceClaim)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,569 @@
+package framework
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// Upstream's InterPodAffinity reasons.
+const (
+	// ReasonPodAffinity rejects a node whose topology domains hold no pod
+	// matching all of the pod's required affinity terms.
+	ReasonPodAffinity = "node(s) didn't match pod affinity rules"
+	// ReasonPodAntiAffinity rejects a node whose topology domain holds a
+	// pod the pod's required anti-affinity refuses.
+	ReasonPodAntiAffinity = "node(s) didn't match pod anti-affinity rules"
+	// ReasonExistingAntiAffinity rejects a node whose topology domain holds
+	// a pod whose required anti-affinity refuses the pod.
+	ReasonExistingAntiAffinity = "node(s) didn't satisfy existing pods anti-affinity rules"
+)
+
+var (
+	statusPodAffinity = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginInterPodAffinity,
+		Reasons: []string{ReasonPodAffinity}}
+	statusPodAntiAffinity = &Status{Code: Unschedulable, Plugin: abi.PluginInterPodAffinity,
+		Reasons: []string{ReasonPodAntiAffinity}}
+	statusExistingAntiAffinity = &Status{Code: Unschedulable, Plugin: abi.PluginInterPodAffinity,
+		Reasons: []string{ReasonExistingAntiAffinity}}
+)
+
+// weightInterPodAffinity is upstream's default score weight.
+const weightInterPodAffinity = 2
+
+// hardPodAffinityWeight is upstream's default InterPodAffinityArgs
+// HardPodAffinityWeight: what an existing pod's required affinity term the
+// incoming pod matches adds to its topology domain's score.
+const hardPodAffinityWeight = 1
+
+// interPodAffinity is upstream's InterPodAffinity plugin with its default
+// arguments (HardPodAffinityWeight 1, IgnorePreferredTermsOfExistingPods
+// false) and its feature gates at their v1.37 defaults
+// (InterPodAffinityHostnameFastPath, alpha, off). A node passes when, in
+// the topology domains its labels name,
+//   - some pod matches all of the pod's required affinity terms (or no pod
+//     anywhere does, the pod matches them itself and the node has every
+//     topology key: the first pod of a group with affinity to itself),
+//   - no pod matches any of the pod's required anti-affinity terms,
+//   - no pod has a required anti-affinity term the pod matches.
+//
+// Among feasible nodes, a node scores the weights of the pod's preferred
+// terms (anti-affinity negative) that pods in its domains match, plus those
+// of the existing pods' preferred terms and required affinity terms
+// (weight 1) the pod matches, normalised min-max.
+//
+// Extension points: PreFilter (skips a pod without required terms when no
+// pod in the cluster has a required anti-affinity term it matches),
+// Filter, AddPod/RemovePod (PodUpdater), PreScore (skips a pod without
+// preferred terms when no pod in the cluster has affinity terms, or no
+// term matches anything), Score, NormalizeScore. Rejects:
+// UnschedulableAndUnresolvable (ReasonPodAffinity; at PreFilter, terms that
+// do not parse, as upstream), Unschedulable (ReasonPodAntiAffinity,
+// ReasonExistingAntiAffinity: preemption may remove the pods in the way).
+// Weight 2.
+//
+// A term's namespaceSelector is resolved into its namespaces through the
+// namespace lister once per pod, as upstream's PreFilter and PreScore do,
+// and an existing pod's terms see the incoming pod's namespace labels. The
+// matchLabelKeys and mismatchLabelKeys of a term need nothing here: the
+// kube-apiserver merges them into its labelSelector when the pod is
+// created (KEP-3633), and upstream's scheduler does not read them either.
+type interPodAffinity struct {
+	namespaces corelisters.NamespaceLister // nil: no namespace has labels
+}
+
+var (
+	_ PreFilterPlugin = interPodAffinity{}
+	_ PreScorePlugin  = interPodAffinity{}
+	_ PodUpdater      = (*podAffinityFilter)(nil)
+	_ ScoreNormalizer = (*podAffinityScorer)(nil)
+)
+
+func (interPodAffinity) Name() string { return abi.PluginInterPodAffinity }
+
+// topologyPair is one topology domain: a node label key and value.
+type topologyPair struct{ key, value string }
+
+// topologyCounts counts, per topology domain, the pods matching a set of
+// terms. A count down to 0 is deleted, so an empty map means none.
+type topologyCounts map[topologyPair]int64
+
+// add adds delta to the domain of key on node, if node has the label.
+func (m topologyCounts) add(node *v1.Node, key string, delta int64) {
+	v, ok := node.Labels[key]
+	if !ok {
+		return
+	}
+	tp := topologyPair{key, v}
+	if n := m[tp] + delta; n != 0 {
+		m[tp] = n
+	} else {
+		delete(m, tp)
+	}
+}
+
+// podAffinityFilter is a pod's state for InterPodAffinity's Filter
+// (upstream's preFilterState): its required terms with namespaceSelector
+// resolved, and the pods counted per topology domain. It is read-only
+// once PreFilter returns it, except through AddPod and RemovePod on a
+// Clone.
+type podAffinityFilter struct {
+	pod *cache.PodInfo
+	// required and requiredAnti are the pod's required terms, their
+	// namespaceSelector merged into their namespaces (so they match a pod
+	// without its namespace's labels).
+	required, requiredAnti []fwk.AffinityTerm
+	// nsLabels are the labels of the pod's namespace, which the existing
+	// pods' terms match against.
+	nsLabels labels.Set
+	// matchesItself: the pod matches all of its own required affinity
+	// terms.
+	matchesItself bool
+	// affinity counts the pods matching all of required, once per term;
+	// anti the pods matching each term of requiredAnti; existingAnti the
+	// required anti-affinity terms of other pods that the pod matches.
+	affinity, anti, existingAnti topologyCounts
+}
+
+func (pl interPodAffinity) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (PodFilter, []string, *Status) {
+	pa := pod.Affinity
+	if pa != nil && pa.Err != nil {
+		return nil, nil, &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginInterPodAffinity,
+			Reasons: []string{"parsing pod: " + affinityParseError(pod.Pod).Error()}}
+	}
+	hasTerms := pa != nil && (len(pa.Required) > 0 || len(pa.RequiredAnti) > 0)
+	var withAnti []*cache.NodeInfo
+	if snap.NumNodes() > 0 { // the empty snapshot is shared: leave it alone
+		withAnti = snap.WithRequiredAntiAffinity()
+	}
+	if !hasTerms && len(withAnti) == 0 {
+		return nil, nil, nil
+	}
+	f := &podAffinityFilter{pod: pod, nsLabels: pl.namespaceLabels(pod.Pod.Namespace),
+		affinity: topologyCounts{}, anti: topologyCounts{}, existingAnti: topologyCounts{}}
+	for _, ni := range withAnti {
+		node := ni.Node()
+		for _, other := range ni.PodsWithRequiredAntiAffinity() {
+			f.countExistingAnti(other, node, 1)
+		}
+	}
+	if !hasTerms {
+		if len(f.existingAnti) == 0 {
+			return nil, nil, nil
+		}
+		return f, nil, nil
+	}
+	var err error
+	if f.required, err = pl.mergeNamespaces(pa.Required); err == nil {
+		f.requiredAnti, err = pl.mergeNamespaces(pa.RequiredAnti)
+	}
+	if err != nil {
+		return nil, nil, &Status{Code: Error, Plugin: abi.PluginInterPodAffinity,
+			Err: fmt.Errorf("list namespaces for the pod affinity of pod %s/%s: %w", pod.Pod.Namespace, pod.Pod.Name, err)}
+	}
+	f.matchesItself = matchesAll(f.required, pod.Pod)
+	if snap.NumNodes() > 0 {
+		for _, ni := range snap.List() {
+			node := ni.Node()
+			for _, other := range ni.Pods() {
+				f.countIncoming(other.Pod, node, 1)
+			}
+		}
+	}
+	return f, nil, nil
+}
+
+// countExistingAnti counts, on node, the required anti-affinity terms of
+// other that the pod matches (with its namespace's labels).
+func (f *podAffinityFilter) countExistingAnti(other *cache.PodInfo, node *v1.Node, delta int64) {
+	if other.Affinity == nil {
+		return
+	}
+	for i := range other.Affinity.RequiredAnti {
+		t := &other.Affinity.RequiredAnti[i]
+		if t.Matches(f.pod.Pod, f.nsLabels) {
+			f.existingAnti.add(node, t.TopologyKey, delta)
+		}
+	}
+}
+
+// countIncoming counts other, a pod on node, against the pod's required
+// terms: once per affinity term when it matches all of them, once per
+// anti-affinity term it matches.
+func (f *podAffinityFilter) countIncoming(other *v1.Pod, node *v1.Node, delta int64) {
+	if matchesAll(f.required, other) {
+		for i := range f.required {
+			f.affinity.add(node, f.required[i].TopologyKey, delta)
+		}
+	}
+	for i := range f.requiredAnti {
+		// The terms' namespaceSelector is merged: no namespace labels.
+		if t := &f.requiredAnti[i]; t.Matches(other, nil) {
+			f.anti.add(node, t.TopologyKey, delta)
+		}
+	}
+}
+
+// matchesAll reports whether pod matches every one of terms, which are not
+// empty and have their namespaceSelector merged (upstream's
+// podMatchesAllAffinityTerms).
+func matchesAll(terms []fwk.AffinityTerm, pod *v1.Pod) bool {
+	if len(terms) == 0 {
+		return false
+	}
+	for i := range terms {
+		if !terms[i].Matches(pod, nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// Filter checks, in upstream's order, the pod's required affinity, its
+// required anti-affinity and the existing pods' required anti-affinity
+// against the counts of the node's topology domains. It allocates nothing.
+func (f *podAffinityFilter) Filter(ni *cache.NodeInfo) *Status {
+	nodeLabels := ni.Node().Labels
+	if !f.affinityMatches(nodeLabels) {
+		return statusPodAffinity
+	}
+	if len(f.anti) > 0 {
+		for i := range f.requiredAnti {
+			key := f.requiredAnti[i].TopologyKey
+			if v, ok := nodeLabels[key]; ok && f.anti[topologyPair{key, v}] > 0 {
+				return statusPodAntiAffinity
+			}
+		}
+	}
+	if len(f.existingAnti) > 0 && inCountedDomain(f.existingAnti, nodeLabels) {
+		return statusExistingAntiAffinity
+	}
+	return nil
+}
+
+// affinityMatches is upstream's affinity check: the node must have every
+// term's topology key, and some pod matching all terms must be in each of
+// its domains; failing that, no such pod may exist anywhere and the pod
+// must match its terms itself.
+func (f *podAffinityFilter) affinityMatches(nodeLabels map[string]string) bool {
+	podsExist := true
+	for i := range f.required {
+		key := f.required[i].TopologyKey
+		v, ok := nodeLabels[key]
+		if !ok {
+			return false
+		}
+		if f.affinity[topologyPair{key, v}] <= 0 {
+			podsExist = false
+		}
+	}
+	return podsExist || len(f.affinity) == 0 && f.matchesItself
+}
+
+// inCountedDomain reports whether a node with nodeLabels is in a domain
+// counts holds a positive count for, walking the smaller of the two maps.
+func inCountedDomain(counts topologyCounts, nodeLabels map[string]string) bool {
+	if len(counts) < len(nodeLabels) {
+		for tp, n := range counts {
+			if v, ok := nodeLabels[tp.key]; ok && v == tp.value && n > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for k, v := range nodeLabels {
+		if counts[topologyPair{k, v}] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Clone copies the counts; the terms and the pod are shared, read-only.
+func (f *podAffinityFilter) Clone() PodFilter {
+	c := *f
+	c.affinity, c.anti, c.existingAnti = maps.Clone(f.affinity), maps.Clone(f.anti), maps.Clone(f.existingAnti)
+	return &c
+}
+
+// AddPod counts pod on ni's node (upstream's AddPod extension).
+func (f *podAffinityFilter) AddPod(pod *cache.PodInfo, ni *cache.NodeInfo) { f.update(pod, ni, 1) }
+
+// RemovePod uncounts pod on ni's node (upstream's RemovePod extension): a
+// preemption victim whose anti-affinity refused the pod no longer does.
+func (f *podAffinityFilter) RemovePod(pod *cache.PodInfo, ni *cache.NodeInfo) { f.update(pod, ni, -1) }
+
+func (f *podAffinityFilter) update(pod *cache.PodInfo, ni *cache.NodeInfo, delta int64) {
+	node := ni.Node()
+	if node == nil {
+		return
+	}
+	f.countExistingAnti(pod, node, delta)
+	f.countIncoming(pod.Pod, node, delta)
+}
+
+// namespaceLabels are the labels of namespace ns (upstream's
+// GetNamespaceLabelsSnapshot), nil when the lister does not know it. The
+// informer's objects are never changed in place, so the map is not copied.
+func (pl interPodAffinity) namespaceLabels(ns string) labels.Set {
+	if pl.namespaces == nil {
+		return nil
+	}
+	n, err := pl.namespaces.Get(ns)
+	if err != nil {
+		return nil
+	}
+	return n.Labels
+}
+
+// mergeNamespaces returns terms with each namespaceSelector that selects
+// something resolved into the namespaces it selects now, the selector then
+// matching nothing (upstream's mergeAffinityTermNamespacesIfNotEmpty). The
+// terms are the cached pod's, shared: they are copied when one changes, and
+// terms itself is returned when none does (most terms have no selector).
+func (pl interPodAffinity) mergeNamespaces(terms []fwk.AffinityTerm) ([]fwk.AffinityTerm, error) {
+	var out []fwk.AffinityTerm
+	for i := range terms {
+		if !selectsSome(terms[i].NamespaceSelector) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(terms)
+		}
+		if err := pl.mergeTerm(&out[i]); err != nil {
+			return nil, err
+		}
+	}
+	if out == nil {
+		return terms, nil
+	}
+	return out, nil
+}
+
+// mergeWeighted is mergeNamespaces for weighted terms.
+func (pl interPodAffinity) mergeWeighted(terms []fwk.WeightedAffinityTerm) ([]fwk.WeightedAffinityTerm, error) {
+	var out []fwk.WeightedAffinityTerm
+	for i := range terms {
+		if !selectsSome(terms[i].NamespaceSelector) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(terms)
+		}
+		if err := pl.mergeTerm(&out[i].AffinityTerm); err != nil {
+			return nil, err
+		}
+	}
+	if out == nil {
+		return terms, nil
+	}
+	return out, nil
+}
+
+// selectsSome reports whether a namespaceSelector has requirements. A nil
+// selector (labels.Nothing()) selects no namespace and {} (Everything) every
+// one: both stay as they are, which is what upstream's merge ends with.
+func selectsSome(sel labels.Selector) bool {
+	reqs, selectable := sel.Requirements()
+	return selectable && len(reqs) > 0
+}
+
+// mergeTerm resolves t's namespaceSelector into a copy of its namespaces.
+func (pl interPodAffinity) mergeTerm(t *fwk.AffinityTerm) error {
+	t.Namespaces = t.Namespaces.Clone()
+	if pl.namespaces != nil {
+		nss, err := pl.namespaces.List(t.NamespaceSelector)
+		if err != nil {
+			return err
+		}
+		for _, ns := range nss {
+			t.Namespaces.Insert(ns.Name)
+		}
+	}
+	t.NamespaceSelector = labels.Nothing()
+	return nil
+}
+
+// affinityParseError is the error upstream's NewPodInfo reports for a pod
+// whose affinity terms do not parse, for its messages (cache.PodAffinity.Err
+// holds the first failure only).
+func affinityParseError(pod *v1.Pod) error {
+	a := pod.Spec.Affinity
+	var preferred, preferredAnti []v1.WeightedPodAffinityTerm
+	if a != nil && a.PodAffinity != nil {
+		preferred = a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	}
+	if a != nil && a.PodAntiAffinity != nil {
+		preferredAnti = a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+	}
+	var errs []error
+	if _, err := fwk.GetAffinityTerms(pod, fwk.GetPodAffinityTerms(a)); err != nil {
+		errs = append(errs, fmt.Errorf("requiredAffinityTerms: %w", err))
+	}
+	if _, err := fwk.GetAffinityTerms(pod, fwk.GetPodAntiAffinityTerms(a)); err != nil {
+		errs = append(errs, fmt.Errorf("requiredAntiAffinityTerms: %w", err))
+	}
+	if _, err := fwk.GetWeightedAffinityTerms(pod, preferred); err != nil {
+		errs = append(errs, fmt.Errorf("preferredAffinityTerms: %w", err))
+	}
+	if _, err := fwk.GetWeightedAffinityTerms(pod, preferredAnti); err != nil {
+		errs = append(errs, fmt.Errorf("preferredAntiAffinityTerms: %w", err))
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// PreScore sums, per topology domain, the weights of the matching terms in
+// both directions (upstream's PreScore): the pod's preferred terms against
+// every pod of the cluster when it has some, otherwise only the pods with
+// affinity terms of their own (the only ones that can add anything). It
+// skips the pod when nothing matched. The feasible nodes are not looked at:
+// the domains count pods on every node, as upstream's.
+func (pl interPodAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, snap *cache.Snapshot) (PodScorer, *Status) {
+	pa := pod.Affinity
+	if pa != nil && pa.Err != nil {
+		// PreFilter rejects such a pod first; upstream's PreScore fails.
+		return nil, &Status{Code: Error, Plugin: abi.PluginInterPodAffinity,
+			Err: fmt.Errorf("failed to parse pod: %w", affinityParseError(pod.Pod))}
+	}
+	if snap.NumNodes() == 0 {
+		return nil, nil
+	}
+	hasPreferred := pa != nil && (len(pa.Preferred) > 0 || len(pa.PreferredAnti) > 0)
+	nodes := snap.WithPodAffinity()
+	if hasPreferred {
+		nodes = snap.List()
+	}
+	if len(nodes) == 0 {
+		return nil, nil
+	}
+	s := &podAffinityScorer{pod: pod.Pod, nsLabels: pl.namespaceLabels(pod.Pod.Namespace), domains: domainScores{}}
+	if hasPreferred {
+		var err error
+		if s.preferred, err = pl.mergeWeighted(pa.Preferred); err == nil {
+			s.preferredAnti, err = pl.mergeWeighted(pa.PreferredAnti)
+		}
+		if err != nil {
+			return nil, &Status{Code: Error, Plugin: abi.PluginInterPodAffinity,
+				Err: fmt.Errorf("list namespaces for the preferred pod affinity of pod %s/%s: %w", pod.Pod.Namespace, pod.Pod.Name, err)}
+		}
+	}
+	for _, ni := range nodes {
+		node := ni.Node()
+		if len(node.Labels) == 0 {
+			continue
+		}
+		others := ni.PodsWithAffinity()
+		if hasPreferred {
+			others = ni.Pods()
+		}
+		for _, other := range others {
+			s.count(other, node)
+		}
+	}
+	if len(s.domains) == 0 {
+		return nil, nil
+	}
+	return s, nil
+}
+
+// domainScores is the score of each topology domain: by key, then value.
+type domainScores map[string]map[string]int64
+
+// add adds weight to the domain of t's key on node when pod matches t.
+func (m domainScores) add(t *fwk.AffinityTerm, weight int64, pod *v1.Pod, nsLabels labels.Set, node *v1.Node) {
+	if !t.Matches(pod, nsLabels) {
+		return
+	}
+	v, ok := node.Labels[t.TopologyKey]
+	if !ok {
+		return
+	}
+	values := m[t.TopologyKey]
+	if values == nil {
+		values = map[string]int64{}
+		m[t.TopologyKey] = values
+	}
+	values[v] += weight
+}
+
+// podAffinityScorer is a pod's state for InterPodAffinity's Score
+// (upstream's preScoreState): the score of each topology domain.
+type podAffinityScorer struct {
+	pod      *v1.Pod
+	nsLabels labels.Set
+	// preferred and preferredAnti are the pod's preferred terms, their
+	// namespaceSelector merged.
+	preferred, preferredAnti []fwk.WeightedAffinityTerm
+	domains                  domainScores
+}
+
+// count adds what other, a pod on node, and the pod's terms make of each
+// other (upstream's processExistingPod).
+func (s *podAffinityScorer) count(other *cache.PodInfo, node *v1.Node) {
+	for i := range s.preferred {
+		t := &s.preferred[i]
+		s.domains.add(&t.AffinityTerm, int64(t.Weight), other.Pod, nil, node)
+	}
+	for i := range s.preferredAnti {
+		t := &s.preferredAnti[i]
+		s.domains.add(&t.AffinityTerm, -int64(t.Weight), other.Pod, nil, node)
+	}
+	pa := other.Affinity
+	if pa == nil {
+		return
+	}
+	for i := range pa.Required {
+		s.domains.add(&pa.Required[i], hardPodAffinityWeight, s.pod, s.nsLabels, node)
+	}
+	for i := range pa.Preferred {
+		t := &pa.Preferred[i]
+		s.domains.add(&t.AffinityTerm, int64(t.Weight), s.pod, s.nsLabels, node)
+	}
+	for i := range pa.PreferredAnti {
+		t := &pa.PreferredAnti[i]
+		s.domains.add(&t.AffinityTerm, -int64(t.Weight), s.pod, s.nsLabels, node)
+	}
+}
+
+// Score sums the scores of the domains each node is in (raw, possibly
+// negative).
+func (s *podAffinityScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
+	for i, ni := range nodes {
+		var score int64
+		if node := ni.Node(); node != nil {
+			for key, values := range s.domains {
+				if v, ok := node.Labels[key]; ok {
+					score += values[v]
+				}
+			}
+		}
+		scores[i] = score
+	}
+}
+
+// NormalizeScores is upstream's min-max normalisation: the lowest score
+// becomes 0 and the highest MaxNodeScore; all 0 when they are equal.
+func (*podAffinityScorer) NormalizeScores(scores []int64) {
+	lowest, highest := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, s := range scores {
+		lowest, highest = min(lowest, s), max(highest, s)
+	}
+	diff := highest - lowest
+	for i, s := range scores {
+		var f float64
+		if diff > 0 {
+			f = float64(MaxNodeScore) * (float64(s-lowest) / float64(diff))
+		}
+		scores[i] = int64(f)
+	}
+}
