@@ -92,8 +92,11 @@ func (s *Snapshot) WithRequiredAntiAffinity() []*NodeInfo {
 	return s.withRequiredAnti
 }
 
+// refreshAffinity rebuilds the affinity lists if stale. A snapshot without
+// nodes has none and is never written to, so that an empty snapshot can be
+// shared between goroutines.
 func (s *Snapshot) refreshAffinity() {
-	if !s.affinityStale {
+	if !s.affinityStale || len(s.list) == 0 {
 		return
 	}
 	s.withAffinity, s.withRequiredAnti = s.withAffinity[:0], s.withRequiredAnti[:0]
@@ -111,6 +114,9 @@ func (s *Snapshot) refreshAffinity() {
 // ImageNodes is how many nodes of the snapshot list image among
 // node.status.images (under any of its names).
 func (s *Snapshot) ImageNodes(image string) int {
+	if len(s.list) == 0 { // never written to, as refreshAffinity
+		return 0
+	}
 	if s.imagesStale || s.images == nil {
 		if s.images == nil {
 			s.images = make(map[string]int)
@@ -247,6 +253,7 @@ func (s *Snapshot) rebuildList() {
 	s.affinityStale, s.imagesStale = true, true
 	clear(s.withAffinity[:cap(s.withAffinity)])
 	clear(s.withRequiredAnti[:cap(s.withRequiredAnti)])
+	s.withAffinity, s.withRequiredAnti = s.withAffinity[:0], s.withRequiredAnti[:0]
 }
 
 func hasPod(n *NodeInfo, uid types.UID) bool {
