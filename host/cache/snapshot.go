@@ -111,6 +111,12 @@ func (s *Snapshot) refreshAffinity() {
 	s.affinityStale = false
 }
 
+// HasImages reports whether any node of the snapshot lists an image.
+func (s *Snapshot) HasImages() bool {
+	s.ImageNodes("") // brings the counts up to date
+	return len(s.images) > 0
+}
+
 // ImageNodes is how many nodes of the snapshot list image among
 // node.status.images (under any of its names).
 func (s *Snapshot) ImageNodes(image string) int {
