@@ -128,6 +128,14 @@ type entity struct {
 	gating         string    // plugin that holds the entity at PreEnqueue
 	gateReason     string
 
+	// held: a preemption the entity started is being written (Hold).
+	// heldWant and heldEvent are the strongest move decided for it
+	// meanwhile and its event label, made on Release. Guarded by mu
+	// wherever the entity is.
+	held      bool
+	heldWant  strategy
+	heldEvent string
+
 	pod   *Pod   // set when the entity is a pod queued alone
 	group *Group // set when the entity is a pod group
 }

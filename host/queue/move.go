@@ -75,9 +75,11 @@ func (q *Queue) decide(ev abi.EventView, in interest, es []*entity, pool, gatesE
 	only func(abi.PodView) bool) []candidate {
 	views, refs, cands := q.scr.views[:0], q.scr.refs[:0], q.scr.cands[:0]
 	for _, e := range es {
-		// A held entity waits for the events of its gating plugin; the
-		// scheduling gates' only event is an update of the pod itself.
-		if pool && e.gating != "" && (e.gating == abi.PluginSchedulingGates || !in.covers(q.plugins.bit(e.gating))) {
+		// A gated entity waits for the events of its gating plugin; the
+		// scheduling gates' only event is an update of the pod itself. An
+		// entity held for its preemption is decided for as if it were not
+		// (the move is remembered until Release).
+		if pool && e.gating != "" && !e.held && (e.gating == abi.PluginSchedulingGates || !in.covers(q.plugins.bit(e.gating))) {
 			continue
 		}
 		if only != nil && !slices.ContainsFunc(e.pods(), func(p *Pod) bool { return only(p.view) }) {

@@ -183,8 +183,13 @@ func (q *Queue) requeue(e *entity, st strategy, event string, prev location) {
 
 // moveToActive runs PreEnqueue (unless e comes from backoffQ and
 // popFromBackoffQ is on: it ran on the way in) and stages e for activeQ,
-// or for the pool as gated. mu held, e in limbo.
+// or for the pool as gated; a held entity (Hold) stays in the pool. mu
+// held, e in limbo.
 func (q *Queue) moveToActive(e *entity, event string, fromBackoff bool, prev location) {
+	if e.held {
+		q.holdBack(e, immediately, event, prev)
+		return
+	}
 	if e.group != nil {
 		q.refreshGroup(e.group)
 	}
@@ -213,8 +218,13 @@ func (q *Queue) moveToActive(e *entity, event string, fromBackoff bool, prev loc
 }
 
 // moveToBackoff stages e for backoffQ; with popFromBackoffQ on, PreEnqueue
-// runs first (KEP-5142) and may hold it in the pool instead. mu held.
+// runs first (KEP-5142) and may hold it in the pool instead, as does a
+// Hold. mu held.
 func (q *Queue) moveToBackoff(e *entity, event string, prev location) {
+	if e.held {
+		q.holdBack(e, afterBackoff, event, prev)
+		return
+	}
 	if e.group != nil {
 		q.refreshGroup(e.group)
 	}

@@ -191,11 +191,7 @@ func (q *Queue) Activate(pods ...*v1.Pod) {
 		e := q.entityOf(p)
 		q.amu.Lock()
 		if p.where == locInFlight {
-			if q.flight.needed() {
-				ev := &flightEvent{res: abi.ResourceWildcard, act: abi.ActionAll, label: EventForceActivate,
-					target: p.uid, wildcard: true}
-				q.flight.record(ev)
-			}
+			q.recordActivate(p)
 			q.amu.Unlock()
 			continue
 		}
@@ -208,4 +204,14 @@ func (q *Queue) Activate(pods ...*v1.Pod) {
 		q.moveToActive(e, EventForceActivate, prev == locBackoff || prev == locErrorBackoff, prev)
 	}
 	q.commit()
+}
+
+// recordActivate records, for p in flight, that it was activated: it is
+// requeued when it comes back, whatever rejected it. mu and amu held.
+func (q *Queue) recordActivate(p *Pod) {
+	if q.flight.needed() {
+		ev := &flightEvent{res: abi.ResourceWildcard, act: abi.ActionAll, label: EventForceActivate,
+			target: p.uid, wildcard: true}
+		q.flight.record(ev)
+	}
 }

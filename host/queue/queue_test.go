@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -947,4 +948,35 @@ func TestHandBackErrors(t *testing.T) {
 	if e.rec.inFlightTotal() != 0 {
 		t.Errorf("scheduler_inflight_events = %d after Close, want 0", e.rec.inFlightTotal())
 	}
+}
+
+// MoveOnEventFor asks only about the entities its check accepts: a freed
+// nomination moves the pods of lower or equal priority, and the hint sees
+// an assigned pod's deletion on the nominated node.
+func TestMoveOnEventFor(t *testing.T) {
+	var seen []string
+	h := policytest.NativeQueueingHint(hint.Plugin{Name: fit,
+		Events: []hint.Event{{Resource: abi.ResourcePod, Actions: abi.ActionDelete}},
+		Hint: func(ev abi.EventView, p abi.PodView) (abi.Hint, error) {
+			old, _ := ev.OldPod()
+			seen = append(seen, p.Name()+" sees "+old.Name()+" on "+old.NodeName())
+			return abi.HintQueue, nil
+		}})
+	e := newEnv(t, WithQueueingHint(h))
+	for _, w := range []*podWrapper{makePod("low").priority(5), makePod("equal").priority(10), makePod("high").priority(20)} {
+		e.failOnce(t, w.obj(), rejectedBy(fit))
+	}
+	nominated := makePod("nominated").priority(10).node("n1").obj()
+	e.q.MoveOnEventFor(podview.PodEvent(abi.ActionDelete, nominated, nil, nil),
+		func(v abi.PodView) bool { return v.Priority() <= 10 })
+	slices.Sort(seen)
+	if diff := cmp.Diff([]string{"equal sees nominated on n1", "low sees nominated on n1"}, seen); diff != "" {
+		t.Errorf("hints asked (-want, +got):\n%s", diff)
+	}
+	for name, want := range map[string]string{"low": "backoff", "equal": "backoff", "high": "unschedulable"} {
+		if got := e.where(types.UID("uid-" + name)); got != want {
+			t.Errorf("%s is %s, want %s", name, got, want)
+		}
+	}
+	e.check(t)
 }
