@@ -29,6 +29,7 @@ import (
 	policylisters "k8s.io/client-go/listers/policy/v1"
 	schedlisters "k8s.io/client-go/listers/scheduling/v1beta1"
 	"k8s.io/client-go/tools/cache"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/framework"
@@ -44,6 +45,9 @@ type Queue interface {
 	UpdatePodGroup(pg *schedv1beta1.PodGroup)
 	DeletePodGroup(pg *schedv1beta1.PodGroup)
 	MoveOnEvent(ev abi.Event)
+	// MoveOnEventFor is MoveOnEvent for the entities with a pod only
+	// accepts (upstream's PreEnqueueCheck).
+	MoveOnEventFor(ev abi.Event, only func(abi.PodView) bool)
 }
 
 // Cache is what the handlers need of the scheduler cache.
@@ -411,6 +415,9 @@ func (cl *Cluster) updatePending(old, p *v1.Pod) {
 	if act := podview.PodUpdateActions(old, p); act != 0 {
 		cl.broadcast(podview.PodEvent(act, old, p, cl.groupInfo(p)))
 	}
+	if nn := old.Status.NominatedNodeName; nn != "" && nn != p.Status.NominatedNodeName {
+		cl.nominationGone(old)
+	}
 }
 
 func (cl *Cluster) deletePending(p *v1.Pod) {
@@ -418,6 +425,28 @@ func (cl *Cluster) deletePending(p *v1.Pod) {
 		q.Delete(p)
 	}
 	cl.broadcast(podview.PodEvent(abi.ActionDelete, p, nil, cl.groupInfo(p)))
+	if p.Status.NominatedNodeName != "" {
+		cl.nominationGone(p)
+	}
+}
+
+// nominationGone tells the queues that the room pod's nomination held on
+// its nominated node is free again (the nomination was cleared or moved, or
+// the pod deleted), as upstream's handlers do: the pods of lower or equal
+// priority counted pod there as if it were assigned, so they are offered
+// an assigned pod's deletion on that node. The event carries pod placed on
+// the node it was nominated to, so that the QueueingHint slot reads it as
+// any assigned pod's deletion; pods of higher priority never counted it and
+// are not asked.
+func (cl *Cluster) nominationGone(pod *v1.Pod) {
+	placed := pod.DeepCopy()
+	placed.Spec.NodeName = pod.Status.NominatedNodeName
+	ev := podview.PodEvent(abi.ActionDelete, placed, nil, cl.groupInfo(pod))
+	prio := corev1helpers.PodPriority(pod)
+	lowerOrEqual := func(v abi.PodView) bool { return v.Priority() <= prio }
+	for _, q := range cl.queues {
+		q.MoveOnEventFor(ev, lowerOrEqual)
+	}
 }
 
 func (cl *Cluster) addGroup(pg *schedv1beta1.PodGroup) {

@@ -24,6 +24,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/cluster"
+	"github.com/wasmsched/wasmsched/host/podview"
 )
 
 // Builders of v1 test objects, after kube-scheduler's st.MakePod().
@@ -115,6 +116,31 @@ func (q *fakeQueue) DeletePodGroup(pg *schedv1beta1.PodGroup) {
 	q.log.add("%s DeletePodGroup %s", q.name, ref(pg))
 }
 func (q *fakeQueue) MoveOnEvent(ev abi.Event) { q.log.add("%s Move %s", q.name, describe(ev)) }
+
+// MoveOnEventFor records the event with the node of its pod and the
+// highest of a few priorities its check accepts.
+func (q *fakeQueue) MoveOnEventFor(ev abi.Event, only func(abi.PodView) bool) {
+	v, err := abi.ReadEvent(abi.AppendEvent(nil, &ev))
+	if err != nil {
+		q.log.add("%s MoveFor undecodable: %v", q.name, err)
+		return
+	}
+	node := "?"
+	if p, ok := v.OldPod(); ok {
+		node = p.NodeName()
+	}
+	accepts := "none"
+	for _, prio := range []int32{0, 5, 10, 11, 1000} {
+		pod := makePod("probe").obj()
+		pod.Spec.Priority = &prio
+		rec := podview.Pod(pod, nil, abi.PodQueueState{}, podview.Plugins{})
+		pv, err := abi.ReadPod(abi.AppendPod(nil, &rec))
+		if err == nil && only(pv) {
+			accepts = fmt.Sprintf("<=%d", prio)
+		}
+	}
+	q.log.add("%s MoveFor %s on %s priority%s", q.name, describe(ev), node, accepts)
+}
 
 // describe decodes an event with the abi views: "<resource> <action>
 // <object>", the object being the new one, or the old one on Delete, with
@@ -682,4 +708,52 @@ func TestNominatorObservesEveryPodChange(t *testing.T) {
 	if diff := cmp.Diff(want, log.of("nominator")); diff != "" {
 		t.Errorf("observed (-want, +got):\n%s", diff)
 	}
+}
+
+// A pending pod's nomination that is cleared, moved, or deleted with the
+// pod frees the room it held: the queues are offered the deletion of an
+// assigned pod on the node it was nominated to, for pods of lower or equal
+// priority only (upstream's AssignedPodDelete with getLEPriorityPreCheck).
+func TestNominationGoneMovesLowerOrEqualPods(t *testing.T) {
+	e := newCluster(t, false)
+	w := makePod("p")
+	prio := int32(10)
+	w.p.Spec.Priority = &prio
+	// Each change waits for the one before: an informer may see two
+	// quick updates as one.
+	steps := []struct {
+		nominated string
+		want      []string // q1's calls after the step
+	}{
+		{"", []string{"q1 Add default/p", "q1 Move UnscheduledPod Add default/p"}},
+		{"n1", []string{"q1 Update default/p"}},
+		{"n2", []string{"q1 Update default/p", "q1 MoveFor Pod Delete default/p on n1 priority<=10"}},
+		{"", []string{"q1 Update default/p", "q1 MoveFor Pod Delete default/p on n2 priority<=10"}},
+		{"n3", []string{"q1 Update default/p"}},
+	}
+	var want []string
+	for i, st := range steps {
+		w.p.Status.NominatedNodeName = st.nominated
+		w.p.ResourceVersion = fmt.Sprint(i + 1)
+		if i == 0 {
+			e.createPod(w.obj())
+		} else {
+			e.updatePod(w.obj())
+		}
+		want = append(want, st.want...)
+		e.expect(want, "q1")
+	}
+	e.deletePod(w.obj())
+	want = append(want, "q1 Delete default/p", "q1 Move UnscheduledPod Delete default/p",
+		"q1 MoveFor Pod Delete default/p on n3 priority<=10")
+	e.expect(want, "q1")
+	// The other profile's queue hears of it too: its pods counted the
+	// nomination as well.
+	e.expect([]string{
+		"q2 Move UnscheduledPod Add default/p",
+		"q2 MoveFor Pod Delete default/p on n1 priority<=10",
+		"q2 MoveFor Pod Delete default/p on n2 priority<=10",
+		"q2 Move UnscheduledPod Delete default/p",
+		"q2 MoveFor Pod Delete default/p on n3 priority<=10",
+	}, "q2")
 }
