@@ -118,3 +118,57 @@ func BenchmarkPrepare(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPodTopologySpread is a web replica spreading over zones (maxSkew
+// 1) and hostnames (maxSkew 2) in a 5000-node cluster of 3 zones with 2 to 3
+// replicas per node: PreFilter counting over the snapshot (Prepare), the
+// filter per node, the state copy preemption's dry run makes, and the soft
+// constraints' PreScore and Score over 500 feasible nodes.
+func BenchmarkPodTopologySpread(b *testing.B) {
+	nodes, pod := spreadBenchCluster(5000)
+	snap := cache.NewSnapshot(nodes...)
+	pi := pod.info()
+	b.Run("Prepare", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, st := Prepare(pi, snap); st != nil {
+				b.Fatal(st)
+			}
+		}
+	})
+	ps, st := Prepare(pi, snap)
+	if st != nil {
+		b.Fatal(st)
+	}
+	b.Run("Filter", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, ni := range nodes {
+				Filter(ps, ni)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(nodes)), "ns/node")
+	})
+	b.Run("Clone", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ps.Clone()
+		}
+	})
+	soft := spreadBenchPod(v1.ScheduleAnyway).info()
+	feasible := nodes[:500]
+	pl := newPodTopologySpread(Listers{})
+	scores := make([]int64, len(feasible))
+	b.Run("Score", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s, st := pl.PreScore(soft, feasible, snap)
+			if st != nil {
+				b.Fatal(st)
+			}
+			s.Score(feasible, scores)
+			s.(ScoreNormalizer).NormalizeScores(scores)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(feasible)), "ns/node")
+	})
+}

@@ -21,7 +21,7 @@
 // state.go (PodState and Prepare), filter.go, score.go, feasible.go,
 // diagnosis.go and status.go. The plugins of the default profile not
 // written yet (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
-// PodTopologySpread, InterPodAffinity, DynamicResources) stand in the
+// InterPodAffinity, DynamicResources) stand in the
 // profile as placeholders (unsupported.go): a pod carrying a hard
 // constraint that only such a plugin checks is refused before any node, in
 // its name, never placed as if the constraint were not there.
@@ -55,7 +55,8 @@
 // node's reason), the status codes, the reason texts, the message
 // "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's
 // node affinity/selector.", the score formulas and weights (TaintToleration 3,
-// NodeAffinity 2, NodeResourcesFit 1, NodeResourcesBalancedAllocation 1).
+// NodeAffinity 2, NodeResourcesFit 1, PodTopologySpread 2,
+// NodeResourcesBalancedAllocation 1).
 //
 // A cycle uses it as
 //

@@ -33,8 +33,8 @@ func DefaultEntries(l Listers) []Entry {
 		{Plugin: nodeResourcesFit{}, Weight: weightNodeResourcesFit},
 		{Plugin: unsupportedVolumeRestrictions},
 		{Plugin: unsupportedNodeVolumeLimits},
-		{Plugin: unsupportedVolumeBinding},     // weight 1 once written
-		{Plugin: unsupportedPodTopologySpread}, // weight 2 once written
+		{Plugin: unsupportedVolumeBinding}, // weight 1 once written
+		{Plugin: newPodTopologySpread(l), Weight: weightPodTopologySpread},
 		{Plugin: interPodAffinity{namespaces: l.Namespaces}, Weight: weightInterPodAffinity},
 		{Plugin: unsupportedDynamicResources}, // weight 2 once written
 		{Plugin: nodeResourcesBalancedAllocation{}, Weight: weightNodeResourcesBalancedAllocation},

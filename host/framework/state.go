@@ -28,8 +28,8 @@ type PodState struct {
 	// them).
 	filters   []PodFilter
 	scorers   []weightedScorer
-	filterArr [8]PodFilter
-	scorerArr [6]weightedScorer
+	filterArr [9]PodFilter
+	scorerArr [7]weightedScorer
 	// updaters are the indexes in filters of the PodUpdaters (nil for
 	// none: a pod without inter-pod affinity or spread constraints).
 	updaters []int

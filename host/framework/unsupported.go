@@ -9,8 +9,6 @@ import (
 // The reasons of a pod refused for a constraint no native filter checks yet.
 // Each names what the pod asks for and the upstream plugin that checks it.
 const (
-	ReasonUnsupportedTopologySpread = "wasmsched does not support topologySpreadConstraints with " +
-		"whenUnsatisfiable: DoNotSchedule yet (upstream plugin " + abi.PluginPodTopologySpread + ")"
 	ReasonUnsupportedClaim = "wasmsched does not support PersistentVolumeClaim or ephemeral volumes yet " +
 		"(upstream plugins " + abi.PluginVolumeBinding + ", VolumeZone, " + abi.PluginVolumeRestrictions + ", " + abi.PluginNodeVolumeLimits + ")"
 	ReasonUnsupportedInTreeVolume = "wasmsched does not support gcePersistentDisk, awsElasticBlockStore, rbd or iscsi " +
@@ -28,10 +26,9 @@ const (
 // It implements no extension point; the profile runs the placeholders
 // itself, first. Writing the plugin replaces its placeholder in the profile.
 //
-// Soft constraints (preferred pod affinity, ScheduleAnyway spreading, the
-// system default spreading, image locality) are scores, not constraints: a
-// pod carrying only those is placed, without them. docs/RATIONALE.md says
-// why.
+// Soft constraints (preferred pod affinity, image locality) are scores, not
+// constraints: a pod carrying only those is placed, without them.
+// docs/RATIONALE.md says why.
 type unsupportedPlugin struct {
 	name    string
 	reason  string
@@ -48,15 +45,6 @@ var (
 		func(p *v1.Pod) bool { return hasVolume(p, volumeInlineCSI) }}
 	unsupportedVolumeBinding = &unsupportedPlugin{abi.PluginVolumeBinding, ReasonUnsupportedClaim,
 		func(p *v1.Pod) bool { return hasVolume(p, volumeClaim) }}
-	unsupportedPodTopologySpread = &unsupportedPlugin{abi.PluginPodTopologySpread, ReasonUnsupportedTopologySpread,
-		func(p *v1.Pod) bool {
-			for i := range p.Spec.TopologySpreadConstraints {
-				if p.Spec.TopologySpreadConstraints[i].WhenUnsatisfiable == v1.DoNotSchedule {
-					return true
-				}
-			}
-			return false
-		}}
 	unsupportedDynamicResources = &unsupportedPlugin{abi.PluginDynamicResources, ReasonUnsupportedResourceClaim,
 		func(p *v1.Pod) bool { return len(p.Spec.ResourceClaims) > 0 }}
 )

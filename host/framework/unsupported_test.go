@@ -14,9 +14,6 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 	term := v1.PodAffinityTerm{TopologyKey: v1.LabelHostname,
 		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}
 	weighted := []v1.WeightedPodAffinityTerm{{Weight: 10, PodAffinityTerm: term}}
-	spread := func(w v1.UnsatisfiableConstraintAction) v1.TopologySpreadConstraint {
-		return v1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: w}
-	}
 	vol := func(src v1.VolumeSource) v1.Volume { return v1.Volume{Name: "v", VolumeSource: src} }
 	refused := func(plugin string, reasons ...string) *Status {
 		return &Status{Code: UnschedulableAndUnresolvable, Plugin: plugin, Reasons: reasons}
@@ -32,15 +29,6 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 				s.Affinity = &v1.Affinity{
 					PodAffinity:     &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: weighted},
 					PodAntiAffinity: &v1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: weighted}}
-			}},
-		{name: "DoNotSchedule spreading",
-			spec: func(s *v1.PodSpec) {
-				s.TopologySpreadConstraints = []v1.TopologySpreadConstraint{spread(v1.ScheduleAnyway), spread(v1.DoNotSchedule)}
-			},
-			want: refused(abi.PluginPodTopologySpread, ReasonUnsupportedTopologySpread)},
-		{name: "ScheduleAnyway spreading is a score: placed",
-			spec: func(s *v1.PodSpec) {
-				s.TopologySpreadConstraints = []v1.TopologySpreadConstraint{spread(v1.ScheduleAnyway)}
 			}},
 		{name: "persistent volume claim",
 			spec: func(s *v1.PodSpec) {
@@ -78,7 +66,6 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 			spec: func(s *v1.PodSpec) {
 				s.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu"}}
 				s.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term}}}
-				s.TopologySpreadConstraints = []v1.TopologySpreadConstraint{spread(v1.DoNotSchedule)}
 				s.Volumes = []v1.Volume{
 					vol(v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "d"}}),
 					vol(v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "a"}}),
@@ -87,7 +74,7 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 				}
 			},
 			want: refused(abi.PluginVolumeRestrictions, ReasonUnsupportedInTreeVolume, ReasonUnsupportedCSIVolume,
-				ReasonUnsupportedClaim, ReasonUnsupportedTopologySpread, ReasonUnsupportedResourceClaim)},
+				ReasonUnsupportedClaim, ReasonUnsupportedResourceClaim)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

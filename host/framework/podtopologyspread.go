@@ -1,0 +1,670 @@
+package framework
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// Upstream's PodTopologySpread reasons.
+const (
+	ReasonTopologySpread = "node(s) didn't match pod topology spread constraints"
+	// ReasonTopologySpreadMissingLabel rejects a node without the
+	// topology key of a DoNotSchedule constraint.
+	ReasonTopologySpreadMissingLabel = ReasonTopologySpread + " (missing required label)"
+)
+
+var (
+	statusTopologySpread = &Status{Code: Unschedulable, Plugin: abi.PluginPodTopologySpread,
+		Reasons: []string{ReasonTopologySpread}}
+	statusTopologySpreadMissingLabel = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginPodTopologySpread,
+		Reasons: []string{ReasonTopologySpreadMissingLabel}}
+)
+
+// weightPodTopologySpread is upstream's default score weight.
+const weightPodTopologySpread = 2
+
+// systemDefaultConstraints are upstream's system default constraints
+// (defaultingType System, the default): spread a pod without constraints of
+// its own over hostnames and zones, as a preference only.
+var systemDefaultConstraints = []v1.TopologySpreadConstraint{
+	{TopologyKey: v1.LabelHostname, WhenUnsatisfiable: v1.ScheduleAnyway, MaxSkew: 3},
+	{TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.ScheduleAnyway, MaxSkew: 5},
+}
+
+// podTopologySpread is upstream v1.37's PodTopologySpread plugin: a pod's
+// DoNotSchedule topologySpreadConstraints are a filter (placing the pod on
+// the node must keep the number of matching pods in the node's domain within
+// maxSkew of the least populated domain, that minimum taken as 0 while fewer
+// than minDomains domains exist), its ScheduleAnyway ones a score (fewer
+// matching pods in the node's domains score higher). A pod without
+// constraints of its own is spread by the system defaults (hostname maxSkew
+// 3, zone maxSkew 5, ScheduleAnyway) over the pods its Services,
+// ReplicationController, ReplicaSet or StatefulSet select (upstream's
+// helper.DefaultSelector, read through the profile's listers).
+//
+// Only nodes that pass a constraint's node inclusion policies count towards
+// its domains: nodeAffinityPolicy Honor (the default) the pod's nodeSelector
+// and required node affinity, nodeTaintsPolicy Honor (default Ignore) the
+// pod's tolerations of NoSchedule and NoExecute taints. matchLabelKeys adds
+// the pod's values of those keys to the selector, as upstream's scheduler
+// still does with MatchLabelKeysInPodTopologySpread (beta, on) even though
+// the v1.37 apiserver already merged them at creation
+// (MatchLabelKeysInPodTopologySpreadSelectorMerge, beta, on): the
+// requirement twice selects the same pods, and pods created before the merge
+// still get it.
+//
+// Extension points: PreFilter (skips a pod without DoNotSchedule
+// constraints; counts the matching pods per domain over the snapshot once),
+// Filter, PodUpdater (preemption's dry runs and nominated pods), PreScore
+// (skips a pod without ScheduleAnyway or default constraints), Score,
+// NormalizeScore (reversed; nodes lacking a topology key of the pod's own
+// constraints score 0). Rejects: UnschedulableAndUnresolvable
+// (ReasonTopologySpreadMissingLabel), Unschedulable (ReasonTopologySpread:
+// evicting matching pods can fix the skew, so preemption tries), Error for a
+// selector that does not parse. Weight 2.
+type podTopologySpread struct {
+	// defaults are the constraints of a pod without its own; the profile
+	// uses systemDefaultConstraints (systemDefaulted), tests may set others
+	// (upstream's defaultingType List).
+	defaults        []v1.TopologySpreadConstraint
+	systemDefaulted bool
+	listers         Listers
+}
+
+var (
+	_ PreFilterPlugin = (*podTopologySpread)(nil)
+	_ PreScorePlugin  = (*podTopologySpread)(nil)
+	_ PodUpdater      = (*spreadFilter)(nil)
+	_ ScoreNormalizer = (*spreadScorer)(nil)
+)
+
+// newPodTopologySpread is the plugin with the system default constraints,
+// reading the selectors of the default spreading through l.
+func newPodTopologySpread(l Listers) *podTopologySpread {
+	return &podTopologySpread{defaults: systemDefaultConstraints, systemDefaulted: true, listers: l}
+}
+
+func (*podTopologySpread) Name() string { return abi.PluginPodTopologySpread }
+
+// spreadConstraint is a v1.TopologySpreadConstraint of the pod with its
+// selector parsed (matchLabelKeys merged) and its defaults applied.
+type spreadConstraint struct {
+	maxSkew            int32
+	key                string
+	selector           labels.Selector
+	minDomains         int32
+	nodeAffinityPolicy v1.NodeInclusionPolicy
+	nodeTaintsPolicy   v1.NodeInclusionPolicy
+	// self is 1 when the selector matches the pod itself (placing it adds
+	// one to its domain), else 0. Set by PreFilter only.
+	self int
+}
+
+// constraintsFor returns pod's constraints of action (upstream's
+// getConstraints and initPreScoreState): the pod's own, or, when it has none,
+// the defaults of action with the selector of the controllers and Services
+// that select the pod; nil when there are none.
+func (pl *podTopologySpread) constraintsFor(pod *v1.Pod, action v1.UnsatisfiableConstraintAction) ([]spreadConstraint, error) {
+	if len(pod.Spec.TopologySpreadConstraints) > 0 {
+		return parseConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels, action)
+	}
+	// Upstream parses the defaults before looking the selector up; neither
+	// can fail for defaults (they have no selector), so ask the listers
+	// only when a default applies, and build the constraints only when
+	// something selects the pod.
+	if !slices.ContainsFunc(pl.defaults, func(c v1.TopologySpreadConstraint) bool { return c.WhenUnsatisfiable == action }) {
+		return nil, nil
+	}
+	sel := pl.defaultSelector(pod)
+	if sel == nil || sel.Empty() {
+		return nil, nil
+	}
+	cs, err := parseConstraints(pl.defaults, pod.Labels, action)
+	for i := range cs {
+		cs[i].selector = sel
+	}
+	return cs, err
+}
+
+// parseConstraints parses the constraints of action.
+func parseConstraints(cs []v1.TopologySpreadConstraint, podLabels map[string]string, action v1.UnsatisfiableConstraintAction) ([]spreadConstraint, error) {
+	var out []spreadConstraint
+	for i := range cs {
+		c := &cs[i]
+		if c.WhenUnsatisfiable != action {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+		if err != nil {
+			return nil, err
+		}
+		if len(c.MatchLabelKeys) > 0 {
+			sel = withMatchLabelKeys(sel, c.MatchLabelKeys, podLabels)
+		}
+		sc := spreadConstraint{maxSkew: c.MaxSkew, key: c.TopologyKey, selector: sel, minDomains: 1,
+			nodeAffinityPolicy: v1.NodeInclusionPolicyHonor, nodeTaintsPolicy: v1.NodeInclusionPolicyIgnore}
+		if c.MinDomains != nil {
+			sc.minDomains = *c.MinDomains
+		}
+		if c.NodeAffinityPolicy != nil {
+			sc.nodeAffinityPolicy = *c.NodeAffinityPolicy
+		}
+		if c.NodeTaintsPolicy != nil {
+			sc.nodeTaintsPolicy = *c.NodeTaintsPolicy
+		}
+		out = append(out, sc)
+	}
+	return out, nil
+}
+
+// withMatchLabelKeys ANDs sel with the pod's label of each key in keys that
+// the pod has. A nil labelSelector (sel selects nothing) stays as it is.
+func withMatchLabelKeys(sel labels.Selector, keys []string, podLabels map[string]string) labels.Selector {
+	set := labels.Set{}
+	for _, k := range keys {
+		if v, ok := podLabels[k]; ok {
+			set[k] = v
+		}
+	}
+	if len(set) == 0 {
+		return sel
+	}
+	reqs, ok := sel.Requirements()
+	if !ok {
+		return sel
+	}
+	return labels.SelectorFromSet(set).Add(reqs...)
+}
+
+// The controller kinds whose selector spreads a pod by default.
+var (
+	rcKind = v1.SchemeGroupVersion.WithKind("ReplicationController")
+	rsKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+	ssKind = appsv1.SchemeGroupVersion.WithKind("StatefulSet")
+)
+
+// defaultSelector is upstream's helper.DefaultSelector: the union of the
+// selectors of the Services selecting pod and of its controlling
+// ReplicationController, ReplicaSet or StatefulSet; nil when nothing selects
+// it. A nil lister reads as empty; a lister error is ignored, as upstream.
+func (pl *podTopologySpread) defaultSelector(pod *v1.Pod) labels.Selector {
+	var set labels.Set
+	if l := pl.listers.Services; l != nil {
+		if svcs, err := l.Services(pod.Namespace).List(labels.Everything()); err == nil {
+			for _, svc := range svcs {
+				// A nil selector selects nothing, not everything.
+				if svc.Spec.Selector != nil && selectsLabels(svc.Spec.Selector, pod.Labels) {
+					set = labels.Merge(set, svc.Spec.Selector)
+				}
+			}
+		}
+	}
+	var sel labels.Selector
+	if set != nil {
+		sel = set.AsSelector()
+	}
+	owner := metav1.GetControllerOfNoCopy(pod)
+	if owner == nil {
+		return sel
+	}
+	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	if err != nil {
+		return sel
+	}
+	switch gv.WithKind(owner.Kind) {
+	case rcKind:
+		if l := pl.listers.ReplicationControllers; l != nil {
+			if rc, err := l.ReplicationControllers(pod.Namespace).Get(owner.Name); err == nil {
+				set = labels.Merge(set, rc.Spec.Selector)
+				sel = set.AsSelector()
+			}
+		}
+	case rsKind:
+		if l := pl.listers.ReplicaSets; l != nil {
+			if rs, err := l.ReplicaSets(pod.Namespace).Get(owner.Name); err == nil {
+				sel = addRequirements(sel, rs.Spec.Selector)
+			}
+		}
+	case ssKind:
+		if l := pl.listers.StatefulSets; l != nil {
+			if ss, err := l.StatefulSets(pod.Namespace).Get(owner.Name); err == nil {
+				sel = addRequirements(sel, ss.Spec.Selector)
+			}
+		}
+	}
+	return sel
+}
+
+// selectsLabels reports whether every key of selector has its value in
+// podLabels (a Service's selector as a label set).
+func selectsLabels(selector, podLabels map[string]string) bool {
+	for k, v := range selector {
+		if pv, ok := podLabels[k]; !ok || pv != v {
+			return false
+		}
+	}
+	return true
+}
+
+// addRequirements ANDs sel (nil for none yet) with the requirements of ls; a
+// selector that does not parse or selects nothing adds none.
+func addRequirements(sel labels.Selector, ls *metav1.LabelSelector) labels.Selector {
+	other, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		return sel
+	}
+	reqs, ok := other.Requirements()
+	if !ok {
+		return sel
+	}
+	if sel == nil {
+		sel = labels.NewSelector()
+	}
+	return sel.Add(reqs...)
+}
+
+// hasTopologyKeys reports whether nodeLabels hold the topology key of every
+// constraint.
+func hasTopologyKeys(nodeLabels map[string]string, cs []spreadConstraint) bool {
+	for i := range cs {
+		if _, ok := nodeLabels[cs[i].key]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// countMatching counts the pods of ns that sel selects, less terminating
+// ones; an empty selector counts none (upstream's countPodsMatchSelector).
+func countMatching(pods []*cache.PodInfo, sel labels.Selector, ns string) int {
+	if sel.Empty() {
+		return 0
+	}
+	n := 0
+	for _, pi := range pods {
+		p := pi.Pod
+		if p.DeletionTimestamp != nil || p.Namespace != ns {
+			continue
+		}
+		if sel.Matches(labels.Set(p.Labels)) {
+			n++
+		}
+	}
+	return n
+}
+
+// inclusion answers the node inclusion policies of a pod's constraints for
+// one node, working each check out at most once (upstream's
+// matchNodeInclusionPolicies, asked per constraint).
+type inclusion struct {
+	pod      *cache.PodInfo
+	affinity *nodeaffinity.RequiredNodeAffinity
+	ni       *cache.NodeInfo
+	// affinityOK and taintsOK: 0 not worked out yet, 1 yes, 2 no.
+	affinityOK, taintsOK int8
+}
+
+// includes reports whether the node counts for c.
+func (in *inclusion) includes(c *spreadConstraint) bool {
+	if c.nodeAffinityPolicy == v1.NodeInclusionPolicyHonor {
+		if in.affinityOK == 0 {
+			in.affinityOK = 2
+			// A parse error (which API validation prevents) does not
+			// match, as upstream.
+			if ok, _ := in.affinity.Match(in.ni.Node()); ok {
+				in.affinityOK = 1
+			}
+		}
+		if in.affinityOK != 1 {
+			return false
+		}
+	}
+	if c.nodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
+		if in.taintsOK == 0 {
+			in.taintsOK = 2
+			// TaintToleration's filter: every NoSchedule and NoExecute
+			// taint tolerated (upstream's DoNotScheduleTaintsFilterFunc).
+			if (*taintFilter)(in.pod).Filter(in.ni) == nil {
+				in.taintsOK = 1
+			}
+		}
+		if in.taintsOK != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// criticalPaths are two domains with the fewest matching pods of a
+// constraint: [0] always holds the minimum, [1] at least as many (not
+// necessarily the second minimum). Two suffice because preemption removes
+// pods from one node per dry run, on its own copy of the state (upstream's
+// criticalPaths).
+type criticalPaths [2]criticalPath
+
+type criticalPath struct {
+	value string
+	num   int
+}
+
+func newCriticalPaths() criticalPaths {
+	return criticalPaths{{num: math.MaxInt32}, {num: math.MaxInt32}}
+}
+
+// update records that domain value now has num matching pods.
+func (p *criticalPaths) update(value string, num int) {
+	switch value {
+	case p[0].value:
+		p[0].num = num
+	case p[1].value:
+		p[1].num = num
+	default:
+		if num < p[0].num {
+			p[1] = p[0]
+			p[0] = criticalPath{value, num}
+		} else if num < p[1].num {
+			p[1] = criticalPath{value, num}
+		}
+		return
+	}
+	if p[0].num > p[1].num {
+		p[0], p[1] = p[1], p[0]
+	}
+}
+
+// PreFilter counts, for each DoNotSchedule constraint, the pods it selects
+// in each domain over the nodes of snap that have every topology key and
+// pass its inclusion policies (upstream's calPreFilterState), and records
+// the least populated domains.
+func (pl *podTopologySpread) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (PodFilter, []string, *Status) {
+	p := pod.Pod
+	cs, err := pl.constraintsFor(p, v1.DoNotSchedule)
+	if err != nil {
+		return nil, nil, &Status{Code: Error, Plugin: abi.PluginPodTopologySpread,
+			Err: fmt.Errorf("obtaining hard topology spread constraints of pod %s/%s: %w", p.Namespace, p.Name, err)}
+	}
+	if len(cs) == 0 {
+		return nil, nil, nil
+	}
+	var nodes []*cache.NodeInfo
+	if snap != nil {
+		nodes = snap.List()
+	}
+	f := &spreadFilter{
+		pod:         pod,
+		affinity:    nodeaffinity.GetRequiredNodeAffinity(p),
+		constraints: cs,
+		counts:      make([]map[string]int, len(cs)),
+		paths:       make([]criticalPaths, len(cs)),
+	}
+	podLabels := labels.Set(p.Labels)
+	for i := range cs {
+		size := 0
+		if cs[i].key == v1.LabelHostname {
+			size = len(nodes)
+		}
+		f.counts[i] = make(map[string]int, size)
+		if cs[i].selector.Matches(podLabels) {
+			cs[i].self = 1
+		}
+	}
+	for _, ni := range nodes {
+		node := ni.Node()
+		if !hasTopologyKeys(node.Labels, cs) {
+			continue
+		}
+		in := inclusion{pod: pod, affinity: &f.affinity, ni: ni}
+		for i := range cs {
+			c := &cs[i]
+			if in.includes(c) {
+				f.counts[i][node.Labels[c.key]] += countMatching(ni.Pods(), c.selector, p.Namespace)
+			}
+		}
+	}
+	for i := range cs {
+		f.paths[i] = newCriticalPaths()
+		for v, n := range f.counts[i] {
+			f.paths[i].update(v, n)
+		}
+	}
+	return f, nil, nil
+}
+
+// spreadFilter is the pod's DoNotSchedule constraints with the matching pods
+// counted per domain (upstream's preFilterState). Filter only reads it;
+// AddPod and RemovePod change it, on a Clone.
+type spreadFilter struct {
+	pod      *cache.PodInfo
+	affinity nodeaffinity.RequiredNodeAffinity
+	// constraints are shared by the clones: they never change.
+	constraints []spreadConstraint
+	// counts[i] maps each domain of constraint i (topology value) to its
+	// number of matching pods; paths[i] are its least populated domains.
+	counts []map[string]int
+	paths  []criticalPaths
+}
+
+// Filter checks every constraint in order: the node must have the topology
+// key, and the pods matching in its domain, plus the pod itself if it
+// matches, may exceed the global minimum by maxSkew at most.
+func (f *spreadFilter) Filter(ni *cache.NodeInfo) *Status {
+	nodeLabels := ni.Node().Labels
+	for i := range f.constraints {
+		c := &f.constraints[i]
+		value, ok := nodeLabels[c.key]
+		if !ok {
+			return statusTopologySpreadMissingLabel
+		}
+		minMatch := f.paths[i][0].num
+		if len(f.counts[i]) < int(c.minDomains) {
+			// Fewer eligible domains than minDomains: the global
+			// minimum is taken as 0.
+			minMatch = 0
+		}
+		if f.counts[i][value]+c.self-minMatch > int(c.maxSkew) {
+			return statusTopologySpread
+		}
+	}
+	return nil
+}
+
+// Clone copies the counts; the constraints are shared.
+func (f *spreadFilter) Clone() PodFilter {
+	c := *f
+	c.counts = make([]map[string]int, len(f.counts))
+	for i, m := range f.counts {
+		c.counts[i] = maps.Clone(m)
+	}
+	c.paths = slices.Clone(f.paths)
+	return &c
+}
+
+func (f *spreadFilter) AddPod(pod *cache.PodInfo, ni *cache.NodeInfo) { f.update(pod, ni, 1) }
+
+func (f *spreadFilter) RemovePod(pod *cache.PodInfo, ni *cache.NodeInfo) { f.update(pod, ni, -1) }
+
+// update adds delta to the domain of ni's node for each constraint that
+// selects pod and counts the node (upstream's updateWithPod).
+func (f *spreadFilter) update(pod *cache.PodInfo, ni *cache.NodeInfo, delta int) {
+	node := ni.Node()
+	if node == nil || pod.Pod.Namespace != f.pod.Pod.Namespace || !hasTopologyKeys(node.Labels, f.constraints) {
+		return
+	}
+	in := inclusion{pod: f.pod, affinity: &f.affinity, ni: ni}
+	podLabels := labels.Set(pod.Pod.Labels)
+	for i := range f.constraints {
+		c := &f.constraints[i]
+		if !c.selector.Matches(podLabels) || !in.includes(c) {
+			continue
+		}
+		v := node.Labels[c.key]
+		f.counts[i][v] += delta
+		f.paths[i].update(v, f.counts[i][v])
+	}
+}
+
+// PreScore works out the pod's ScheduleAnyway (or default) constraints for
+// the feasible nodes (upstream's initPreScoreState and PreScore): which
+// nodes lack a topology key (ignored: they score 0), each constraint's
+// weight log(domains+2), and, for constraints other than hostname, the
+// matching pods per domain of the feasible nodes, counted over the nodes of
+// snap that count. Hostname domains are counted per node in Score.
+func (pl *podTopologySpread) PreScore(pod *cache.PodInfo, nodes []*cache.NodeInfo, snap *cache.Snapshot) (PodScorer, *Status) {
+	if snap == nil || snap.NumNodes() == 0 {
+		return nil, nil
+	}
+	p := pod.Pod
+	cs, err := pl.constraintsFor(p, v1.ScheduleAnyway)
+	if err != nil {
+		return nil, &Status{Code: Error, Plugin: abi.PluginPodTopologySpread,
+			Err: fmt.Errorf("obtaining soft topology spread constraints of pod %s/%s: %w", p.Namespace, p.Name, err)}
+	}
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	// Only the pod's own constraints (or defaults other than the
+	// system's) need nodes to have every topology key: a node without a
+	// zone label is still spread by hostname under the system defaults.
+	requireAll := len(p.Spec.TopologySpreadConstraints) > 0 || !pl.systemDefaulted
+	s := &spreadScorer{
+		ns:          p.Namespace,
+		constraints: cs,
+		ignored:     make([]bool, len(nodes)),
+		counts:      make([]map[string]int64, len(cs)),
+		weights:     make([]float64, len(cs)),
+	}
+	counted := false // some constraint is counted per domain here
+	for i := range cs {
+		if cs[i].key != v1.LabelHostname {
+			s.counts[i] = map[string]int64{}
+			counted = true
+		}
+	}
+	ignored := 0
+	for j, ni := range nodes {
+		node := ni.Node()
+		if node == nil || requireAll && !hasTopologyKeys(node.Labels, cs) {
+			s.ignored[j] = true
+			ignored++
+			continue
+		}
+		for i := range cs {
+			if m := s.counts[i]; m != nil {
+				v := node.Labels[cs[i].key]
+				if _, ok := m[v]; !ok {
+					m[v] = 0
+				}
+			}
+		}
+	}
+	for i := range cs {
+		size := len(s.counts[i])
+		if cs[i].key == v1.LabelHostname {
+			size = len(nodes) - ignored
+		}
+		s.weights[i] = math.Log(float64(size + 2))
+	}
+	if !counted {
+		return s, nil
+	}
+	affinity := nodeaffinity.GetRequiredNodeAffinity(p)
+	for _, ni := range snap.List() {
+		node := ni.Node()
+		if requireAll && !hasTopologyKeys(node.Labels, cs) {
+			continue
+		}
+		in := inclusion{pod: pod, affinity: &affinity, ni: ni}
+		for i := range cs {
+			m := s.counts[i]
+			if m == nil {
+				continue
+			}
+			// Domains without a feasible node are not counted.
+			v := node.Labels[cs[i].key]
+			n, ok := m[v]
+			if !ok || !in.includes(&cs[i]) {
+				continue
+			}
+			m[v] = n + int64(countMatching(ni.Pods(), cs[i].selector, p.Namespace))
+		}
+	}
+	return s, nil
+}
+
+// spreadScorer is the pod's soft constraints worked out for the feasible
+// nodes (upstream's preScoreState). ignored is by index of those nodes:
+// Score and NormalizeScores get the same list.
+type spreadScorer struct {
+	ns          string
+	constraints []spreadConstraint
+	ignored     []bool
+	// counts[i] maps each domain of constraint i to its matching pods; nil
+	// for a hostname constraint.
+	counts  []map[string]int64
+	weights []float64
+}
+
+// Score sums, over the constraints whose topology key the node has, the
+// matching pods in its domain times the constraint's weight plus maxSkew-1
+// (which waters small skews down), rounded.
+func (s *spreadScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
+	for j, ni := range nodes {
+		scores[j] = 0
+		node := ni.Node()
+		if node == nil || s.ignored[j] {
+			continue
+		}
+		var score float64
+		for i := range s.constraints {
+			c := &s.constraints[i]
+			v, ok := node.Labels[c.key]
+			if !ok {
+				continue
+			}
+			var n int64
+			if s.counts[i] == nil {
+				n = int64(countMatching(ni.Pods(), c.selector, s.ns))
+			} else {
+				n = s.counts[i][v]
+			}
+			score += float64(n)*s.weights[i] + float64(c.maxSkew-1)
+		}
+		scores[j] = int64(math.Round(score))
+	}
+}
+
+// NormalizeScores reverses the raw scores onto 0 to MaxNodeScore: the
+// fewest matching pods score highest, MaxNodeScore*(max+min-score)/max
+// (every node MaxNodeScore when the highest is 0); ignored nodes score 0.
+func (s *spreadScorer) NormalizeScores(scores []int64) {
+	var lowest int64 = math.MaxInt64
+	var highest int64
+	for j, v := range scores {
+		if s.ignored[j] {
+			continue
+		}
+		lowest, highest = min(lowest, v), max(highest, v)
+	}
+	for j, v := range scores {
+		switch {
+		case s.ignored[j]:
+			scores[j] = 0
+		case highest == 0:
+			scores[j] = MaxNodeScore
+		default:
+			scores[j] = MaxNodeScore * (highest + lowest - v) / highest
+		}
+	}
+}
