@@ -14,14 +14,15 @@
 // Each plugin is one file named after its upstream plugin (nodename.go,
 // nodeunschedulable.go, tainttoleration.go, nodeaffinity.go, nodeports.go,
 // noderesourcesfit.go, noderesourcesbalancedallocation.go,
-// nodedeclaredfeatures.go), declaring in its type's comment the extension
+// nodedeclaredfeatures.go, interpodaffinity.go), declaring in its
+// type's comment the extension
 // points it implements, the codes and reasons it rejects with, and its
 // score weight (a weight* constant the profile line uses). The framework is
 // in framework.go (the extension points), profile.go (the default profile),
 // state.go (PodState and Prepare), filter.go, score.go, feasible.go,
 // diagnosis.go and status.go. The plugins of the default profile not
 // written yet (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
-// InterPodAffinity, DynamicResources) stand in the
+// DynamicResources) stand in the
 // profile as placeholders (unsupported.go): a pod carrying a hard
 // constraint that only such a plugin checks is refused before any node, in
 // its name, never placed as if the constraint were not there.
@@ -56,7 +57,7 @@
 // "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's
 // node affinity/selector.", the score formulas and weights (TaintToleration 3,
 // NodeAffinity 2, NodeResourcesFit 1, PodTopologySpread 2,
-// NodeResourcesBalancedAllocation 1).
+// InterPodAffinity 2, NodeResourcesBalancedAllocation 1).
 //
 // A cycle uses it as
 //

@@ -133,6 +133,12 @@ type podAffinityFilter struct {
 	// anti the pods matching each term of requiredAnti; existingAnti the
 	// required anti-affinity terms of other pods that the pod matches.
 	affinity, anti, existingAnti topologyCounts
+	// existingAntiKeys are the topology keys existingAnti has counted
+	// (usually one or two), so that Filter looks up those of the node's
+	// labels rather than walking every label as upstream does: the same
+	// answer with fewer lookups (the walk was half the cost of filtering
+	// in BenchmarkInterPodAffinity/refusedByExisting).
+	existingAntiKeys []string
 }
 
 func (pl interPodAffinity) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (PodFilter, []string, *Status) {
@@ -142,10 +148,7 @@ func (pl interPodAffinity) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (
 			Reasons: []string{"parsing pod: " + affinityParseError(pod.Pod).Error()}}
 	}
 	hasTerms := pa != nil && (len(pa.Required) > 0 || len(pa.RequiredAnti) > 0)
-	var withAnti []*cache.NodeInfo
-	if snap.NumNodes() > 0 { // the empty snapshot is shared: leave it alone
-		withAnti = snap.WithRequiredAntiAffinity()
-	}
+	withAnti := snap.WithRequiredAntiAffinity()
 	if !hasTerms && len(withAnti) == 0 {
 		return nil, nil, nil
 	}
@@ -172,12 +175,10 @@ func (pl interPodAffinity) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (
 			Err: fmt.Errorf("list namespaces for the pod affinity of pod %s/%s: %w", pod.Pod.Namespace, pod.Pod.Name, err)}
 	}
 	f.matchesItself = matchesAll(f.required, pod.Pod)
-	if snap.NumNodes() > 0 {
-		for _, ni := range snap.List() {
-			node := ni.Node()
-			for _, other := range ni.Pods() {
-				f.countIncoming(other.Pod, node, 1)
-			}
+	for _, ni := range snap.List() {
+		node := ni.Node()
+		for _, other := range ni.Pods() {
+			f.countIncoming(other.Pod, node, 1)
 		}
 	}
 	return f, nil, nil
@@ -193,6 +194,9 @@ func (f *podAffinityFilter) countExistingAnti(other *cache.PodInfo, node *v1.Nod
 		t := &other.Affinity.RequiredAnti[i]
 		if t.Matches(f.pod.Pod, f.nsLabels) {
 			f.existingAnti.add(node, t.TopologyKey, delta)
+			if delta > 0 && !slices.Contains(f.existingAntiKeys, t.TopologyKey) {
+				f.existingAntiKeys = append(f.existingAntiKeys, t.TopologyKey)
+			}
 		}
 	}
 }
@@ -245,8 +249,12 @@ func (f *podAffinityFilter) Filter(ni *cache.NodeInfo) *Status {
 			}
 		}
 	}
-	if len(f.existingAnti) > 0 && inCountedDomain(f.existingAnti, nodeLabels) {
-		return statusExistingAntiAffinity
+	if len(f.existingAnti) > 0 {
+		for _, key := range f.existingAntiKeys {
+			if v, ok := nodeLabels[key]; ok && f.existingAnti[topologyPair{key, v}] > 0 {
+				return statusExistingAntiAffinity
+			}
+		}
 	}
 	return nil
 }
@@ -270,29 +278,11 @@ func (f *podAffinityFilter) affinityMatches(nodeLabels map[string]string) bool {
 	return podsExist || len(f.affinity) == 0 && f.matchesItself
 }
 
-// inCountedDomain reports whether a node with nodeLabels is in a domain
-// counts holds a positive count for, walking the smaller of the two maps.
-func inCountedDomain(counts topologyCounts, nodeLabels map[string]string) bool {
-	if len(counts) < len(nodeLabels) {
-		for tp, n := range counts {
-			if v, ok := nodeLabels[tp.key]; ok && v == tp.value && n > 0 {
-				return true
-			}
-		}
-		return false
-	}
-	for k, v := range nodeLabels {
-		if counts[topologyPair{k, v}] > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // Clone copies the counts; the terms and the pod are shared, read-only.
 func (f *podAffinityFilter) Clone() PodFilter {
 	c := *f
 	c.affinity, c.anti, c.existingAnti = maps.Clone(f.affinity), maps.Clone(f.anti), maps.Clone(f.existingAnti)
+	c.existingAntiKeys = slices.Clone(f.existingAntiKeys)
 	return &c
 }
 
@@ -434,9 +424,6 @@ func (pl interPodAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, sna
 		// PreFilter rejects such a pod first; upstream's PreScore fails.
 		return nil, &Status{Code: Error, Plugin: abi.PluginInterPodAffinity,
 			Err: fmt.Errorf("failed to parse pod: %w", affinityParseError(pod.Pod))}
-	}
-	if snap.NumNodes() == 0 {
-		return nil, nil
 	}
 	hasPreferred := pa != nil && (len(pa.Preferred) > 0 || len(pa.PreferredAnti) > 0)
 	nodes := snap.WithPodAffinity()

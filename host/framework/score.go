@@ -23,7 +23,7 @@ var scratchPool = sync.Pool{New: func() any { return new([]int64) }}
 //
 // With the default profile the scorers and weights are upstream's among
 // those written: TaintToleration (3), NodeAffinity (2), NodeResourcesFit (1),
-// NodeResourcesBalancedAllocation (1).
+// InterPodAffinity (2), NodeResourcesBalancedAllocation (1).
 func Score(ps *PodState, nodes []*cache.NodeInfo, out []int64) ([]int64, *Status) {
 	if cap(out) < len(nodes) {
 		out = make([]int64, len(nodes))
