@@ -25,10 +25,6 @@ const (
 // plugin checks is refused before any node is looked at (refuseUnsupported).
 // It implements no extension point; the profile runs the placeholders
 // itself, first. Writing the plugin replaces its placeholder in the profile.
-//
-// Soft constraints (preferred pod affinity, image locality) are scores, not
-// constraints: a pod carrying only those is placed, without them.
-// docs/RATIONALE.md says why.
 type unsupportedPlugin struct {
 	name    string
 	reason  string
