@@ -78,7 +78,10 @@
 // plugins that apply to the pod, so that filtering a node is a loop over a
 // few interface calls and a pod without a constraint pays nothing for the
 // plugin that checks it (no nodeName, no host ports, no nodeSelector, no
-// feature: four of the seven filters skipped). A plugin whose per-pod state
+// feature, no pod affinity, no spread constraint: six of the nine filters
+// skipped, InterPodAffinity's too when no pod's anti-affinity matches it).
+// The plugins that count pods on other nodes read the snapshot's lists of
+// nodes with affinity pods, not every pod. A plugin whose per-pod state
 // is the pod itself binds it as a named pointer type over cache.PodInfo
 // (type nodePortsFilter cache.PodInfo), which allocates nothing; the others
 // allocate one small struct per pod that uses them. Filtering and scoring
