@@ -12,13 +12,16 @@ var _ queue.Recorder = (*Queue)(nil)
 
 // Queue records the scheduling queue's metrics under upstream
 // kube-scheduler's names and labels (scheduler_pending_pods,
-// scheduler_queue_incoming_pods_total, scheduler_inflight_events), plus
+// scheduler_queued_entities, scheduler_queue_incoming_pods_total,
+// scheduler_inflight_events), plus
 // wasmsched_queue_inflight_overflows_total for the in-flight cap.
 type Queue struct {
 	// The queue labels are known: their children are bound once, and the
 	// map is read-only after NewQueue.
 	pending    map[string]prometheus.Gauge
 	pendingVec *prometheus.GaugeVec
+	entities   map[[2]string]prometheus.Gauge // by queue, kind
+	entityVec  *prometheus.GaugeVec
 	incoming   *prometheus.CounterVec
 	inflight   *prometheus.GaugeVec
 	overflows  prometheus.Counter
@@ -37,6 +40,13 @@ func NewQueue(reg prometheus.Registerer) (*Queue, error) {
 			"'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated; " +
 			"'incomplete' means number of pods in incompletePodGroupPods; 'pending' means number of pods in pendingPodGroupPods.",
 	}, []string{"queue"})
+	entities := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "scheduler_queued_entities",
+		Help: "Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands for individual pods that are not members of any podgroup) by the queue type. " +
+			"'active' means number of entities in activeQ; 'backoff' means number of entities in backoffQ; " +
+			"'unschedulable' means number of entities in unschedulableEntities that the scheduler attempted to schedule and failed; " +
+			"'gated' is the number of unschedulable entities that the scheduler never attempted to schedule because they are gated.",
+	}, []string{"queue", "type"})
 	incoming := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "scheduler_queue_incoming_pods_total",
 		Help: "Number of pods added to scheduling queues by event and queue type.",
@@ -49,18 +59,24 @@ func NewQueue(reg prometheus.Registerer) (*Queue, error) {
 		Name: "wasmsched_queue_inflight_overflows_total",
 		Help: "Times the scheduling queue reached its in-flight event cap and dropped the recorded events (the pods then in flight are requeued when they fail).",
 	})
-	for _, c := range []prometheus.Collector{pending, incoming, inflight, overflows} {
+	for _, c := range []prometheus.Collector{pending, entities, incoming, inflight, overflows} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
 	q := &Queue{
 		pending: map[string]prometheus.Gauge{}, pendingVec: pending, incoming: incoming, inflight: inflight,
+		entities: map[[2]string]prometheus.Gauge{}, entityVec: entities,
 		overflows: overflows, incomingByKey: map[[2]string]prometheus.Counter{}, inflightByKey: map[string]prometheus.Gauge{},
 	}
 	for _, l := range []string{queue.QueueActive, queue.QueueBackoff, queue.QueueUnschedulable, queue.QueueGated,
 		queue.QueuePending, queue.QueueIncomplete} {
 		q.pending[l] = pending.WithLabelValues(l)
+	}
+	for _, l := range []string{queue.QueueActive, queue.QueueBackoff, queue.QueueUnschedulable, queue.QueueGated} {
+		for _, kind := range []string{queue.EntityPod, queue.EntityPodGroup} {
+			q.entities[[2]string{l, kind}] = entities.WithLabelValues(l, kind)
+		}
 	}
 	q.inflightByKey[queue.EventPodPopped] = inflight.WithLabelValues(queue.EventPodPopped)
 	return q, nil
@@ -71,6 +87,15 @@ func (q *Queue) PendingPods(queue string, delta int) {
 	g, ok := q.pending[queue]
 	if !ok {
 		g = q.pendingVec.WithLabelValues(queue)
+	}
+	g.Add(float64(delta))
+}
+
+// QueuedEntities adds delta to scheduler_queued_entities{queue,type}.
+func (q *Queue) QueuedEntities(queue, kind string, delta int) {
+	g, ok := q.entities[[2]string{queue, kind}]
+	if !ok {
+		g = q.entityVec.WithLabelValues(queue, kind)
 	}
 	g.Add(float64(delta))
 }

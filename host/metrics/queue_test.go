@@ -28,6 +28,9 @@ func TestQueueRecorder(t *testing.T) {
 	q.InFlightEvents("NodeAdd", -5)
 	q.InFlightEvents(queue.EventPodPopped, -2)
 	q.InFlightOverflow()
+	q.QueuedEntities(queue.QueueActive, queue.EntityPod, 2)
+	q.QueuedEntities(queue.QueueActive, queue.EntityPodGroup, 1)
+	q.QueuedEntities(queue.QueueActive, queue.EntityPod, -1)
 
 	want := `
 # HELP scheduler_inflight_events Number of events currently tracked in the scheduling queue.
@@ -51,6 +54,15 @@ wasmsched_queue_inflight_overflows_total 1
 		if got := testutil.ToFloat64(q.pending[l]); got != v {
 			t.Errorf("scheduler_pending_pods{queue=%q} = %v, want %v", l, got, v)
 		}
+	}
+	for k, v := range map[[2]string]float64{{queue.QueueActive, queue.EntityPod}: 1, {queue.QueueActive, queue.EntityPodGroup}: 1,
+		{queue.QueueGated, queue.EntityPod}: 0} {
+		if got := testutil.ToFloat64(q.entities[k]); got != v {
+			t.Errorf("scheduler_queued_entities{queue=%q,type=%q} = %v, want %v", k[0], k[1], got, v)
+		}
+	}
+	if n := testutil.CollectAndCount(reg, "scheduler_queued_entities"); n != 8 {
+		t.Errorf("scheduler_queued_entities: %d series, want one per queue and type (8)", n)
 	}
 	if n := testutil.CollectAndCount(reg, "scheduler_pending_pods"); n != 6 {
 		t.Errorf("scheduler_pending_pods: %d series, want one per queue (6)", n)

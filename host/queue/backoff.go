@@ -78,7 +78,7 @@ func (q *Queue) flushBackoffCompleted() {
 		}
 	}
 	for _, e := range moved {
-		q.count(e.where, -e.size())
+		q.countEntity(e.where, e, -1)
 		e.where = locLimbo
 	}
 	if q.popFromBackoffQ {

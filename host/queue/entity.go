@@ -63,6 +63,16 @@ func (l location) label() string {
 	return ""
 }
 
+// entityLabel is the queue label of entities in l
+// (scheduler_queued_entities), "" where upstream counts none.
+func (l location) entityLabel() string {
+	switch l {
+	case locActive, locBackoff, locErrorBackoff, locUnschedulable, locGated:
+		return l.label()
+	}
+	return ""
+}
+
 func (l location) inHeap() bool { return l == locActive || l == locBackoff || l == locErrorBackoff }
 
 func (l location) inPool() bool { return l == locUnschedulable || l == locGated }

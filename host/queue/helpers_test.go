@@ -92,16 +92,23 @@ func rejectedBy(plugins ...string) podview.Plugins { return podview.Plugins{Unsc
 type recorder struct {
 	mu        sync.Mutex
 	pending   map[string]int
+	entities  map[[2]string]int // queue, kind
 	incoming  map[[2]string]int // queue, event
 	inflight  map[string]int
 	overflows int
 }
 
 func newRecorder() *recorder {
-	return &recorder{pending: map[string]int{}, incoming: map[[2]string]int{}, inflight: map[string]int{}}
+	return &recorder{pending: map[string]int{}, entities: map[[2]string]int{}, incoming: map[[2]string]int{},
+		inflight: map[string]int{}}
 }
 
 func (r *recorder) PendingPods(q string, d int) { r.mu.Lock(); r.pending[q] += d; r.mu.Unlock() }
+func (r *recorder) QueuedEntities(q, kind string, d int) {
+	r.mu.Lock()
+	r.entities[[2]string{q, kind}] += d
+	r.mu.Unlock()
+}
 func (r *recorder) IncomingPods(q, ev string, n int) {
 	r.mu.Lock()
 	r.incoming[[2]string{q, ev}] += n
@@ -238,6 +245,7 @@ func (q *Queue) checkInvariants(rec *recorder) error {
 		return err
 	}
 	var counts [numLocations]int
+	entities := map[[2]string]int{}
 	seen := map[*entity]bool{}
 	place := func(e *entity, l location) error {
 		if seen[e] {
@@ -248,6 +256,13 @@ func (q *Queue) checkInvariants(rec *recorder) error {
 			return fmt.Errorf("entity %s found in %s", e.where, l)
 		}
 		counts[l] += e.size()
+		if lb := l.entityLabel(); lb != "" {
+			kind := EntityPod
+			if e.group != nil {
+				kind = EntityPodGroup
+			}
+			entities[[2]string{lb, kind}]++
+		}
 		return nil
 	}
 	for _, h := range []struct {
@@ -331,6 +346,16 @@ func (q *Queue) checkInvariants(rec *recorder) error {
 			}
 			if rec.pending[lb] != want {
 				return fmt.Errorf("gauge pending{%s} = %d, want %d", lb, rec.pending[lb], want)
+			}
+		}
+		for k, v := range rec.entities {
+			if v != entities[k] {
+				return fmt.Errorf("gauge queued_entities{%s,%s} = %d, want %d", k[0], k[1], v, entities[k])
+			}
+		}
+		for k, v := range entities {
+			if rec.entities[k] != v {
+				return fmt.Errorf("gauge queued_entities{%s,%s} = %d, want %d", k[0], k[1], rec.entities[k], v)
 			}
 		}
 		n := 0

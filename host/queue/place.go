@@ -35,6 +35,19 @@ func (q *Queue) heapOf(l location) *heap {
 	return nil
 }
 
+// countEntity adds (sign 1) or removes (-1) e and its pods to location l's
+// counts and gauges. amu held.
+func (q *Queue) countEntity(l location, e *entity, sign int) {
+	q.count(l, sign*e.size())
+	if lb := l.entityLabel(); lb != "" {
+		kind := EntityPod
+		if e.group != nil {
+			kind = EntityPodGroup
+		}
+		q.rec.QueuedEntities(lb, kind, sign)
+	}
+}
+
 // count adds n pods to location l's count and gauge. amu held.
 func (q *Queue) count(l location, n int) {
 	lb := l.label()
@@ -65,9 +78,9 @@ func (q *Queue) flushIncomingLocked() {
 // counts. mu held.
 func (q *Queue) setLocation(e *entity, l location) {
 	q.amu.Lock()
-	q.count(e.where, -e.size())
+	q.countEntity(e.where, e, -1)
 	e.where = l
-	q.count(l, e.size())
+	q.countEntity(l, e, 1)
 	q.amu.Unlock()
 }
 
@@ -81,7 +94,7 @@ func (q *Queue) detachLocked(e *entity) location {
 	case locUnschedulable, locGated:
 		q.poolRemove(e)
 	}
-	q.count(prev, -e.size())
+	q.countEntity(prev, e, -1)
 	e.where = locLimbo
 	return prev
 }
@@ -149,7 +162,7 @@ func (q *Queue) placeLocked(e *entity, l location, event string, prev location) 
 		q.pool = append(q.pool, e)
 	}
 	e.where = l
-	q.count(l, n)
+	q.countEntity(l, e, 1)
 	switch {
 	case event == "": // put back where it was, not an incoming pod
 	case l.inHeap():

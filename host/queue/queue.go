@@ -268,7 +268,7 @@ func (q *Queue) wake() {
 // popLocked moves e, just taken out of heap from, in flight.
 func (q *Queue) popLocked(e *entity, from location, fromBackoff bool) Entity {
 	n := e.size()
-	q.count(from, -n)
+	q.countEntity(from, e, -1)
 	if fromBackoff {
 		q.addIncoming(QueueActive, EventPopFromBackoffQ, n)
 		q.flushIncomingLocked()

@@ -18,6 +18,13 @@ const (
 	QueueIncomplete = "incomplete"
 )
 
+// Entity kinds, as the type label of scheduler_queued_entities (upstream's
+// values): a pod scheduled alone, or a pod group.
+const (
+	EntityPod      = "pod"
+	EntityPodGroup = "podgroup"
+)
+
 // Event labels the queue uses for moves it makes itself (upstream's values).
 // Cluster events are labelled by resource and action, e.g. "NodeAdd",
 // "AssignedPodDelete", "NodeUpdateNodeLabel".
@@ -38,6 +45,10 @@ const (
 type Recorder interface {
 	// PendingPods adds delta to the number of pods in queue (Queue*).
 	PendingPods(queue string, delta int)
+	// QueuedEntities adds delta to the number of entities of kind (Entity*)
+	// in queue (QueueActive, QueueBackoff, QueueUnschedulable or
+	// QueueGated).
+	QueuedEntities(queue, kind string, delta int)
 	// IncomingPods counts n pods entering queue because of event.
 	IncomingPods(queue, event string, n int)
 	// InFlightEvents adds delta to the in-flight entries labelled event:
@@ -53,7 +64,8 @@ type Recorder interface {
 // Discard is a Recorder that records nothing.
 type Discard struct{}
 
-func (Discard) PendingPods(string, int)          {}
-func (Discard) IncomingPods(string, string, int) {}
-func (Discard) InFlightEvents(string, int)       {}
-func (Discard) InFlightOverflow()                {}
+func (Discard) PendingPods(string, int)            {}
+func (Discard) QueuedEntities(string, string, int) {}
+func (Discard) IncomingPods(string, string, int)   {}
+func (Discard) InFlightEvents(string, int)         {}
+func (Discard) InFlightOverflow()                  {}
