@@ -191,7 +191,10 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 	a.onClose(a.cluster.Shutdown)
 	preemption := cycle.Preemption{PDBs: a.pdbs, Group: a.podGroups()}
 	api := cycle.NewAPI(client, a.cluster.PodLister())
-	plugins := framework.NewDefaultProfile(a.cluster.Listers())
+	// The default profile reading the informers; the scheduler also builds
+	// it with its plugins timed, for the sampled cycles of
+	// scheduler_plugin_execution_duration_seconds.
+	entries := framework.DefaultEntries(a.cluster.Listers())
 	for i, p := range a.profiles {
 		p.sched = cycle.New(p.queue, a.cache, api, a.broadcaster.NewRecorder(p.name),
 			cycle.WithProfile(p.name),
@@ -200,7 +203,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 			cycle.WithRecorder(cycleRec),
 			cycle.WithNominator(nominator),
 			cycle.WithPreemption(preemption),
-			cycle.WithPlugins(plugins),
+			cycle.WithPluginEntries(entries...),
 			cycle.WithLogger(log.With("component", "cycle", "profile", p.name)))
 		p.set = wasmslot.NewSet(rt, Limits(cfg.Sandbox), policyRec, policy.Installer{
 			Sort: p.queue.SetSort, BackoffSort: p.queue.SetBackoffSort, PreEnqueue: p.queue.SetPreEnqueue,

@@ -26,9 +26,6 @@ import (
 // of the first one that did not fit, the group backing off as a unit.
 func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 	members := g.Members()
-	for _, p := range members {
-		s.waitPreemption(ctx, p.UID())
-	}
 	start := s.opts.clock.Now()
 	if err := s.cache.UpdateSnapshot(s.snap); err != nil {
 		s.failGroup(ctx, g, members, failure{err: fmt.Errorf("update the cache snapshot: %w", err)}, start)

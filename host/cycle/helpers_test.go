@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -144,8 +145,9 @@ type fakeAPI struct {
 	// "evict namespace/name".
 	writes []string
 	// evictHook, if set, runs at the start of every Evict without mu held
-	// (it may block, e.g. until a test releases the eviction).
-	evictHook func(victim *v1.Pod)
+	// (it may block, e.g. until a test releases the eviction); an error
+	// fails the eviction, which then deletes nothing.
+	evictHook func(victim *v1.Pod) error
 	// hook, if set, runs at the start of every Bind with mu held; a non-nil
 	// error fails the Bind without binding.
 	hook func(a *fakeAPI, pod *v1.Pod, node string) error
@@ -261,7 +263,9 @@ func (a *fakeAPI) Nominate(_ context.Context, pod *v1.Pod, node string) error {
 
 func (a *fakeAPI) Evict(_ context.Context, victim *v1.Pod, msg string) error {
 	if a.evictHook != nil {
-		a.evictHook(victim)
+		if err := a.evictHook(victim); err != nil {
+			return err
+		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -374,6 +378,9 @@ type attemptLog struct {
 	scheduled   []scheduled
 	preemptions []preemption
 	groupPreems []groupPreemption
+	written     []string
+	points      []string
+	plugins     map[string]int
 }
 
 type preemption struct {
@@ -405,16 +412,59 @@ func (r *attemptLog) Attempt(profile, result string, d time.Duration) {
 	r.attempts = append(r.attempts, attempt{profile, result, d})
 }
 
-func (r *attemptLog) Preemption(victims int, found bool) {
+func (r *attemptLog) Preempted(a cycle.PreemptionAttempt) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.preemptions = append(r.preemptions, preemption{victims, found})
+	if a.Preemptor == cycle.PreemptorPod {
+		r.preemptions = append(r.preemptions, preemption{a.Victims, a.Result == cycle.PreemptionSuccess})
+		return
+	}
+	r.groupPreems = append(r.groupPreems, groupPreemption{a.Result, a.Victims})
 }
 
-func (r *attemptLog) GroupPreemption(result string, victims int) {
+func (r *attemptLog) PreemptionWritten(preemptor, result string, _ time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.groupPreems = append(r.groupPreems, groupPreemption{result, victims})
+	r.written = append(r.written, preemptor+" "+result)
+}
+
+func (r *attemptLog) ExtensionPoint(profile, point, status string, _ time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.points = append(r.points, profile+" "+point+" "+status)
+}
+
+func (r *attemptLog) PluginObserver(plugin, point, status string) func(time.Duration) {
+	k := plugin + " " + point + " " + status
+	return func(time.Duration) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.plugins == nil {
+			r.plugins = map[string]int{}
+		}
+		r.plugins[k]++
+	}
+}
+
+// extensionPoints are the ExtensionPoint calls ("profile point status").
+func (r *attemptLog) extensionPoints() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.points...)
+}
+
+// pluginRuns counts the observed plugin runs by "plugin point status".
+func (r *attemptLog) pluginRuns() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.plugins)
+}
+
+// writtenPreemptions are the PreemptionWritten calls ("pod success").
+func (r *attemptLog) writtenPreemptions() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.written...)
 }
 
 func (r *attemptLog) podPreemptions() []preemption {

@@ -2,9 +2,11 @@ package cycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
+	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/preempt"
 	"github.com/wasmsched/wasmsched/host/queue"
@@ -50,8 +53,9 @@ func (s *Scheduler) SetVictimOrder(o policy.VictimOrder) { s.order.p.Store(&o) }
 // host/preempt). Without it a pod that fits nowhere is only requeued.
 func WithPreemption(p Preemption) Option { return func(o *options) { o.preemption = &p } }
 
-// Results of a pod-group preemption, as upstream labels
-// scheduler_podgroup_preemption_attempts_total (its status codes).
+// Results of a preemption attempt, as upstream labels
+// scheduler_workload_preemption_attempts_total and
+// scheduler_preemption_evaluation_duration_seconds (its status codes).
 const (
 	PreemptionSuccess       = "Success"
 	PreemptionUnschedulable = "Unschedulable"
@@ -62,7 +66,7 @@ func (s *Scheduler) input(f failure) preempt.Input {
 	p := s.opts.preemption
 	in := preempt.Input{
 		Snapshot:  s.snap,
-		Plugins:   s.opts.plugins,
+		Plugins:   s.prof,
 		Diagnosis: f.diag,
 		Order:     s.order.load(),
 		Group:     p.Group,
@@ -75,15 +79,57 @@ func (s *Scheduler) input(f failure) preempt.Input {
 	return in
 }
 
+// Preemptor kinds, as upstream labels the preemption metrics and words the
+// Preempted events ("Preempted by pod <uid> on node <node>").
+const (
+	PreemptorPod      = "pod"
+	PreemptorPodGroup = "podgroup"
+)
+
+// Results of writing a preemption (upstream's goroutine results).
+const (
+	WrittenSuccess = "success"
+	WrittenError   = "error"
+)
+
+// PreemptionAttempt is one preemption attempt, for the Recorder: upstream's
+// DefaultPreemption PostFilter for a pod, PodGroupPostFilter for a group.
+type PreemptionAttempt struct {
+	// Preemptor is PreemptorPod or PreemptorPodGroup.
+	Preemptor string
+	// Result is PreemptionSuccess (victims chosen, or for a group an
+	// earlier preemption still under way), PreemptionUnschedulable or
+	// PreemptionError.
+	Result string
+	// Victims are the victim pods chosen; PDBViolations those of them whose
+	// eviction violates a PodDisruptionBudget; GroupDisruptions the pod
+	// groups (or their members) among the victims (upstream's
+	// NumPodGroupDisruptions).
+	Victims, PDBViolations, GroupDisruptions int
+	// Duration is how long choosing the victims took (upstream's
+	// evaluation).
+	Duration time.Duration
+}
+
 // preemptForPod is upstream's PostFilter for a pod that fits nowhere: find
 // victims whose eviction lets it fit (host/preempt), nominate the pod to
 // that node and evict them. The preemption's message joins the failure's.
-func (s *Scheduler) preemptForPod(ctx context.Context, pod *v1.Pod, f *failure) {
+func (s *Scheduler) preemptForPod(ctx context.Context, p *queue.Pod, f *failure) {
 	if s.opts.preemption == nil || f.diag == nil || f.err != nil {
 		return
 	}
+	pod := p.Object()
+	start := s.opts.clock.Now()
 	res, found, err := preempt.Pod(ctx, pod, s.input(*f))
-	s.opts.rec.Preemption(len(res.Victims), found)
+	a := PreemptionAttempt{Preemptor: PreemptorPod, Result: PreemptionUnschedulable, Duration: s.opts.clock.Since(start)}
+	switch {
+	case err != nil:
+		a.Result = PreemptionError
+	case found:
+		a.Result, a.Victims, a.PDBViolations = PreemptionSuccess, len(res.Victims), res.PDBViolations
+	}
+	s.opts.rec.Preempted(a)
+	s.observe(ExtensionPointPostFilter, postFilterStatus(a.Result), start)
 	if err != nil {
 		s.opts.log.Error("preemption", "pod", klogRef(pod), "err", err)
 		return
@@ -93,7 +139,7 @@ func (s *Scheduler) preemptForPod(ctx context.Context, pod *v1.Pod, f *failure) 
 	case found:
 		s.opts.nominator.Set(pod, res.Node)
 		lower := s.lowerNominated(pod, res.Node)
-		s.actuate(ctx, pod, "pod", string(pod.UID), []preempt.Placement{{Pod: pod, Node: res.Node}}, res.Victims, lower)
+		s.actuate(ctx, p, pod, PreemptorPod, string(pod.UID), []preempt.Placement{{Pod: pod, Node: res.Node}}, res.Victims, lower)
 	case res.ClearNomination && (s.opts.nominator.NodeOf(pod.UID) != "" || pod.Status.NominatedNodeName != ""):
 		s.opts.nominator.Remove(pod.UID)
 		s.async(func() error { return s.api.Nominate(ctx, pod, "") })
@@ -113,15 +159,18 @@ func (s *Scheduler) preemptForGroup(ctx context.Context, g *queue.Group, members
 		return ""
 	}
 	pg := g.PodGroup()
+	start := s.opts.clock.Now()
 	res, found, err := preempt.Group(ctx, members, pg, s.input(f))
-	result := PreemptionUnschedulable
+	a := PreemptionAttempt{Preemptor: PreemptorPodGroup, Result: PreemptionUnschedulable, Duration: s.opts.clock.Since(start),
+		Victims: len(res.Victims), PDBViolations: res.PDBViolations, GroupDisruptions: res.GroupDisruptions}
 	switch {
 	case err != nil:
-		result = PreemptionError
+		a.Result = PreemptionError
 	case found:
-		result = PreemptionSuccess
+		a.Result = PreemptionSuccess
 	}
-	s.opts.rec.GroupPreemption(result, len(res.Victims))
+	s.opts.rec.Preempted(a)
+	s.observe(ExtensionPointPodGroupPostFilter, postFilterStatus(a.Result), start)
 	if err != nil {
 		s.opts.log.Error("pod group preemption", "group", g.Namespace()+"/"+g.Name(), "err", err)
 		return ""
@@ -138,10 +187,23 @@ func (s *Scheduler) preemptForGroup(ctx context.Context, g *queue.Group, members
 				lower = append(lower, s.lowerNominated(pl.Pod, pl.Node)...)
 			}
 		}
-		s.actuate(ctx, members[0], "podgroup", uid, res.Placements, res.Victims, lower)
+		s.actuate(ctx, g, members[0], PreemptorPodGroup, uid, res.Placements, res.Victims, lower)
 	}
 	return res.Message
 }
+
+// postFilterStatus is the status a preemption's result stands for.
+func postFilterStatus(result string) *framework.Status {
+	switch result {
+	case PreemptionSuccess:
+		return nil
+	case PreemptionError:
+		return statusError
+	}
+	return statusUnschedulable
+}
+
+var statusUnschedulable = &framework.Status{Code: framework.Unschedulable}
 
 // lowerNominated are the pods nominated to node with a lower priority than
 // pod: the room they were promised is now pod's (upstream's
@@ -158,80 +220,128 @@ func (s *Scheduler) lowerNominated(pod *v1.Pod, node string) []*v1.Pod {
 	return out
 }
 
-// actuate writes a preemption to the cluster, off the cycle's goroutine:
-// the nominations, then for each victim (all at once, as upstream) the
-// DisruptionTarget condition, the delete and a Preempted event; finally
-// lower-priority pods nominated to the same nodes lose their nomination.
-// Until it is done, the preemptors are held (waitPreemption), as
-// upstream's DefaultPreemption PreEnqueue holds a pod whose preemption is
-// running: a preemptor that fits once its first victim is gone must not
-// bind before every victim's eviction has been issued. preemptor is the pod
-// the events relate to; kind and uid name the preemptor in the events
-// ("pod" or "podgroup", as upstream).
-func (s *Scheduler) actuate(ctx context.Context, preemptor *v1.Pod, kind, uid string, placements []preempt.Placement,
-	victims []*v1.Pod, lower []*v1.Pod) {
-	msg := fmt.Sprintf("%s: preempting to accommodate a higher priority %s", s.opts.profile, kind)
-	done := make(chan struct{})
-	for _, pl := range placements {
-		s.preempting.Store(pl.Pod.UID, done)
+// actuate writes a preemption to the cluster off the cycle's goroutine, as
+// upstream's asynchronous preemption (prepareCandidateAsync): the
+// preemptors' nominations, the withdrawal of the lower-priority
+// nominations on the same nodes, then for each victim (all at once) the
+// DisruptionTarget condition, the delete and a Preempted event. Victims
+// already being deleted are not written again; with none left, only the
+// nominations are.
+//
+// Until the writes are done, the preemptor entity e is held in the queue
+// (queue.Hold), so that a preemptor that fits once its first victim is
+// gone does not bind before every eviction was issued, while the cycle
+// goes on with other pods. When they are done the hold is released; if an
+// eviction failed, the preemptors' nominations are withdrawn (the room
+// will not be made) and e is activated to try again at once, as upstream
+// activates it. preemptor is the pod the events relate to; kind and uid
+// name the preemptor in the events.
+func (s *Scheduler) actuate(ctx context.Context, e queue.Entity, preemptor *v1.Pod, kind, uid string,
+	placements []preempt.Placement, victims []*v1.Pod, lower []*v1.Pod) {
+	evict := make([]*v1.Pod, 0, len(victims))
+	for _, v := range victims {
+		if v.DeletionTimestamp == nil {
+			evict = append(evict, v)
+		}
 	}
+	if len(evict) == 0 {
+		s.async(func() error { return s.nominate(ctx, placements) })
+		return
+	}
+	s.q.Hold(e)
+	msg := fmt.Sprintf("%s: preempting to accommodate a higher priority %s", s.opts.profile, kind)
 	s.binds.Add(1)
 	go func() {
 		defer s.binds.Done()
-		defer func() {
-			for _, pl := range placements {
-				s.preempting.CompareAndDelete(pl.Pod.UID, done)
-			}
-			close(done)
-		}()
-		for _, pl := range placements {
-			if pl.Node != "" {
-				if err := s.api.Nominate(ctx, pl.Pod, pl.Node); err != nil && ctx.Err() == nil {
-					s.opts.log.Warn("nominate a preemptor", "pod", klogRef(pl.Pod), "node", pl.Node, "err", err)
-				}
-			}
+		start := s.opts.clock.Now()
+		result := WrittenSuccess
+		if err := s.nominate(ctx, placements); err != nil && ctx.Err() == nil {
+			s.opts.log.Warn("nominate a preemptor", "preemptor", klogRef(preemptor), "err", err)
 		}
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, evictParallelism)
-		for _, v := range victims {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				if err := s.api.Evict(ctx, v, msg); err != nil {
-					if ctx.Err() == nil {
-						s.opts.log.Error("evict a preemption victim", "victim", klogRef(v), "preemptor", klogRef(preemptor), "err", err)
-					}
-					return
-				}
-				s.events.Eventf(v, preemptor, v1.EventTypeNormal, "Preempted", "Preempting",
-					"Preempted by %s %s on node %s", kind, types.UID(uid), v.Spec.NodeName)
-				s.opts.log.Info("preempted", "victim", klogRef(v), "node", v.Spec.NodeName, "preemptor", klogRef(preemptor))
-			}()
-		}
-		wg.Wait()
 		for _, p := range lower {
 			if err := s.api.Nominate(ctx, p, ""); err != nil && ctx.Err() == nil {
 				s.opts.log.Warn("withdraw a nomination", "pod", klogRef(p), "err", err)
+				result = WrittenError
 			}
 		}
+		failed := s.evict(ctx, preemptor, kind, uid, msg, evict)
+		if failed {
+			result = WrittenError
+			// The room will not be made: the preemptors' nominations go,
+			// and the next attempt (activated below) preempts again or
+			// reports why not.
+			for _, pl := range placements {
+				if pl.Node == "" {
+					continue
+				}
+				s.opts.nominator.Remove(pl.Pod.UID)
+				if err := s.api.Nominate(ctx, pl.Pod, ""); err != nil && ctx.Err() == nil {
+					s.opts.log.Warn("withdraw a preemptor's nomination", "pod", klogRef(pl.Pod), "err", err)
+				}
+			}
+		}
+		s.opts.rec.PreemptionWritten(kind, result, s.opts.clock.Since(start))
+		s.q.Release(e, result == WrittenError)
 	}()
+}
+
+// nominate writes each placed preemptor's nomination.
+func (s *Scheduler) nominate(ctx context.Context, placements []preempt.Placement) error {
+	var errs []error
+	for _, pl := range placements {
+		if pl.Node != "" {
+			if err := s.api.Nominate(ctx, pl.Pod, pl.Node); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// evict evicts the victims, evictParallelism at a time, and reports
+// whether one failed; the first failure stops the evictions not started
+// yet (upstream's parallelizer with SendWithCancel).
+func (s *Scheduler) evict(ctx context.Context, preemptor *v1.Pod, kind, uid, msg string, victims []*v1.Pod) (failed bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		sem  = make(chan struct{}, evictParallelism)
+		fail = func() { mu.Lock(); failed = true; mu.Unlock(); cancel() }
+	)
+	for _, v := range victims {
+		if ctx.Err() != nil {
+			fail()
+			break
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if ctx.Err() != nil {
+				fail()
+				return
+			}
+			if err := s.api.Evict(ctx, v, msg); err != nil {
+				if ctx.Err() == nil {
+					s.opts.log.Error("evict a preemption victim", "victim", klogRef(v), "preemptor", klogRef(preemptor), "err", err)
+				}
+				fail()
+				return
+			}
+			s.events.Eventf(v, preemptor, v1.EventTypeNormal, "Preempted", "Preempting",
+				"Preempted by %s %s on node %s", kind, types.UID(uid), v.Spec.NodeName)
+			s.opts.log.Info("preempted", "victim", klogRef(v), "node", v.Spec.NodeName, "preemptor", klogRef(preemptor))
+		}()
+	}
+	wg.Wait()
+	return failed
 }
 
 // evictParallelism bounds the victims evicted at once (upstream's
 // parallelizer uses 16 workers).
 const evictParallelism = 16
-
-// waitPreemption holds a preemptor until the preemption it started has
-// been written (see actuate).
-func (s *Scheduler) waitPreemption(ctx context.Context, uid types.UID) {
-	if ch, ok := s.preempting.Load(uid); ok {
-		select {
-		case <-ch.(chan struct{}):
-		case <-ctx.Done():
-		}
-	}
-}
 
 // async runs an API write off the cycle's goroutine.
 func (s *Scheduler) async(write func() error) {

@@ -2,6 +2,7 @@ package cycle_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -12,10 +13,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cycle"
+	"github.com/wasmsched/wasmsched/host/podview"
 	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/queue"
 )
@@ -316,7 +319,9 @@ func TestPreemptionWithdrawsLowerNominations(t *testing.T) {
 
 	e.scheduleNext()
 
-	want := []string{"nominate default/p n1", "evict default/v", "nominate default/q "}
+	// As upstream's asynchronous preemption: the lower nominations are
+	// withdrawn before the evictions.
+	want := []string{"nominate default/p n1", "nominate default/q ", "evict default/v"}
 	if diff := cmp.Diff(want, e.api.writeLog()); diff != "" {
 		t.Errorf("API writes (-want, +got):\n%s", diff)
 	}
@@ -328,12 +333,14 @@ func TestPreemptionWithdrawsLowerNominations(t *testing.T) {
 	}
 }
 
-// A preemptor tried again is held until every eviction of its preemption is
-// written, even when it fits before that (its victim already gone from the
-// cache). The test runs in a synctest bubble, so that it can tell when the
-// second cycle is blocked (synctest.Wait) instead of guessing with a sleep,
-// and its time.After bounds are on the bubble's clock.
-func TestPreemptorHeldUntilItsEvictionsAreWritten(t *testing.T) {
+// While a preemption's evictions are written, its preemptor is held in
+// the queue and the cycle goes on: other pods are popped and bound. When
+// the evictions are written the hold is released, and the preemptor, which
+// the victim's deletion queued meanwhile, binds where it preempted. The
+// test runs in a synctest bubble, so that it can tell when every binding
+// started is done while the eviction is still blocked (synctest.Wait)
+// instead of guessing with a sleep.
+func TestPreemptorHeldWhileOthersAreScheduled(t *testing.T) {
 	synctest.Test(t, testPreemptorHeld)
 }
 
@@ -344,15 +351,15 @@ func testPreemptorHeld(t *testing.T) {
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(unblock)
-	e.api.evictHook = func(*v1.Pod) { <-release }
+	e.api.evictHook = func(*v1.Pod) error { <-release; return nil }
 
-	e.addNodes(makeNode("n1", "cpu", "1").obj())
+	e.addNodes(makeNode("n1", "cpu", "1").label("zone", "a").obj(), makeNode("n2", "cpu", "4").obj())
 	victim := makePod("v").priority(0).req("cpu", "1").on("n1").obj()
 	e.addRunning(victim)
-	preemptor := makePod("p").priority(10).req("cpu", "1").obj()
+	preemptor := makePod("p").priority(10).req("cpu", "1").selector("zone", "a").obj()
 	e.addPods(preemptor)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ent, err := e.q.Pop(ctx)
 	if err != nil {
@@ -362,48 +369,179 @@ func testPreemptorHeld(t *testing.T) {
 	if got := nom.NodeOf(preemptor.UID); got != "n1" {
 		t.Fatalf("preemptor nominated to %q, want n1", got)
 	}
-
+	// The informer shows the victim gone (its delete was sent before the
+	// hook blocked, say) and the event queues the preemptor: it stays held.
 	if err := e.cache.RemovePod(victim); err != nil {
 		t.Fatal(err)
 	}
-	e.q.Activate(preemptor)
-	ent, err = e.q.Pop(ctx)
-	if err != nil {
-		t.Fatal(err)
+	e.q.MoveOnEvent(podview.PodEvent(abi.ActionDelete, victim, nil, nil))
+	st, _ := e.q.PodState(preemptor.UID)
+	if st.Queue != queue.QueueGated || st.GatingPlugin != abi.PluginDefaultPreemption {
+		t.Fatalf("preemptor's state while its eviction is written: %+v, want gated by %s", st, abi.PluginDefaultPreemption)
 	}
-	second := make(chan struct{})
-	go func() {
-		defer close(second)
-		e.s.ScheduleOne(ctx, ent)
-	}()
 
-	// Every goroutine of the bubble is blocked for good: the eviction on
-	// release, and the second cycle, unless it ran to its end.
-	synctest.Wait()
-	select {
-	case <-second:
-		t.Fatal("the preemptor's second cycle ran while its eviction was not written")
-	default:
+	// Meanwhile other pods are scheduled.
+	others := []*v1.Pod{makePod("o1").req("cpu", "1").obj(), makePod("o2").req("cpu", "1").obj()}
+	e.addPods(others...)
+	for range others {
+		ent, err := e.q.Pop(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if isPod(ent, preemptor) {
+			t.Fatal("popped the preemptor while its eviction is written")
+		}
+		e.s.ScheduleOne(ctx, ent)
 	}
-	if got := e.api.bindCalls(); len(got) != 0 {
-		t.Fatalf("binds %+v before the eviction was written", got)
+	// Every goroutine is blocked: the bindings are done, the eviction is not.
+	synctest.Wait()
+	// v is still bound: its delete is not written yet.
+	want := map[string]string{"default/o1": "n2", "default/o2": "n2", "default/v": "n1"}
+	if diff := cmp.Diff(want, e.api.boundTo()); diff != "" {
+		t.Fatalf("bound while the eviction is written (-want, +got):\n%s", diff)
 	}
 
 	unblock()
-	select {
-	case <-second:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the preemptor's second cycle did not run once its eviction was written")
-	}
 	e.s.WaitForBindings()
-
-	want := []string{"nominate default/p n1", "evict default/v", "bind default/p n1"}
-	if diff := cmp.Diff(want, e.api.writeLog()); diff != "" {
+	// Where the victim's deletion sent it: backoffQ (its backoff is not
+	// over on the fake clock), from which an empty activeQ pops it.
+	if got := e.state(preemptor.UID); got != queue.QueueBackoff {
+		t.Fatalf("preemptor is %q once its eviction is written, want %q", got, queue.QueueBackoff)
+	}
+	if ent := e.scheduleNext(); !isPod(ent, preemptor) {
+		t.Fatalf("popped %v, want the preemptor", ent)
+	}
+	writes := []string{"nominate default/p n1", "bind default/o1 n2", "bind default/o2 n2", "evict default/v", "bind default/p n1"}
+	if diff := cmp.Diff(writes, e.api.writeLog()); diff != "" {
 		t.Errorf("API writes (-want, +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]string{"default/p": "n1"}, e.api.boundTo()); diff != "" {
-		t.Errorf("bound pods (-want, +got):\n%s", diff)
+	if diff := cmp.Diff([]string{"pod success"}, e.rec.writtenPreemptions()); diff != "" {
+		t.Errorf("written preemptions (-want, +got):\n%s", diff)
 	}
+	if s := e.q.Stats(); s != (queue.Stats{}) {
+		t.Errorf("queue idle at the end: %+v, want all zero (nothing in flight, no in-flight event)", s)
+	}
+}
+
+// A failed eviction ends the hold at once: the preemptor's nomination is
+// withdrawn (in memory and in its status) and it is activated, as upstream
+// activates a preemptor whose preemption failed; its next attempt preempts
+// again and reports it.
+func TestPreemptionEvictionFails(t *testing.T) {
+	nom := cycle.NewNominator()
+	e := newEnv(t, cycle.WithNominator(nom), cycle.WithPreemption(cycle.Preemption{}))
+	fail := true
+	e.api.evictHook = func(v *v1.Pod) error {
+		if fail {
+			return apierrors.NewInternalError(errors.New("etcd is down"))
+		}
+		return nil
+	}
+	e.addNodes(makeNode("n1", "cpu", "1").obj())
+	e.addRunning(makePod("v").priority(0).req("cpu", "1").on("n1").obj())
+	preemptor := makePod("p").priority(10).req("cpu", "1").obj()
+	e.addPods(preemptor)
+
+	e.scheduleNext()
+
+	if got := nom.NodeOf(preemptor.UID); got != "" {
+		t.Errorf("preemptor still nominated to %q after its eviction failed", got)
+	}
+	if diff := cmp.Diff([]string{"default/p n1", "default/p "}, e.api.nominations()); diff != "" {
+		t.Errorf("Nominate calls (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"pod error"}, e.rec.writtenPreemptions()); diff != "" {
+		t.Errorf("written preemptions (-want, +got):\n%s", diff)
+	}
+	if got := e.state(preemptor.UID); got != queue.QueueActive {
+		t.Fatalf("preemptor is %q after its eviction failed, want %q (activated)", got, queue.QueueActive)
+	}
+	if got := len(e.reasonEvents("Preempted")); got != 0 {
+		t.Errorf("%d Preempted events for a failed eviction, want 0", got)
+	}
+
+	// Tried again, it preempts again; this time the eviction is written.
+	fail = false
+	if ent := e.scheduleNext(); !isPod(ent, preemptor) {
+		t.Fatalf("popped %v, want the preemptor", ent)
+	}
+	if got := nom.NodeOf(preemptor.UID); got != "n1" {
+		t.Errorf("preemptor nominated to %q after its second preemption, want n1", got)
+	}
+	if diff := cmp.Diff([]string{"default/v: " + evictMsg}, e.api.evictions()); diff != "" {
+		t.Errorf("evictions (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"pod error", "pod success"}, e.rec.writtenPreemptions()); diff != "" {
+		t.Errorf("written preemptions (-want, +got):\n%s", diff)
+	}
+}
+
+// A preemptor deleted while its evictions are written takes its hold with
+// it: the evictions finish, nothing is requeued, nothing stays in flight.
+func TestPreemptorDeletedWhileHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, cycle.WithPreemption(cycle.Preemption{}))
+		release := make(chan struct{})
+		e.api.evictHook = func(*v1.Pod) error { <-release; return nil }
+		e.addNodes(makeNode("n1", "cpu", "1").obj())
+		e.addRunning(makePod("v").priority(0).req("cpu", "1").on("n1").obj())
+		preemptor := makePod("p").priority(10).req("cpu", "1").obj()
+		e.addPods(preemptor)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ent, err := e.q.Pop(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.s.ScheduleOne(ctx, ent)
+		e.q.Delete(preemptor)
+		close(release)
+		e.s.WaitForBindings()
+		if got := e.state(preemptor.UID); got != "" {
+			t.Errorf("deleted preemptor is %q in the queue", got)
+		}
+		if s := e.q.Stats(); s != (queue.Stats{}) {
+			t.Errorf("queue at the end: %+v, want all zero", s)
+		}
+		if diff := cmp.Diff([]string{"pod success"}, e.rec.writtenPreemptions()); diff != "" {
+			t.Errorf("written preemptions (-want, +got):\n%s", diff)
+		}
+	})
+}
+
+// A victim-order slot swapped while a preemption is written neither
+// blocks nor loses the hold: the next preemption uses the new slot, and the
+// held preemptor comes back.
+func TestHoldSurvivesASlotSwap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, cycle.WithPreemption(cycle.Preemption{}))
+		release := make(chan struct{})
+		e.api.evictHook = func(*v1.Pod) error { <-release; return nil }
+		e.addNodes(makeNode("n1", "cpu", "1").obj())
+		victim := makePod("v").priority(0).req("cpu", "1").on("n1").obj()
+		e.addRunning(victim)
+		preemptor := makePod("p").priority(10).req("cpu", "1").obj()
+		e.addPods(preemptor)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ent, err := e.q.Pop(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.s.ScheduleOne(ctx, ent)
+		e.q.Activate(preemptor)
+		e.s.SetVictimOrder(reverseOrder{policy.Importance{}})
+		e.q.SetPreEnqueue(policy.Admit{})
+		e.q.SetQueueingHint(policy.AlwaysQueue{})
+		if st, _ := e.q.PodState(preemptor.UID); st.GatingPlugin != abi.PluginDefaultPreemption {
+			t.Fatalf("preemptor's state after the swaps: %+v, want held", st)
+		}
+		close(release)
+		e.s.WaitForBindings()
+		if got := e.state(preemptor.UID); got != queue.QueueActive {
+			t.Errorf("preemptor is %q once its eviction is written, want %q", got, queue.QueueActive)
+		}
+	})
 }
 
 // The victims are evicted all at once, not one after another: each
@@ -424,7 +562,7 @@ func testEvictsInParallel(t *testing.T) {
 		all     = make(chan struct{})
 		serial  bool // an eviction gave up waiting for the others
 	)
-	e.api.evictHook = func(*v1.Pod) {
+	e.api.evictHook = func(*v1.Pod) error {
 		mu.Lock()
 		if started++; started == victims {
 			close(all)
@@ -437,6 +575,7 @@ func testEvictsInParallel(t *testing.T) {
 			serial = true
 			mu.Unlock()
 		}
+		return nil
 	}
 	e.addNodes(makeNode("n1", "cpu", "3").obj())
 	for _, name := range []string{"v0", "v1", "v2"} {

@@ -30,6 +30,11 @@ type Queue interface {
 	Done(uid types.UID)
 	AddUnschedulableIfNotPresent(p *queue.Pod, rejected podview.Plugins) error
 	AddAttemptedGroupIfNeeded(g *queue.Group, r queue.GroupResult) error
+	// Hold keeps an entity whose attempt preempted out of activeQ and
+	// backoffQ until Release; activate requeues it at once (its
+	// preemption failed).
+	Hold(e queue.Entity)
+	Release(e queue.Entity, activate bool)
 }
 
 // Cache is what the cycle needs of the scheduler cache (host/cache).
@@ -49,12 +54,24 @@ type Recorder interface {
 	// Scheduled is a pod bound after attempts attempts, sli after its first
 	// attempt began (upstream's pod scheduling SLI).
 	Scheduled(profile string, attempts int, sli time.Duration)
-	// Preemption is one preemption attempt for a pod; found says whether it
-	// chose victims (victims of them).
-	Preemption(victims int, found bool)
-	// GroupPreemption is one preemption attempt for a pod group, with its
-	// result (PreemptionSuccess, ...) and the number of victim pods.
-	GroupPreemption(result string, victims int)
+	// Preempted is one preemption attempt, once its victims are chosen.
+	Preempted(a PreemptionAttempt)
+	// PreemptionWritten is the end of a preemption's writes, started after
+	// an attempt that chose victims: preemptor is PreemptorPod or
+	// PreemptorPodGroup, result WrittenSuccess or WrittenError (an
+	// eviction failed), d how long they took.
+	PreemptionWritten(preemptor, result string, d time.Duration)
+	// ExtensionPoint is one run of an extension point in a cycle
+	// (upstream's scheduler_framework_extension_point_duration_seconds):
+	// point is one of the ExtensionPoint* names, status a status code's
+	// name (framework.Code.String).
+	ExtensionPoint(profile, point, status string, d time.Duration)
+	// PluginObserver returns where one plugin's runs at an extension point
+	// with a status are observed (upstream's
+	// scheduler_plugin_execution_duration_seconds, recorded in a sampled
+	// share of the cycles). It is asked once per combination; the observer
+	// is kept and called from any goroutine.
+	PluginObserver(plugin, point, status string) func(time.Duration)
 }
 
 // Results of an attempt, as upstream labels them.
@@ -80,12 +97,14 @@ type Scheduler struct {
 	nextStart int
 	scores    []int64
 	rnd       *rand.Rand
+	// prof is the profile of the cycle running: opts.plugins, or timed in
+	// the sampled cycles.
+	prof *framework.Profile
+	// timed is opts.plugins with every plugin timed (WithPluginEntries);
+	// nil without entries. Read-only.
+	timed *framework.Profile
 
-	binds sync.WaitGroup // binding goroutines
-
-	// preempting maps a preemptor's UID to a channel closed once the
-	// preemption it started has been written (see actuate).
-	preempting sync.Map
+	binds sync.WaitGroup // binding goroutines and API writes
 
 	order victimOrder // the victim-order slot (SetVictimOrder)
 }
@@ -104,6 +123,8 @@ type options struct {
 	nominator   *Nominator
 	preemption  *Preemption
 	plugins     *framework.Profile
+	entries     []framework.Entry
+	sample      int
 }
 
 // WithProfile names the scheduler profile (its scheduler name) in events
@@ -142,10 +163,14 @@ func WithPlugins(p *framework.Profile) Option { return func(o *options) { o.plug
 
 type discardRecorder struct{}
 
-func (discardRecorder) Attempt(string, string, time.Duration) {}
-func (discardRecorder) Scheduled(string, int, time.Duration)  {}
-func (discardRecorder) Preemption(int, bool)                  {}
-func (discardRecorder) GroupPreemption(string, int)           {}
+func (discardRecorder) Attempt(string, string, time.Duration)                {}
+func (discardRecorder) Scheduled(string, int, time.Duration)                 {}
+func (discardRecorder) Preempted(PreemptionAttempt)                          {}
+func (discardRecorder) PreemptionWritten(string, string, time.Duration)      {}
+func (discardRecorder) ExtensionPoint(string, string, string, time.Duration) {}
+func (discardRecorder) PluginObserver(string, string, string) func(time.Duration) {
+	return func(time.Duration) {}
+}
 
 // New returns a scheduler that pops from q, places against c and writes
 // through api, reporting to ev.
@@ -153,7 +178,7 @@ func New(q Queue, c Cache, api API, ev events.EventRecorder, opts ...Option) *Sc
 	o := options{
 		profile: "wasmsched", parallelism: runtime.GOMAXPROCS(0), rec: discardRecorder{},
 		log: slog.New(slog.DiscardHandler), clock: clock.RealClock{}, seed: uint64(time.Now().UnixNano()),
-		plugins: framework.Default(),
+		plugins: framework.Default(), sample: pluginMetricsSamplePercent,
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -162,10 +187,19 @@ func New(q Queue, c Cache, api API, ev events.EventRecorder, opts ...Option) *Sc
 	if o.nominator == nil {
 		o.nominator = NewNominator()
 	}
+	var timed *framework.Profile
+	if o.entries != nil {
+		plain, t, err := buildProfiles(&o)
+		if err != nil {
+			panic("cycle: the profile's entries: " + err.Error())
+		}
+		o.plugins, timed = plain, t
+	}
 	s := &Scheduler{
 		q: q, cache: c, api: api, events: ev, opts: o,
 		snap: cache.NewSnapshot(),
 		rnd:  rand.New(rand.NewPCG(o.seed, o.seed^0x9e3779b97f4a7c15)),
+		prof: o.plugins, timed: timed,
 	}
 	if o.preemption != nil && o.preemption.Order != nil {
 		s.SetVictimOrder(o.preemption.Order)
@@ -191,6 +225,10 @@ func (s *Scheduler) Run(ctx context.Context) {
 // ScheduleOne runs one scheduling cycle for an entity popped from the
 // queue. Its binding, if any, finishes asynchronously.
 func (s *Scheduler) ScheduleOne(ctx context.Context, e queue.Entity) {
+	s.prof = s.opts.plugins
+	if s.timed != nil && s.opts.sample > 0 && s.rnd.IntN(100) < s.opts.sample {
+		s.prof = s.timed // upstream's state.SetRecordPluginMetrics
+	}
 	switch e := e.(type) {
 	case *queue.Pod:
 		s.schedulePod(ctx, e)
@@ -203,7 +241,6 @@ func (s *Scheduler) ScheduleOne(ctx context.Context, e queue.Entity) {
 func (s *Scheduler) WaitForBindings() { s.binds.Wait() }
 
 func (s *Scheduler) schedulePod(ctx context.Context, p *queue.Pod) {
-	s.waitPreemption(ctx, p.UID())
 	start := s.opts.clock.Now()
 	pod := p.Object()
 	if pod.DeletionTimestamp != nil {
@@ -217,7 +254,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, p *queue.Pod) {
 	pl := s.placement(pod)
 	node, f := s.place(ctx, pl)
 	if node == "" {
-		s.preemptForPod(ctx, pod, &f)
+		s.preemptForPod(ctx, p, &f)
 		s.fail(ctx, p, f, start)
 		return
 	}
@@ -231,6 +268,19 @@ func (s *Scheduler) schedulePod(ctx context.Context, p *queue.Pod) {
 	// it twice.
 	s.opts.nominator.Remove(pod.UID)
 	s.bind(ctx, p, assumed, start)
+}
+
+// statusError is an Error status for observe.
+var statusError = &framework.Status{Code: framework.Error}
+
+// observe records an extension point's run that began at start, with its
+// status (nil: Success).
+func (s *Scheduler) observe(point string, st *framework.Status, start time.Time) {
+	code := framework.Success
+	if st != nil {
+		code = st.Code
+	}
+	s.opts.rec.ExtensionPoint(s.opts.profile, point, code.String(), s.opts.clock.Since(start))
 }
 
 // placement is one pod's input to place.
@@ -257,7 +307,9 @@ type failure struct {
 // feasible nodes), scores, and picks the best, ties at random. It returns
 // "" and why when nothing fits.
 func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
-	ps, st := s.opts.plugins.Prepare(pl.info, s.snap)
+	start := s.opts.clock.Now()
+	ps, st := s.prof.Prepare(pl.info, s.snap)
+	s.observe(ExtensionPointPreFilter, st, start)
 	if st != nil && st.Code == framework.Error {
 		return "", failure{err: st.AsError()}
 	}
@@ -285,11 +337,14 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
 		return "", failure{diag: diag, nodes: len(nodes)}
 	}
 	want := int(framework.NumFeasibleNodesToFind(s.opts.percentage, int32(len(nodes))))
+	start = s.opts.clock.Now()
 	feasible, next := framework.FindFeasible(ctx, ps, nodes, s.nextStart, want, s.opts.parallelism, diag)
 	s.nextStart = next
 	if err := diag.Err(); err != nil {
+		s.observe(ExtensionPointFilter, statusError, start)
 		return "", failure{err: err}
 	}
+	s.observe(ExtensionPointFilter, nil, start)
 	switch len(feasible) {
 	case 0:
 		if err := ctx.Err(); err != nil {
@@ -303,7 +358,10 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
 		s.scores = make([]int64, len(feasible))
 	}
 	scores := s.scores[:len(feasible)]
-	if _, st := framework.Score(ps, feasible, scores); st != nil {
+	start = s.opts.clock.Now()
+	_, st = framework.Score(ps, feasible, scores)
+	s.observe(ExtensionPointScore, st, start)
+	if st != nil {
 		return "", failure{err: st.AsError()}
 	}
 	return framework.SelectHost(feasible, scores, s.rnd).Node().Name, failure{}
@@ -347,7 +405,13 @@ func (s *Scheduler) bind(ctx context.Context, p *queue.Pod, assumed *v1.Pod, sta
 	go func() {
 		defer s.binds.Done()
 		node := assumed.Spec.NodeName
+		bindStart := s.opts.clock.Now()
 		err := s.api.Bind(ctx, assumed, node)
+		if err != nil {
+			s.observe(ExtensionPointBind, statusError, bindStart)
+		} else {
+			s.observe(ExtensionPointBind, nil, bindStart)
+		}
 		if err == nil {
 			if err := s.cache.FinishBinding(assumed); err != nil {
 				s.opts.log.Warn("finish binding in the cache", "pod", klogRef(assumed), "err", err)

@@ -1,0 +1,67 @@
+package cycle_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wasmsched/wasmsched/host/cycle"
+	"github.com/wasmsched/wasmsched/host/framework"
+)
+
+// Every cycle records its extension points; a sampled cycle also times its
+// plugins one by one, as upstream's pluginMetricsSamplePercent.
+func TestPluginMetricsSampled(t *testing.T) {
+	for _, sample := range []int{0, 100} {
+		t.Run(fmt.Sprintf("sample=%d", sample), func(t *testing.T) {
+			e := newEnv(t, cycle.WithPluginEntries(framework.DefaultEntries(framework.Listers{})...),
+				cycle.WithPluginMetricsSample(sample))
+			e.addNodes(makeNode("n1", "cpu", "4").obj(), makeNode("n2", "cpu", "4").obj())
+			e.addPods(makePod("p").req("cpu", "1").obj())
+
+			e.scheduleNext()
+
+			want := []string{"wasmsched PreFilter Success", "wasmsched Filter Success", "wasmsched Score Success",
+				"wasmsched Bind Success"}
+			if diff := cmp.Diff(want, e.rec.extensionPoints()); diff != "" {
+				t.Errorf("extension points (-want, +got):\n%s", diff)
+			}
+			runs := e.rec.pluginRuns()
+			if sample == 0 {
+				if len(runs) != 0 {
+					t.Errorf("plugin runs recorded in an unsampled cycle: %v", runs)
+				}
+				return
+			}
+			for k, n := range map[string]int{
+				"NodeResourcesFit PreFilter Success": 1,
+				"NodeResourcesFit Filter Success":    2, // one per node
+				"NodeResourcesFit PreScore Success":  1,
+				"NodeResourcesFit Score Success":     1, // one call scores both nodes
+			} {
+				if runs[k] != n {
+					t.Errorf("%s observed %d times, want %d", k, runs[k], n)
+				}
+			}
+		})
+	}
+}
+
+// An unschedulable pod's cycle records PostFilter with the preemption's
+// outcome.
+func TestPostFilterRecorded(t *testing.T) {
+	e := newEnv(t, cycle.WithPreemption(cycle.Preemption{}))
+	e.addNodes(makeNode("n1", "cpu", "1").obj())
+	e.addRunning(makePod("v").priority(0).req("cpu", "1").on("n1").obj())
+	e.addPods(makePod("p").priority(10).req("cpu", "1").obj(), makePod("q").priority(0).req("cpu", "1").obj())
+
+	e.scheduleNext() // p preempts v
+	e.scheduleNext() // q finds no victim
+
+	want := []string{"wasmsched PreFilter Success", "wasmsched Filter Success", "wasmsched PostFilter Success",
+		"wasmsched PreFilter Success", "wasmsched Filter Success", "wasmsched PostFilter Unschedulable"}
+	if diff := cmp.Diff(want, e.rec.extensionPoints()); diff != "" {
+		t.Errorf("extension points (-want, +got):\n%s", diff)
+	}
+}
