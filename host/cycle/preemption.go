@@ -72,6 +72,8 @@ func (s *Scheduler) input(f failure) preempt.Input {
 		Group:     p.Group,
 		Nominated: s.opts.nominator.InfosOn,
 		Rand:      s.rnd,
+		// The dry runs on candidate nodes run in parallel, as upstream's.
+		Parallelism: s.opts.parallelism,
 	}
 	if p.PDBs != nil {
 		in.PDBs = p.PDBs()

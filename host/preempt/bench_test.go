@@ -11,7 +11,8 @@ import (
 
 // BenchmarkPod dry-runs a pod that must preempt on a full cluster of 1000
 // nodes with 10 lower-priority pods each (upstream's candidate count stops
-// the dry run after 100 nodes).
+// the dry run after 100 nodes), on the deterministic path and with
+// upstream's 16 workers.
 func BenchmarkPod(b *testing.B) {
 	var nodes []*v1.Node
 	var pods []*v1.Pod
@@ -25,11 +26,15 @@ func BenchmarkPod(b *testing.B) {
 	}
 	snap := snapshot(nodes, pods...)
 	preemptor := makePod("p").priority(highPriority).cpu("3").obj()
-	in := Input{Snapshot: snap, Diagnosis: diagnoseB(b, preemptor, snap)}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, found, err := Pod(context.Background(), preemptor, in); err != nil || !found {
-			b.Fatalf("Pod = found %v, %v", found, err)
-		}
+	for _, par := range []int{1, 2, 4, 16} {
+		b.Run(fmt.Sprintf("parallelism=%d", par), func(b *testing.B) {
+			in := Input{Snapshot: snap, Diagnosis: diagnoseB(b, preemptor, snap), Parallelism: par}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, found, err := Pod(context.Background(), preemptor, in); err != nil || !found {
+					b.Fatalf("Pod = found %v, %v", found, err)
+				}
+			}
+		})
 	}
 }

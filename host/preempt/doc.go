@@ -65,11 +65,14 @@
 //
 // Deviations from upstream, each on purpose:
 //
-//   - Candidate nodes are dry-run one after another, not in parallel, from
-//     offset Input.Rand.IntN (0 without Rand) in snapshot (node name) order;
-//     upstream's early stop and candidate count (10% of the nodes where
-//     preemption might help, at least 100) are kept, so which nodes are
-//     looked at in a large cluster is as upstream's.
+//   - Candidate nodes are dry-run from offset Input.Rand.IntN (0 without
+//     Rand) in snapshot (node name) order, Input.Parallelism at once as
+//     upstream's parallelizer, with upstream's early stop and candidate
+//     count (10% of the nodes where preemption might help, at least 100).
+//     The candidates found are then put back in dry-run order, so that the
+//     choice does not depend on which goroutine finished first: it is the
+//     sequential path's (Parallelism 0 or 1, which tests use) whenever every
+//     potential node is dry-run, i.e. up to 100 of them.
 //   - The last tie of pickOneNodeForPreemption goes to the first candidate in
 //     dry-run order; upstream's goes to the first in Go map order (random).
 //   - A victim that has not started counts as having started at the end of

@@ -31,6 +31,13 @@ func newBudgets(pdbs []*policyv1.PodDisruptionBudget) *budgets {
 	return b
 }
 
+// clone returns budgets over the same PDBs with scratch of their own.
+func (b *budgets) clone() *budgets {
+	c := *b
+	c.allowed = make([]int32, len(b.allowed))
+	return &c
+}
+
 // reset restores every budget to its status.disruptionsAllowed.
 func (b *budgets) reset() {
 	for i, pdb := range b.pdbs {

@@ -2,6 +2,7 @@ package preempt
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -35,42 +36,50 @@ type podCase struct {
 	wantMessage    string // checked when set
 }
 
+// runPodCases runs each case on the deterministic path and with parallel
+// dry runs: both must give the case's outcome.
 func runPodCases(t *testing.T, cases []podCase) {
 	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			snap := snapshot(tc.nodes, tc.pods...)
-			var nom func(string) []*cache.PodInfo
-			if tc.nominated != nil {
-				nom = nominatedMap(tc.nominated...)
-			}
-			in := Input{Snapshot: snap, Diagnosis: diagnose(t, tc.preemptor, snap, nom), PDBs: tc.pdbs, Order: tc.order, Nominated: nom}
-			if tc.groups != nil {
-				in.Group = groups(tc.groups...)
-			}
-			res, found, err := Pod(context.Background(), tc.preemptor, in)
-			if err != nil {
-				t.Fatalf("Pod: %v", err)
-			}
-			type outcome struct {
-				Found      bool
-				Node       string
-				Victims    []string
-				Violations int
-				Clear      bool
-			}
-			want := outcome{tc.wantFound, tc.wantNode, tc.wantVictims, tc.wantViolations, tc.wantClear}
-			got := outcome{found, res.Node, names(res.Victims), res.PDBViolations, res.ClearNomination}
-			if want.Victims == nil {
-				want.Victims = []string{}
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("Pod (-want, +got):\n%s\nmessage: %s", diff, res.Message)
-			}
-			if tc.wantMessage != "" && res.Message != tc.wantMessage {
-				t.Errorf("Message = %q, want %q", res.Message, tc.wantMessage)
-			}
-		})
+	for _, par := range []int{0, 8} {
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("%s/parallelism=%d", tc.name, par), func(t *testing.T) { runPodCase(t, tc, par) })
+		}
+	}
+}
+
+func runPodCase(t *testing.T, tc podCase, parallelism int) {
+	t.Helper()
+	snap := snapshot(tc.nodes, tc.pods...)
+	var nom func(string) []*cache.PodInfo
+	if tc.nominated != nil {
+		nom = nominatedMap(tc.nominated...)
+	}
+	in := Input{Snapshot: snap, Diagnosis: diagnose(t, tc.preemptor, snap, nom), PDBs: tc.pdbs, Order: tc.order, Nominated: nom,
+		Parallelism: parallelism}
+	if tc.groups != nil {
+		in.Group = groups(tc.groups...)
+	}
+	res, found, err := Pod(context.Background(), tc.preemptor, in)
+	if err != nil {
+		t.Fatalf("Pod: %v", err)
+	}
+	type outcome struct {
+		Found      bool
+		Node       string
+		Victims    []string
+		Violations int
+		Clear      bool
+	}
+	want := outcome{tc.wantFound, tc.wantNode, tc.wantVictims, tc.wantViolations, tc.wantClear}
+	got := outcome{found, res.Node, names(res.Victims), res.PDBViolations, res.ClearNomination}
+	if want.Victims == nil {
+		want.Victims = []string{}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Pod (-want, +got):\n%s\nmessage: %s", diff, res.Message)
+	}
+	if tc.wantMessage != "" && res.Message != tc.wantMessage {
+		t.Errorf("Message = %q, want %q", res.Message, tc.wantMessage)
 	}
 }
 

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -50,6 +53,11 @@ type Input struct {
 	// Rand picks the node Pod starts its dry runs at, as upstream picks a
 	// random offset; nil starts at the first node.
 	Rand *rand.Rand
+	// Parallelism is how many candidate nodes Pod dry-runs at once
+	// (upstream's parallelism, 16 by default). 0 or 1 dry-runs them one
+	// after another in order, the deterministic path. In parallel the
+	// victim-order slot is called from several goroutines.
+	Parallelism int
 }
 
 // Result is a preemption's outcome.
@@ -197,46 +205,24 @@ func Pod(ctx context.Context, preemptor *v1.Pod, in Input) (Result, bool, error)
 	if in.Rand != nil {
 		offset = in.Rand.IntN(n)
 	}
-	want := numCandidates(n)
-	prio := corev1helpers.PodPriority(preemptor)
-	statuses := map[string]*framework.Status{}
-	var nonViolating, violating []candidate
-	var errs []error
-	for i := range n {
-		if err := ctx.Err(); err != nil {
-			return Result{}, false, err
-		}
-		ni := potential[(offset+i)%n]
-		if st != nil { // rejected before any node (PreFilter)
-			statuses[ni.Name()] = st
-			continue
-		}
-		c, nst, err := r.selectOnNode(ps, prio, ni)
-		if err != nil {
-			return Result{}, false, fmt.Errorf("preemption for pod %s/%s on node %s: %w", preemptor.Namespace, preemptor.Name, ni.Name(), err)
-		}
-		if nst.IsSuccess() && len(c.pods) == 0 {
-			nst = &framework.Status{Code: framework.Error, Err: fmt.Errorf("expected at least one victim pod on node %q", ni.Name())}
-		}
-		if !nst.IsSuccess() {
-			if nst.Code == framework.Error {
-				errs = append(errs, nst.Err)
-			}
-			statuses[ni.Name()] = nst
-			continue
-		}
-		if c.violations == 0 {
-			if len(nonViolating) < want {
-				nonViolating = append(nonViolating, c)
-			}
-		} else if len(violating) < want {
-			violating = append(violating, c)
-		}
-		if len(nonViolating) > 0 && len(nonViolating)+len(violating) >= want {
-			break
-		}
+	d := dryRun{
+		r: r, ps: ps, pre: st, prio: corev1helpers.PodPriority(preemptor), nodes: potential, offset: offset,
+		want: numCandidates(n), statuses: map[string]*framework.Status{},
 	}
-	cands := append(nonViolating, violating...)
+	if in.Parallelism > 1 && n > 1 && st == nil {
+		d.parallel(ctx, min(in.Parallelism, n))
+	} else {
+		d.sequential(ctx)
+	}
+	if d.fatal != nil {
+		ni := d.nodes[(d.offset+d.fatalAt)%n]
+		return Result{}, false, fmt.Errorf("preemption for pod %s/%s on node %s: %w", preemptor.Namespace, preemptor.Name, ni.Name(), d.fatal)
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, false, err
+	}
+	cands := d.candidates()
+	statuses, errs := d.statuses, d.errs
 	if len(cands) == 0 {
 		if len(errs) > 0 {
 			return Result{}, false, fmt.Errorf("preemption for pod %s/%s: %w", preemptor.Namespace, preemptor.Name, errors.Join(errs...))
@@ -257,6 +243,114 @@ type candidate struct {
 	node       string
 	pods       []*v1.Pod // the victims' pods, most important victim first
 	violations int
+	at         int // its place in the dry-run order (from the offset)
+}
+
+// dryRun is Pod's search for candidates (upstream's DryRunPreemption):
+// nodes from offset on, wrapping around, until want candidates are found,
+// one of which violates no PodDisruptionBudget.
+type dryRun struct {
+	r      *run
+	ps     *framework.PodState
+	pre    *framework.Status // the PreFilter rejection, nil if none
+	prio   int32
+	nodes  []*cache.NodeInfo
+	offset int
+	want   int
+
+	mu                      sync.Mutex // guards what follows, in parallel
+	nonViolating, violating []candidate
+	statuses                map[string]*framework.Status
+	errs                    []error
+	fatal                   error // a failure of the slot: the preemption fails
+	fatalAt                 int
+}
+
+// check dry-runs the i-th node and records the outcome; it reports whether
+// the search may stop (enough candidates, or a fatal error). w is the run
+// of the calling worker.
+func (d *dryRun) check(w *run, i int) (stop bool) {
+	ni := d.nodes[(d.offset+i)%len(d.nodes)]
+	if d.pre != nil { // rejected before any node (PreFilter)
+		d.mu.Lock()
+		d.statuses[ni.Name()] = d.pre
+		d.mu.Unlock()
+		return false
+	}
+	c, st, err := w.selectOnNode(d.ps, d.prio, ni)
+	c.at = i
+	if err == nil && st.IsSuccess() && len(c.pods) == 0 {
+		st = &framework.Status{Code: framework.Error, Err: fmt.Errorf("expected at least one victim pod on node %q", ni.Name())}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case err != nil:
+		if d.fatal == nil || i < d.fatalAt {
+			d.fatal, d.fatalAt = err, i
+		}
+		return true
+	case !st.IsSuccess():
+		if st.Code == framework.Error {
+			d.errs = append(d.errs, st.Err)
+		}
+		d.statuses[ni.Name()] = st
+		return false
+	case c.violations == 0:
+		d.nonViolating = append(d.nonViolating, c)
+	default:
+		d.violating = append(d.violating, c)
+	}
+	return len(d.nonViolating) > 0 && len(d.nonViolating)+len(d.violating) >= d.want
+}
+
+// sequential dry-runs the nodes one after another, in order.
+func (d *dryRun) sequential(ctx context.Context) {
+	for i := range d.nodes {
+		if ctx.Err() != nil || d.check(d.r, i) {
+			return
+		}
+	}
+}
+
+// parallel dry-runs the nodes with workers goroutines, each taking the
+// next node in order, until the search may stop (upstream's parallelizer
+// with its cancel once enough candidates are found).
+func (d *dryRun) parallel(ctx context.Context, workers int) {
+	var (
+		next atomic.Int64
+		done atomic.Bool
+		wg   sync.WaitGroup
+	)
+	d.r.share()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := d.r.fork()
+			for !done.Load() && ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(d.nodes) {
+					return
+				}
+				if d.check(w, i) {
+					done.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// candidates are the candidates found, in dry-run order, at most want of
+// each kind, the non-violating ones first (upstream's candidate lists).
+func (d *dryRun) candidates() []candidate {
+	byOrder := func(a, b candidate) int { return a.at - b.at }
+	slices.SortFunc(d.nonViolating, byOrder)
+	slices.SortFunc(d.violating, byOrder)
+	nv, v := d.nonViolating, d.violating
+	nv, v = nv[:min(len(nv), d.want)], v[:min(len(v), d.want)]
+	return append(slices.Clip(nv), v...)
 }
 
 // selectOnNode is upstream's SelectVictimsOnNode on a copy of ni. A

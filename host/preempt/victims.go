@@ -2,6 +2,7 @@ package preempt
 
 import (
 	"fmt"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -46,11 +47,15 @@ type run struct {
 	preemptor abi.PodView
 	budgets   *budgets
 
+	// The memos below are shared by the forks of a run (parallel dry
+	// runs), under mu; mu is nil until share is called.
+	mu        *sync.Mutex
 	groups    map[groupKey]*schedv1beta1.PodGroup // nil values cached too
 	members   map[groupKey][]*cache.PodInfo       // nil until first needed
 	all       map[groupKey]*victim
 	nominated map[string][]*cache.PodInfo
 
+	// Each fork's own.
 	recs []abi.Victim // scratch for the slot
 	idx  []uint32
 	seen []bool
@@ -75,6 +80,34 @@ func newRun(in Input) *run {
 	return r
 }
 
+// share makes r's memos safe to share with its forks.
+func (r *run) share() {
+	if r.mu == nil {
+		r.mu = &sync.Mutex{}
+	}
+}
+
+// fork returns a run for another goroutine: the same input and memos
+// (share must have been called), its own scratch and budgets.
+func (r *run) fork() *run {
+	w := *r
+	w.budgets = r.budgets.clone()
+	w.recs, w.idx, w.seen = nil, nil, nil
+	return &w
+}
+
+func (r *run) lock() {
+	if r.mu != nil {
+		r.mu.Lock()
+	}
+}
+
+func (r *run) unlock() {
+	if r.mu != nil {
+		r.mu.Unlock()
+	}
+}
+
 // podGroup returns the PodGroup namespace/name, or nil when Input.Group
 // does not know it (or is nil).
 func (r *run) podGroup(namespace, name string) *schedv1beta1.PodGroup {
@@ -82,6 +115,8 @@ func (r *run) podGroup(namespace, name string) *schedv1beta1.PodGroup {
 		return nil
 	}
 	k := groupKey{namespace, name}
+	r.lock()
+	defer r.unlock()
 	pg, ok := r.groups[k]
 	if !ok {
 		pg = r.in.Group(namespace, name)
@@ -105,6 +140,8 @@ func (r *run) priorityOf(pod *v1.Pod) int32 {
 // groupPods returns the snapshot's pods of group k, indexing every grouped
 // pod of the snapshot on first use.
 func (r *run) groupPods(k groupKey) []*cache.PodInfo {
+	r.lock()
+	defer r.unlock()
 	if r.members == nil {
 		r.members = map[groupKey][]*cache.PodInfo{}
 		for _, ni := range r.in.Snapshot.List() {
@@ -141,7 +178,10 @@ func (r *run) victimOf(pi *cache.PodInfo) *victim {
 		return &victim{pods: []*cache.PodInfo{pi}, priority: info.Priority, group: true, rec: rec}
 	}
 	k := groupKey{pod.Namespace, name}
-	if v, ok := r.all[k]; ok {
+	r.lock()
+	v, ok := r.all[k]
+	r.unlock()
+	if ok {
 		return v
 	}
 	pods := r.groupPods(k)
@@ -152,7 +192,12 @@ func (r *run) victimOf(pi *cache.PodInfo) *victim {
 	for i, p := range pods {
 		objs[i] = p.Pod
 	}
-	v := &victim{pods: pods, priority: info.Priority, group: true, rec: podview.GroupVictim(pg, objs, false)}
+	v = &victim{pods: pods, priority: info.Priority, group: true, rec: podview.GroupVictim(pg, objs, false)}
+	r.lock()
+	defer r.unlock()
+	if built, ok := r.all[k]; ok { // another fork built it meanwhile
+		return built
+	}
 	r.all[k] = v
 	return v
 }
@@ -224,6 +269,8 @@ func (r *run) nominatedOn(node string) []*cache.PodInfo {
 	if r.in.Nominated == nil {
 		return nil
 	}
+	r.lock()
+	defer r.unlock()
 	if pis, ok := r.nominated[node]; ok {
 		return pis
 	}
