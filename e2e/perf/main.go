@@ -7,8 +7,9 @@
 // then the in-memory variant (wasmsched bench) and the QueueingHints memory
 // soak, and writes the results (markdown, JSON, PNG plots) to -out.
 //
-//	go run ./e2e/perf -out docs/benchmarks            # everything, ~35 min on 2 cores
+//	go run ./e2e/perf -out docs/benchmarks            # everything, ~60 min on 2 cores
 //	go run ./e2e/perf -workloads SchedulingBasic -rounds 1 -soak-cycles 0
+//	go run ./e2e/perf -workloads TopologySpreading,SchedulingPodAffinity -scale 0.1 -rounds 1 -soak-cycles 0 -settle 1s
 package main
 
 import (
@@ -74,6 +75,7 @@ type options struct {
 	rounds     int
 	scale      float64
 	soakCycles int
+	settle     time.Duration
 	out        string
 	wasmsched  string
 	profileDir string
@@ -93,6 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", 3, "runs of each workload per scheduler; the order of the schedulers rotates each round, so with 3 each runs first, second and third once")
 	fs.Float64Var(&o.scale, "scale", 1, "multiplies every workload's node and pod counts (gang sizes stay 8-16)")
 	fs.IntVar(&o.soakCycles, "soak-cycles", 30, "cycles of each memory-soak phase (0: no soak)")
+	fs.DurationVar(&o.settle, "settle", runSettle, "pause after each run's cleanup, for the apiserver and etcd to finish its deletions (a small -scale needs less)")
 	fs.StringVar(&o.out, "out", "", "directory for README.md, results.json and the PNG plots (empty: print only)")
 	fs.StringVar(&o.profileDir, "cpuprofile-dir", "", "write a CPU profile of each run's scheduler over (the first 15 s of) its measured phase into this directory; profiling costs a few percent, so not for the figures")
 	fs.StringVar(&o.wasmsched, "wasmsched", "", "the wasmsched binary (empty: go build ./cmd/wasmsched into a temporary directory)")
@@ -114,8 +117,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			return o, fmt.Errorf("-schedulers: unknown scheduler %q: use some of upstream,native,wasm", s)
 		}
 	}
-	if o.rounds < 1 || o.scale <= 0 || o.soakCycles < 0 {
-		return o, fmt.Errorf("-rounds must be >= 1, -scale > 0 and -soak-cycles >= 0 (got %d, %g, %d)", o.rounds, o.scale, o.soakCycles)
+	if o.rounds < 1 || o.scale <= 0 || o.soakCycles < 0 || o.settle < 0 {
+		return o, fmt.Errorf("-rounds must be >= 1, -scale > 0, -soak-cycles >= 0 and -settle >= 0 (got %d, %g, %d, %v)", o.rounds, o.scale, o.soakCycles, o.settle)
 	}
 	return o, nil
 }
@@ -130,7 +133,7 @@ func split(s string) []string {
 	return out
 }
 
-// runSettle is the pause after each run's cleanup.
+// runSettle is the default pause after each run's cleanup (-settle).
 const runSettle = 5 * time.Second
 
 // rotate returns the schedulers in round's order: round 1 as given, each
@@ -242,7 +245,7 @@ func execute(ctx context.Context, o options, log io.Writer) (*report.Report, err
 					r = h.measure(ctx, byName[name], kind, round)
 					// Let the apiserver and etcd finish with the deletions
 					// of the run before the next one starts.
-					if err := sleep(ctx, runSettle); err != nil {
+					if err := sleep(ctx, o.settle); err != nil {
 						return rep, err
 					}
 				}

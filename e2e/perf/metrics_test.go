@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -131,17 +132,18 @@ func TestRotateAlternatesTheOrder(t *testing.T) {
 }
 
 func TestFlags(t *testing.T) {
-	o, err := parseFlags([]string{"-workloads", "Gang, InMemory", "-schedulers", "wasm", "-rounds", "3"}, &bytes.Buffer{})
+	o, err := parseFlags([]string{"-workloads", "Gang, InMemory", "-schedulers", "wasm", "-rounds", "3", "-settle", "1s"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.workloads) != 2 || o.workloads[1] != inMemory || o.rounds != 3 || len(o.schedulers) != 1 {
+	if len(o.workloads) != 2 || o.workloads[1] != inMemory || o.rounds != 3 || len(o.schedulers) != 1 || o.settle != time.Second {
 		t.Errorf("parsed %+v", o)
 	}
 	for _, bad := range [][]string{
 		{"-workloads", "Nope"},
 		{"-schedulers", "kube"},
 		{"-rounds", "0"},
+		{"-settle", "-1s"},
 		{"extra"},
 	} {
 		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {

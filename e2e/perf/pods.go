@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,9 @@ type podSpec struct {
 	priorityClass string
 	group         string // PodGroup name, "" for none
 	affinity      *v1.Affinity
+	labels        map[string]string // besides phaseLabel
+	spread        []v1.TopologySpreadConstraint
+	owner         *metav1.OwnerReference // the pod's controller, nil for none
 }
 
 // makePod builds a pod for the perf profile. terminationGracePeriodSeconds
@@ -38,13 +42,16 @@ type podSpec struct {
 // 0 the apiserver removes it at once — as scheduler_perf's pods do.
 func makePod(ns, name, phase string, s podSpec) *v1.Pod {
 	zero := int64(0)
+	labels := map[string]string{phaseLabel: phase}
+	maps.Copy(labels, s.labels)
 	p := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{phaseLabel: phase}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
 		Spec: v1.PodSpec{
 			SchedulerName:                 schedulerName,
 			TerminationGracePeriodSeconds: &zero,
 			PriorityClassName:             s.priorityClass,
 			Affinity:                      s.affinity,
+			TopologySpreadConstraints:     s.spread,
 			Containers: []v1.Container{{
 				Name:  "c",
 				Image: "registry.k8s.io/pause:3.10",
@@ -54,6 +61,9 @@ func makePod(ns, name, phase string, s podSpec) *v1.Pod {
 				}},
 			}},
 		},
+	}
+	if s.owner != nil {
+		p.OwnerReferences = []metav1.OwnerReference{*s.owner}
 	}
 	if s.group != "" {
 		g := s.group
@@ -115,11 +125,15 @@ type podWatch struct {
 	mu          sync.Mutex
 	bound       map[string]map[types.UID]bool // phase -> pods seen bound
 	unscheduled map[string]map[types.UID]bool // phase -> pods seen PodScheduled=False
-	stop        chan struct{}
+	// firstUnscheduled is, per phase, the first pod seen PodScheduled=False
+	// and the condition's reason and message.
+	firstUnscheduled map[string]string
+	stop             chan struct{}
 }
 
 func watchPods(ctx context.Context, c kubernetes.Interface, ns string) (*podWatch, error) {
-	w := &podWatch{bound: map[string]map[types.UID]bool{}, unscheduled: map[string]map[types.UID]bool{}, stop: make(chan struct{})}
+	w := &podWatch{bound: map[string]map[types.UID]bool{}, unscheduled: map[string]map[types.UID]bool{},
+		firstUnscheduled: map[string]string{}, stop: make(chan struct{})}
 	f := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(ns))
 	inf := f.Core().V1().Pods().Informer()
 	observe := func(obj any) {
@@ -137,6 +151,9 @@ func watchPods(ctx context.Context, c kubernetes.Interface, ns string) (*podWatc
 		for _, c := range p.Status.Conditions {
 			if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
 				mark(w.unscheduled, phase, p.UID)
+				if _, ok := w.firstUnscheduled[phase]; !ok {
+					w.firstUnscheduled[phase] = fmt.Sprintf("pod %s: %s: %s", p.Name, c.Reason, c.Message)
+				}
 			}
 		}
 	}
@@ -179,17 +196,38 @@ func (w *podWatch) unschedulableCount(phase string) int {
 	return len(w.unscheduled[phase])
 }
 
+// unschedulable returns, when a pod of phase was seen PodScheduled=False,
+// which one and the scheduler's reason and message.
+func (w *podWatch) unschedulable(phase string) (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, ok := w.firstUnscheduled[phase]
+	return s, ok
+}
+
 func (w *podWatch) close() { close(w.stop) }
 
 // waitFor polls cond every 50 ms until it holds, ctx ends, or timeout
 // passes; the error says what was being waited for and the last progress.
 func waitFor(ctx context.Context, timeout time.Duration, what string, cond func() (bool, string)) error {
+	return waitOrFail(ctx, timeout, what, func() (bool, string, error) {
+		ok, progress := cond()
+		return ok, progress, nil
+	})
+}
+
+// waitOrFail is waitFor with a cond that can also tell that the wait is
+// hopeless: its error ends the wait at once.
+func waitOrFail(ctx context.Context, timeout time.Duration, what string, cond func() (bool, string, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
-		ok, progress := cond()
+		ok, progress, err := cond()
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
 		if ok {
 			return nil
 		}

@@ -33,6 +33,8 @@ type run struct {
 	nodePrefix string
 	nodeNames  []string
 	pods       *podWatch
+	// allSchedulable is the workload's: see workload.allSchedulable.
+	allSchedulable bool
 }
 
 func (r *run) logf(format string, args ...any) { r.h.logf("["+r.id+"] "+format, args...) }
@@ -49,10 +51,22 @@ func (r *run) createAndBind(ctx context.Context, phase string, n int, spec func(
 	if err := r.create(ctx, phase, n, spec); err != nil {
 		return err
 	}
-	return waitFor(ctx, 5*time.Minute, "the "+phase+" pods to be bound", func() (bool, string) {
+	return waitOrFail(ctx, 5*time.Minute, "the "+phase+" pods to be bound", func() (bool, string, error) {
 		b := r.pods.boundCount(phase)
-		return b >= n, fmt.Sprintf("%d/%d bound", b, n)
+		return b >= n, fmt.Sprintf("%d/%d bound", b, n), r.refused(phase)
 	})
+}
+
+// refused is, when the run's workload has every pod fit at once, an error
+// for the first pod of phase the scheduler reported unschedulable.
+func (r *run) refused(phase string) error {
+	if !r.allSchedulable {
+		return nil
+	}
+	if msg, ok := r.pods.unschedulable(phase); ok {
+		return fmt.Errorf("the scheduler found no node for a pod that fits: %s", msg)
+	}
+	return nil
 }
 
 // measure runs w under the scheduler kind and returns its measurements. A
@@ -70,7 +84,7 @@ func (h *harness) measure(ctx context.Context, w *workload, kind string, round i
 
 func (h *harness) measureInto(ctx context.Context, w *workload, kind string, round int, out *report.Run) (err error) {
 	h.seq++
-	r := &run{h: h, env: h.env, c: h.env.Client, kind: kind, id: fmt.Sprintf("%s-%s-%d", w.name, kind, round)}
+	r := &run{h: h, env: h.env, c: h.env.Client, kind: kind, id: fmt.Sprintf("%s-%s-%d", w.name, kind, round), allSchedulable: w.allSchedulable}
 	r.nodePrefix = fmt.Sprintf("perf%d", h.seq)
 	if r.ns, err = h.env.CreateNamespace(ctx, "perf"); err != nil {
 		return err
@@ -80,15 +94,8 @@ func (h *harness) measureInto(ctx context.Context, w *workload, kind string, rou
 			err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
 		}
 	}()
-	spec := w.node
-	spec.NamePrefix = r.nodePrefix
-	spec.Labels = map[string]string{runLabel: r.id}
-	nodes, err := h.env.CreateFakeNodes(ctx, w.nodes, spec)
-	if err != nil {
+	if r.nodeNames, err = createNodes(ctx, h.env, w, r); err != nil {
 		return err
-	}
-	for _, n := range nodes {
-		r.nodeNames = append(r.nodeNames, n.Name)
 	}
 	if r.pods, err = watchPods(ctx, r.c, r.ns); err != nil {
 		return err
@@ -143,16 +150,16 @@ func (h *harness) measureInto(ctx context.Context, w *workload, kind string, rou
 		go func() { defer wg.Done(); h.profile(mctx, sched, r.id) }()
 	}
 
-	err = waitFor(ctx, w.timeout, "the measured pods to be bound", func() (bool, string) {
+	err = waitOrFail(ctx, w.timeout, "the measured pods to be bound", func() (bool, string, error) {
 		select {
 		case err := <-createErr:
 			if err != nil {
-				return false, "create failed: " + err.Error()
+				return false, "", fmt.Errorf("create: %w", err)
 			}
 		default:
 		}
 		b := r.pods.boundCount(phaseMeasured)
-		return b >= w.measured, fmt.Sprintf("%d/%d bound", b, w.measured)
+		return b >= w.measured, fmt.Sprintf("%d/%d bound", b, w.measured), r.refused(phaseMeasured)
 	})
 	elapsed := time.Since(start)
 	cpu1, perr := readProc(sched.pid())
@@ -179,7 +186,47 @@ func (h *harness) measureInto(ctx context.Context, w *workload, kind string, rou
 	r.logf("%d pods in %.1fs (%.0f pods/s), attempt p50 %.1fms p99 %.1fms, cpu %.1fs, peak RSS %d MiB; %.0f attempts, %.0f policy fallbacks",
 		out.Pods, elapsed.Seconds(), float64(out.Pods)/elapsed.Seconds(), out.Latency.P50*1e3, out.Latency.P99*1e3,
 		out.CPUSeconds, out.PeakRSS>>20, lat.total(), after.sum(policyFallbacks)-before.sum(policyFallbacks))
+	if w.verify != nil {
+		if err := w.verify(ctx, r); err != nil {
+			return fmt.Errorf("the placements break the pods' constraints: %w", err)
+		}
+	}
 	return nil
+}
+
+// createNodes creates w's nodes for r and returns their names. With zones,
+// each zone gets as many nodes as scheduler_perf's round-robin labelling
+// gives it (the first w.nodes mod len(zones) zones one more), created by
+// one call per zone.
+func createNodes(ctx context.Context, env *testenv.Env, w *workload, r *run) ([]string, error) {
+	zones := w.zones
+	if len(zones) == 0 {
+		zones = []string{""}
+	}
+	var names []string
+	for z, zone := range zones {
+		spec := w.node
+		spec.NamePrefix = r.nodePrefix
+		spec.Labels = map[string]string{runLabel: r.id}
+		if zone != "" {
+			spec.Labels[v1.LabelTopologyZone] = zone
+		}
+		n := w.nodes / len(zones)
+		if z < w.nodes%len(zones) {
+			n++
+		}
+		if n == 0 {
+			continue
+		}
+		nodes, err := env.CreateFakeNodes(ctx, n, spec)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			names = append(names, node.Name)
+		}
+	}
+	return names, nil
 }
 
 // sample counts the measured pods bound in each second until ctx ends, as

@@ -22,6 +22,15 @@ type workload struct {
 	name, description string
 	nodes             int
 	node              testenv.NodeSpec
+	// zones, when set, label the nodes topology.kubernetes.io/zone
+	// round-robin over these values (scheduler_perf's
+	// labelNodePrepareStrategy).
+	zones []string
+	// allSchedulable says every pod fits at once: the first pod reported
+	// unschedulable fails the run with the scheduler's message instead of
+	// waiting for the timeout (wasmsched refuses constraints it has no
+	// plugin for yet that way).
+	allSchedulable bool
 	// init creates what the scheduler meets before the measured phase and
 	// waits until the scheduler has handled it.
 	init func(ctx context.Context, r *run) error
@@ -33,6 +42,10 @@ type workload struct {
 	churn func(ctx context.Context, r *run)
 	// timeout bounds the measured phase.
 	timeout time.Duration
+	// verify, when set, checks the placements after the measured phase
+	// (outside the measurement): a scheduler that ignores a hard
+	// constraint fails the run rather than winning it.
+	verify func(ctx context.Context, r *run) error
 }
 
 // Priority classes of the preemption workload.
@@ -63,7 +76,7 @@ func workloads(scale float64) []*workload {
 		groupSizes[i] = 8 + i%9 // 8..16
 		gangPods += groupSizes[i]
 	}
-	return []*workload{
+	return append([]*workload{
 		{
 			name: "SchedulingBasic",
 			description: fmt.Sprintf("%d nodes (4 cpu, 32Gi, 110 pods), %d initial pods, then %d measured pods (100m cpu, 500Mi), as scheduler_perf's SchedulingBasic",
@@ -144,7 +157,7 @@ func workloads(scale float64) []*workload {
 			},
 			timeout: 10 * time.Minute,
 		},
-	}
+	}, constraintWorkloads(scale)...)
 }
 
 // nodeChurn adds a node, changes a label of an existing node and deletes
