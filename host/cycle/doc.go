@@ -26,6 +26,18 @@
 //   - A pod or pod group that fits nowhere may preempt (WithPreemption):
 //     host/preempt chooses the victims on the snapshot (KEP-902,
 //     KEP-5710's victim order through the victim-order slot, installed with
-//     SetVictimOrder), and this package actuates the choice: the nomination,
-//     the DisruptionTarget condition, the evictions, the events.
+//     SetVictimOrder; candidate nodes dry-run in parallel), and this package
+//     actuates the choice asynchronously, as upstream's
+//     SchedulerAsyncPreemption: the nomination, the DisruptionTarget
+//     condition, the evictions and the events are written by a goroutine
+//     while the preemptor is held in the queue (queue.Hold), and the cycle
+//     goes on with other pods. The hold ends when the writes are done; a
+//     failed eviction withdraws the nomination and activates the preemptor.
+//   - Metrics under upstream's names (Recorder): attempts, the SLI,
+//     preemption evaluation and execution, the extension points of every
+//     cycle, and the plugins one by one in a sampled 10% of the cycles
+//     (WithPluginEntries builds a timed copy of the profile for those, so
+//     the other cycles pay nothing). Scores are timed per call, which
+//     scores every feasible node (upstream times each node); PreScore's
+//     time is inside the Score extension point.
 package cycle

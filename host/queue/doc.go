@@ -24,7 +24,9 @@
 //
 // The queue's inputs are Kubernetes objects and cluster events: Add, Update,
 // Delete and Activate for unassigned pods; AddPodGroup, UpdatePodGroup,
-// DeletePodGroup; MoveOnEvent for events built with host/podview. Its
+// DeletePodGroup; MoveOnEvent for events built with host/podview, and
+// MoveOnEventFor for an event that concerns only some pods (a freed
+// nomination: those of lower or equal priority). Its
 // consumer is the scheduling cycle: Pop, then Done (bound or dropped) or
 // AddUnschedulableIfNotPresent (failed) for each popped pod, and
 // AddAttemptedGroupIfNeeded for a popped group. Run drives the periodic
@@ -37,7 +39,11 @@
 // backoffQ; not again when it moves from backoffQ to activeQ. Scheduling
 // gates are API semantics, not policy: a pod with spec.schedulingGates is held
 // natively (plugin abi.PluginSchedulingGates) before the slot is asked, and
-// requeued by the update that removes its last gate.
+// requeued by the update that removes its last gate. Likewise a preemptor
+// whose evictions are being written is held natively (Hold, until
+// Release), gated by abi.PluginDefaultPreemption; the moves decided for it
+// meanwhile are remembered and made at Release, so no event is lost to the
+// hold (upstream reads the informer to cover that race instead).
 //
 // A cluster event becomes one batched call of the QueueingHint slot for the
 // pods of the pool whose rejecting plugins registered a matching (resource,
@@ -102,8 +108,8 @@
 // Left for the scheduling cycle (issue 4): the informer handlers (skip
 // updates of assumed pods, send Delete for pods bound elsewhere, call
 // MoveOnEvent after Add for unscheduled pods and after the PodGroup
-// methods, pass the cache's member count with WithGroupMembers); nominated
-// pods. Left for the pod-group cycle (issue 5): what to do with the popped
+// methods, pass the cache's member count with WithGroupMembers). Left for
+// the pod-group cycle (issue 5): what to do with the popped
 // members (each handed back with Done or AddUnschedulableIfNotPresent, then
 // AddAttemptedGroupIfNeeded); composite pod groups (alpha upstream).
 //
