@@ -137,22 +137,18 @@ func kvsWithin(a, b abi.KVList) bool {
 // sameTaints compares two nodes' taints in order, as upstream's
 // equality.Semantic.DeepEqual of spec.taints does, on what the record holds
 // (key, value, effect; not timeAdded).
-func sameTaints(a, b abi.TaintList) bool {
-	if a.Len() != b.Len() {
-		return false
-	}
-	for i := range a.Len() {
-		if a.At(i) != b.At(i) {
-			return false
-		}
-	}
-	return true
-}
+func sameTaints(a, b abi.TaintList) bool { return sameList(a, b) }
 
 // sameTolerations compares two pods' tolerations in order, as upstream's
 // equality.Semantic.DeepEqual of spec.tolerations does, on what the record
 // holds (key, value, operator, effect; not tolerationSeconds).
-func sameTolerations(a, b abi.TolerationList) bool {
+func sameTolerations(a, b abi.TolerationList) bool { return sameList(a, b) }
+
+// sameList compares two record lists element by element, in order.
+func sameList[T comparable, L interface {
+	Len() int
+	At(int) T
+}](a, b L) bool {
 	if a.Len() != b.Len() {
 		return false
 	}
