@@ -130,6 +130,23 @@ func workloads(scale float64) []*workload {
 			timeout: 10 * time.Minute,
 		},
 		{
+			name: "PreemptionAsync",
+			description: fmt.Sprintf("%d nodes (4 cpu) filled by %d low-priority pods (900m cpu, 500Mi), then %d measured pods (100m cpu, 500Mi) while a high-priority pod (3970m cpu, 500Mi) that preempts its node's four is created every 200 ms until those are bound; only the measured pods are counted, as scheduler_perf's PreemptionAsync/500Nodes",
+				preemptNodes, 4*preemptNodes, preemptNodes),
+			nodes: preemptNodes, node: node,
+			init: func(ctx context.Context, r *run) error {
+				low := podSpec{cpu: "900m", memory: "500Mi", priorityClass: pcLow}
+				return r.createAndBind(ctx, phaseInit, 4*preemptNodes, func(int) podSpec { return low })
+			},
+			measured: preemptNodes,
+			create: func(ctx context.Context, r *run) error {
+				return r.create(ctx, phaseMeasured, preemptNodes, func(int) podSpec { return small })
+			},
+			churn:   preemptorChurn,
+			timeout: 10 * time.Minute,
+			verify:  preemptorsBound,
+		},
+		{
 			name: "Gang",
 			description: fmt.Sprintf("%d nodes, %d initial pods, then %d PodGroups (scheduling.k8s.io/v1beta1, gang minCount = size, sizes 8-16) with %d measured pods, each group created before its members",
 				scaled(1000, scale), basicInit, groups, gangPods),
@@ -199,6 +216,60 @@ func nodeChurn(ctx context.Context, r *run) {
 		prev = nodes[0].Name
 	}
 }
+
+// preemptorChurn creates a high-priority pod that needs a whole node
+// (3970m of 4 cpu) at once and then every 200 ms until ctx ends, as
+// scheduler_perf's churn op in create mode: each one preempts the low
+// pods of a node. They stay (cleanup deletes them with the run's other
+// pods); once every node holds one, the later ones stay pending. The
+// first is created at once so that even a measured phase shorter than the
+// interval meets one.
+func preemptorChurn(ctx context.Context, r *run) {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	high := podSpec{cpu: "3970m", memory: "500Mi", priorityClass: pcHigh}
+	for i := 0; ; i++ {
+		p := makePod(r.ns, phaseChurn+"-"+strconv.Itoa(i), phaseChurn, high)
+		if _, err := r.c.CoreV1().Pods(r.ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			if ctx.Err() == nil {
+				r.logf("churn: create pod %s: %v", p.Name, err)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// preemptorsBound waits up to preemptorWait for one of the preemptors
+// created to be bound and logs how many were: a scheduler that never
+// completes a preemption fails the run. It does not wait for all of them:
+// those created last had no time, and once every node holds one the rest
+// cannot fit.
+func preemptorsBound(ctx context.Context, r *run) error {
+	l, err := r.c.CoreV1().Pods(r.ns).List(ctx, metav1.ListOptions{LabelSelector: phaseLabel + "=" + phaseChurn})
+	if err != nil {
+		return fmt.Errorf("list the preemptors: %w", err)
+	}
+	created := len(l.Items)
+	if created == 0 {
+		r.logf("no preemptor was created during the measured phase")
+		return nil
+	}
+	err = waitFor(ctx, preemptorWait, "a preemptor to be bound", func() (bool, string) {
+		b := r.pods.boundCount(phaseChurn)
+		return b > 0, fmt.Sprintf("%d/%d preemptors bound", b, created)
+	})
+	r.logf("%d/%d preemptors bound", r.pods.boundCount(phaseChurn), created)
+	return err
+}
+
+// preemptorWait bounds preemptorsBound's wait, generously: the first
+// preemptor was created when the measured phase began.
+const preemptorWait = 30 * time.Second
 
 // ensurePriorityClasses creates the preemption workload's classes.
 func ensurePriorityClasses(ctx context.Context, env *testenv.Env) error {
