@@ -57,13 +57,6 @@ func (b *podBuilder) preferPodAffinity(weight int32, t v1.PodAffinityTerm) *podB
 	return b
 }
 
-func (b *podBuilder) preferPodAntiAffinity(weight int32, t v1.PodAffinityTerm) *podBuilder {
-	a := b.podAffinityRef().PodAntiAffinity
-	a.PreferredDuringSchedulingIgnoredDuringExecution = append(a.PreferredDuringSchedulingIgnoredDuringExecution,
-		v1.WeightedPodAffinityTerm{Weight: weight, PodAffinityTerm: t})
-	return b
-}
-
 // affinity sets the pod's whole affinity (shared, read-only).
 func (b *podBuilder) affinity(a *v1.Affinity) *podBuilder { b.p.Spec.Affinity = a; return b }
 
