@@ -245,23 +245,6 @@ func TestPreemptionMetrics(t *testing.T) {
 	})
 }
 
-// page is the running implementation's /metrics.
-func (s *scheduler) page(t *testing.T) []byte {
-	t.Helper()
-	var page []byte
-	var err error
-	switch {
-	case s.upstream != nil:
-		page, err = s.upstream.Get(context.Background(), "/metrics")
-	case s.wasm != nil:
-		page, err = s.wasm.Get(context.Background(), "/metrics")
-	}
-	if err != nil || page == nil {
-		t.Fatalf("[%s] GET /metrics: %v", s.name, err)
-	}
-	return page
-}
-
 func parseMetrics(page []byte) (map[string]*dto.MetricFamily, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	return p.TextToMetricFamilies(bytes.NewReader(page))

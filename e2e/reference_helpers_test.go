@@ -133,6 +133,12 @@ func (s *scheduler) start(t *testing.T) {
 // /metrics: both serve the upstream names.
 func (s *scheduler) metric(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
+	return testenv.SumSamples(s.page(t), name, labels...)
+}
+
+// page is the running implementation's /metrics.
+func (s *scheduler) page(t *testing.T) []byte {
+	t.Helper()
 	var page []byte
 	var err error
 	switch {
@@ -141,12 +147,12 @@ func (s *scheduler) metric(t *testing.T, name string, labels ...string) float64 
 	case s.wasm != nil:
 		page, err = s.wasm.Get(context.Background(), "/metrics")
 	default:
-		t.Fatalf("[%s] metric %s asked before start", s.name, name)
+		t.Fatalf("[%s] /metrics asked before start", s.name)
 	}
-	if err != nil {
+	if err != nil || page == nil {
 		t.Fatalf("[%s] GET /metrics: %v", s.name, err)
 	}
-	return testenv.SumSamples(page, name, labels...)
+	return page
 }
 
 // dump renders every pod of the namespace: node, nomination, PodScheduled
