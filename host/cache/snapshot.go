@@ -113,31 +113,39 @@ func (s *Snapshot) refreshAffinity() {
 
 // HasImages reports whether any node of the snapshot lists an image.
 func (s *Snapshot) HasImages() bool {
-	s.ImageNodes("") // brings the counts up to date
-	return len(s.images) > 0
+	s.refreshImages()
+	return len(s.list) > 0 && len(s.images) > 0
 }
 
 // ImageNodes is how many nodes of the snapshot list image among
 // node.status.images (under any of its names).
 func (s *Snapshot) ImageNodes(image string) int {
-	if len(s.list) == 0 { // never written to, as refreshAffinity
+	if len(s.list) == 0 {
 		return 0
 	}
-	if s.imagesStale || s.images == nil {
-		if s.images == nil {
-			s.images = make(map[string]int)
-		}
-		clear(s.images)
-		for _, n := range s.list {
-			for _, img := range n.node.Status.Images {
-				for _, name := range img.Names {
-					s.images[name]++
-				}
+	s.refreshImages()
+	return s.images[image]
+}
+
+// refreshImages recounts the nodes per image if a node object changed
+// since the last count. A snapshot without nodes is never written to, as
+// refreshAffinity.
+func (s *Snapshot) refreshImages() {
+	if len(s.list) == 0 || (!s.imagesStale && s.images != nil) {
+		return
+	}
+	if s.images == nil {
+		s.images = make(map[string]int)
+	}
+	clear(s.images)
+	for _, n := range s.list {
+		for _, img := range n.node.Status.Images {
+			for _, name := range img.Names {
+				s.images[name]++
 			}
 		}
-		s.imagesStale = false
 	}
-	return s.images[image]
+	s.imagesStale = false
 }
 
 // Get returns the node info of node name, or nil.
