@@ -2,6 +2,7 @@ package framework
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -184,7 +185,7 @@ func decodeInto(pc *kschedv1.PluginConfig, path *field.Path, into runtime.Object
 		raw = nil
 	}
 	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
-		if trimmed[0] != '{' {
+		if !json.Valid(trimmed) {
 			j, err := yaml.YAMLToJSON(trimmed)
 			if err != nil {
 				return field.Invalid(path, string(raw), fmt.Sprintf("not JSON or YAML: %v", err))
