@@ -484,7 +484,9 @@ func TestArgsValidation(t *testing.T) {
 func TestArgsDefaults(t *testing.T) {
 	i32 := func(v int32) *int32 { return &v }
 	t.Run("DefaultPreemption", func(t *testing.T) {
-		for _, tc := range []struct{ in, want kschedv1.DefaultPreemptionArgs }{
+		for _, tc := range []struct {
+			in, want kschedv1.DefaultPreemptionArgs
+		}{
 			{kschedv1.DefaultPreemptionArgs{}, kschedv1.DefaultPreemptionArgs{MinCandidateNodesPercentage: i32(10), MinCandidateNodesAbsolute: i32(100)}},
 			{kschedv1.DefaultPreemptionArgs{MinCandidateNodesPercentage: i32(50)}, kschedv1.DefaultPreemptionArgs{MinCandidateNodesPercentage: i32(50), MinCandidateNodesAbsolute: i32(100)}},
 		} {
@@ -512,7 +514,9 @@ func TestArgsDefaults(t *testing.T) {
 		}
 	})
 	t.Run("NodeResourcesBalancedAllocation", func(t *testing.T) {
-		for _, tc := range []struct{ in, want kschedv1.NodeResourcesBalancedAllocationArgs }{
+		for _, tc := range []struct {
+			in, want kschedv1.NodeResourcesBalancedAllocationArgs
+		}{
 			{kschedv1.NodeResourcesBalancedAllocationArgs{}, kschedv1.NodeResourcesBalancedAllocationArgs{Resources: cpuMem}},
 			{kschedv1.NodeResourcesBalancedAllocationArgs{Resources: []kschedv1.ResourceSpec{{Name: "nvidia.com/gpu"}}},
 				kschedv1.NodeResourcesBalancedAllocationArgs{Resources: []kschedv1.ResourceSpec{{Name: "nvidia.com/gpu", Weight: 1}}}},
