@@ -17,9 +17,9 @@ func TestNumCandidates(t *testing.T) {
 		args  framework.PreemptionArgs
 		want  int
 	}{
-		{10, framework.PreemptionArgs{}, 10},     // defaults: at least 100, at most all
-		{5000, framework.PreemptionArgs{}, 500},  // 10%
-		{500, framework.PreemptionArgs{}, 100},   // at least 100
+		{10, framework.PreemptionArgs{}, 10},    // defaults: at least 100, at most all
+		{5000, framework.PreemptionArgs{}, 500}, // 10%
+		{500, framework.PreemptionArgs{}, 100},  // at least 100
 		{500, framework.PreemptionArgs{MinCandidateNodesPercentage: 50, MinCandidateNodesAbsolute: 10}, 250},
 		{500, framework.PreemptionArgs{MinCandidateNodesPercentage: 0, MinCandidateNodesAbsolute: 1}, 1},
 		{500, framework.PreemptionArgs{MinCandidateNodesPercentage: 100, MinCandidateNodesAbsolute: 0}, 500},
