@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	kschedv1 "k8s.io/kube-scheduler/config/v1"
@@ -393,7 +394,8 @@ func Build(l Listers, c Config) (Built, error) {
 			"runs (wasmsched's preemption always holds back a pod whose victims are being evicted); disable its postFilter too, " +
 			"or neither")
 	}
-	for name, implements := range inTree {
+	for _, name := range slices.Sorted(maps.Keys(inTree)) {
+		implements := inTree[name]
 		if implements.has(ptPreFilter) && on(name, ptFilter) && !on(name, ptPreFilter) {
 			return Built{}, fmt.Errorf("plugins.preFilter: %s's filter cannot run without its preFilter in wasmsched; "+
 				"disable its filter too, or neither", name)
