@@ -320,7 +320,7 @@ func checkNames(c *kschedv1.Plugins) error {
 				}
 				if _, ok := inTree[p.Name]; !ok {
 					return fmt.Errorf("%s: unknown plugin %q: wasmsched runs upstream v1.37.1's in-tree plugins only "+
-						"(out-of-tree plugins cannot be loaded; its policies are Wasm modules configured in wasmsched's own pluginConfig)", where, p.Name)
+						"(out-of-tree plugins cannot be loaded; what wasmsched lets you replace are its Wasm policy slots)", where, p.Name)
 				}
 				if field == "enabled" && (names[i] == "placementGenerate" || names[i] == "placementScore") {
 					return fmt.Errorf("%s: wasmsched has no %s extension point (upstream's TopologyAwareWorkloadScheduling, alpha): remove %q from it",
