@@ -637,14 +637,14 @@ func TestNamespaces(t *testing.T) {
 				GetNamespace() string
 				GetName() string
 			})
-			switch o.(type) {
+			switch o := o.(type) {
 			case *corev1.Namespace, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding:
 				if meta.GetNamespace() != "" {
 					t.Errorf("%s: cluster-scoped %s has namespace %q", file, meta.GetName(), meta.GetNamespace())
 				}
 			case *rbacv1.RoleBinding:
 				want := namespace
-				if o.(*rbacv1.RoleBinding).RoleRef.Name == authReaderRole {
+				if o.RoleRef.Name == authReaderRole {
 					want = authNamespace
 				}
 				if meta.GetNamespace() != want {
