@@ -268,10 +268,10 @@ func (s *Server) Close() { s.closeOnce.Do(func() { _ = s.ln.Close() }) }
 // while it serves.
 func (s *Server) Serve(ctx context.Context) error {
 	defer s.Close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // before wg.Wait: the goroutines below end with ctx
 
 	tlsConfig := &tls.Config{
 		MinVersion: tls.VersionTLS12,
@@ -307,7 +307,6 @@ func (s *Server) Serve(ctx context.Context) error {
 		_ = srv.Shutdown(sctx)
 	})
 	if err := srv.ServeTLS(s.ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
-		cancel()
 		return fmt.Errorf("serve HTTPS on %s: %w", s.Addr(), err)
 	}
 	return nil

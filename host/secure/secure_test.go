@@ -402,3 +402,24 @@ func TestListenError(t *testing.T) {
 		t.Errorf("New on a bound address: %v, want an error naming secureServing.bindAddress", err)
 	}
 }
+
+// TestServeClosedListener: Serve on a closed listener returns the error
+// and stops what it started, rather than hanging.
+func TestServeClosedListener(t *testing.T) {
+	caPEM, _ := newCA(t)
+	s, err := New("127.0.0.1:0", (&apiServer{}).client(t, caPEM), handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(context.Background()) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "serve HTTPS on "+s.Addr()) {
+			t.Errorf("Serve on a closed listener: %v, want an error naming the address", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve on a closed listener did not return within 30s")
+	}
+}
