@@ -163,9 +163,9 @@ func New(addr string, client kubernetes.Interface, handler http.Handler, opts ..
 func servingCert(certFile, keyFile string) (_ dynamiccertificates.CertKeyContentProvider, selfSigned bool, _ error) {
 	switch {
 	case certFile != "" && keyFile != "":
-		for key, f := range map[string]string{"secureServing.certFile": certFile, "secureServing.keyFile": keyFile} {
-			if _, err := os.Stat(f); err != nil {
-				return nil, false, fmt.Errorf("%s: %w", key, err)
+		for _, f := range []struct{ key, path string }{{"secureServing.certFile", certFile}, {"secureServing.keyFile", keyFile}} {
+			if _, err := os.Stat(f.path); err != nil {
+				return nil, false, fmt.Errorf("%s: %w", f.key, err)
 			}
 		}
 		c, err := dynamiccertificates.NewDynamicServingContentFromFiles("serving-cert", certFile, keyFile)
