@@ -44,7 +44,8 @@ func defaults() *Config {
 			RenewDeadline: 10 * time.Second,
 			RetryPeriod:   2 * time.Second,
 		},
-		Metrics: Metrics{BindAddress: "127.0.0.1:10351"},
+		Metrics:       Metrics{BindAddress: "127.0.0.1:10351"},
+		SecureServing: SecureServing{BindAddress: "0.0.0.0:10359"},
 		Sandbox: Sandbox{MemoryPages: 256, Deadline: 100 * time.Millisecond, PoolSize: 4, WatchdogTick: time.Millisecond,
 			BreakerFailures: 5, BreakerWindow: 10 * time.Second},
 		Policies:      map[abi.Slot]Module{},
@@ -158,6 +159,8 @@ func TestKeyLayers(t *testing.T) {
 			2 * time.Second, 3 * time.Second, 4 * time.Second, 500 * time.Millisecond},
 		{"metrics.bindAddress", `"0.0.0.0:10351"`, ":9000", "", func(c *Config) any { return c.Metrics.BindAddress },
 			"127.0.0.1:10351", "0.0.0.0:10351", ":9000", ""},
+		{"secureServing.bindAddress", `"127.0.0.1:10359"`, ":9443", "", func(c *Config) any { return c.SecureServing.BindAddress },
+			"0.0.0.0:10359", "127.0.0.1:10359", ":9443", ""},
 		{"sandbox.breakerFailures", "0", "1000", "3", func(c *Config) any { return c.Sandbox.BreakerFailures },
 			5, 0, 1000, 3},
 		{"sandbox.breakerWindow", "1s", "1h", "30s", func(c *Config) any { return c.Sandbox.BreakerWindow },
@@ -378,14 +381,60 @@ profiles:
 
 func TestBindAddresses(t *testing.T) {
 	for _, a := range []string{"", "127.0.0.1:10351", "0.0.0.0:10351", ":10351", "[::]:10351", "[::1]:0", "localhost:8080", "metrics.example.com:443"} {
-		c, err := Load(Source{Overrides: map[string]string{"metrics.bindAddress": a}})
+		c, err := Load(Source{Overrides: map[string]string{"metrics.bindAddress": a, "secureServing.bindAddress": a}})
 		if err != nil {
 			t.Errorf("%q: %v", a, err)
 			continue
 		}
-		if c.Metrics.BindAddress != a {
-			t.Errorf("%q: got %q", a, c.Metrics.BindAddress)
+		if c.Metrics.BindAddress != a || c.SecureServing.BindAddress != a {
+			t.Errorf("%q: got %q and %q", a, c.Metrics.BindAddress, c.SecureServing.BindAddress)
 		}
+	}
+}
+
+// TestSecureServing: the HTTPS listener's keys, checked alone and together.
+func TestSecureServing(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		over map[string]string
+		want SecureServing
+		errs []string // substrings of the error; none: loads
+	}{
+		{"default", nil, SecureServing{BindAddress: "0.0.0.0:10359"}, nil},
+		{"disabled", map[string]string{"secureServing.bindAddress": ""}, SecureServing{}, nil},
+		{"certificate and key", map[string]string{"secureServing.certFile": "tls.crt", "secureServing.keyFile": "tls.key"},
+			SecureServing{BindAddress: "0.0.0.0:10359", CertFile: "tls.crt", KeyFile: "tls.key"}, nil},
+		{"certificate without key", map[string]string{"secureServing.certFile": "tls.crt"}, SecureServing{},
+			[]string{`secureServing.certFile "tls.crt" and secureServing.keyFile ""`, "set both", "or neither (a self-signed certificate)"}},
+		{"key without certificate", map[string]string{"secureServing.keyFile": "tls.key"}, SecureServing{},
+			[]string{`secureServing.certFile "" and secureServing.keyFile "tls.key"`, "set both"}},
+		{"no port", map[string]string{"secureServing.bindAddress": "0.0.0.0"}, SecureServing{},
+			[]string{"secureServing.bindAddress", `"0.0.0.0" is not host:port`, "0.0.0.0:10359", "leave it empty to disable"}},
+		{"port out of range", map[string]string{"secureServing.bindAddress": ":70000"}, SecureServing{},
+			[]string{"secureServing.bindAddress", `port "70000" is not a number from 0 to 65535`}},
+		{"bad host", map[string]string{"secureServing.bindAddress": "not_a_host:10359"}, SecureServing{},
+			[]string{"secureServing.bindAddress", `host "not_a_host" is neither an IP address nor a host name`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Load(Source{Overrides: c.over})
+			if len(c.errs) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(c.want, got.SecureServing); diff != "" {
+					t.Errorf("SecureServing (-want, +got):\n%s", diff)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("loaded %+v, want an error", got.SecureServing)
+			}
+			for _, w := range c.errs {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
 	}
 }
 
@@ -565,7 +614,7 @@ func TestHelp(t *testing.T) {
 			t.Errorf("Help lacks %s, %s or its help", name, EnvName(name))
 		}
 	}
-	for _, w := range []string{"default 256", "default wasmsched", "default 127.0.0.1:10351", "default 50", profileKeyPattern, "file and command line only"} {
+	for _, w := range []string{"default 256", "default wasmsched", "default 127.0.0.1:10351", "default 0.0.0.0:10359", "default 50", profileKeyPattern, "file and command line only"} {
 		if !strings.Contains(h, w) {
 			t.Errorf("Help lacks %q:\n%s", w, h)
 		}
@@ -583,6 +632,10 @@ func sample(name string) string {
 		"leaderElection.renewDeadline": "5s",
 		"leaderElection.retryPeriod":   "1s",
 		"metrics.bindAddress":          ":8080",
+		"secureServing.bindAddress":    ":8443",
+		// Alone, either would be refused: both or neither.
+		"secureServing.certFile": "",
+		"secureServing.keyFile":  "",
 	}[name]; ok {
 		return v
 	}

@@ -161,10 +161,17 @@ var keys = func() []key {
 		durationKey("leaderElection.retryPeriod", 2*time.Second, 100*time.Millisecond, time.Hour, func(c *Config) *time.Duration { return &c.LeaderElection.RetryPeriod },
 			"time between attempts to take or renew the Lease"),
 
-		stringKey("metrics.bindAddress", "127.0.0.1:10351", checkHostPort, func(c *Config) *string { return &c.Metrics.BindAddress },
-			"host:port serving /metrics, /healthz and /readyz (empty: no listener)"),
+		stringKey("metrics.bindAddress", "127.0.0.1:10351", hostPort("10351"), func(c *Config) *string { return &c.Metrics.BindAddress },
+			"host:port of the plain-HTTP listener, without authentication, serving /metrics, /healthz, /livez, /readyz and /policies, for development and tests (empty: no listener)"),
 		boolKey("metrics.profiling", false, func(c *Config) *bool { return &c.Metrics.Profiling },
-			"also serve Go's profiles under /debug/pprof/ on metrics.bindAddress (the listener has no authentication: keep it on loopback)"),
+			"also serve Go's profiles under /debug/pprof/: on secureServing.bindAddress behind authorization, and on metrics.bindAddress without (keep that one on loopback)"),
+
+		stringKey("secureServing.bindAddress", "0.0.0.0:10359", hostPort("10359"), func(c *Config) *string { return &c.SecureServing.BindAddress },
+			"host:port of the HTTPS listener (kube-scheduler's secure port): /metrics, /policies and /debug/pprof/ for callers the API server authenticates (TokenReview, client certificates) and authorizes (SubjectAccessReview on the non-resource URL), /healthz, /livez and /readyz for anyone (empty: no listener)"),
+		stringKey("secureServing.certFile", "", nil, func(c *Config) *string { return &c.SecureServing.CertFile },
+			"PEM serving certificate (chain) of secureServing.bindAddress, with secureServing.keyFile; reloaded when it changes (empty, with no keyFile: a self-signed certificate made at start)"),
+		stringKey("secureServing.keyFile", "", nil, func(c *Config) *string { return &c.SecureServing.KeyFile },
+			"PEM private key of secureServing.certFile"),
 
 		intKey("sandbox.memoryPages", 256, 2, maxMemoryPages, func(c *Config) *uint32 { return &c.Sandbox.MemoryPages },
 			"memory limit of a policy module, in 64 KiB pages"),

@@ -42,6 +42,11 @@ func TestKeyRoundTrip(t *testing.T) {
 	add(one("leaderElection.retryPeriod", "1s", func(c *Config) { c.LeaderElection.RetryPeriod = time.Second }))
 	add(one("metrics.bindAddress", "127.0.0.1:9", func(c *Config) { c.Metrics.BindAddress = "127.0.0.1:9" }))
 	add(one("metrics.profiling", "true", func(c *Config) { c.Metrics.Profiling = true }))
+	add(one("secureServing.bindAddress", "127.0.0.1:9", func(c *Config) { c.SecureServing.BindAddress = "127.0.0.1:9" }))
+	tls := map[string]string{"secureServing.certFile": "tls.crt", "secureServing.keyFile": "tls.key"}
+	bothFiles := func(c *Config) { c.SecureServing.CertFile, c.SecureServing.KeyFile = "tls.crt", "tls.key" }
+	add("secureServing.certFile", roundTrip{over: tls, want: bothFiles})
+	add("secureServing.keyFile", roundTrip{over: tls, want: bothFiles})
 	add(one("sandbox.memoryPages", "32768", func(c *Config) { c.Sandbox.MemoryPages = 32768 }))
 	add(one("sandbox.deadline", "7s", func(c *Config) { c.Sandbox.Deadline = 7 * time.Second }))
 	add(one("sandbox.poolSize", "0", func(c *Config) { c.Sandbox.PoolSize = 0 }))

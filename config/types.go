@@ -16,6 +16,7 @@ type Config struct {
 	Scheduling     Scheduling
 	LeaderElection LeaderElection
 	Metrics        Metrics
+	SecureServing  SecureServing
 	Sandbox        Sandbox
 	// Policies holds the default profile's slots whose module comes from a
 	// file or is native; a slot not listed uses the Wasm module built into
@@ -76,7 +77,8 @@ type LeaderElection struct {
 	RetryPeriod   time.Duration
 }
 
-// Metrics configures the HTTP listener of /metrics, /healthz and /readyz.
+// Metrics configures the plain-HTTP listener of /metrics, the probes and
+// /policies, which has no authentication: for development and tests.
 type Metrics struct {
 	// BindAddress is host:port; empty disables the listener.
 	BindAddress string
@@ -84,6 +86,17 @@ type Metrics struct {
 	// as kube-scheduler's enableProfiling does. Off by default: the listener
 	// has no authentication.
 	Profiling bool
+}
+
+// SecureServing configures the HTTPS listener, kube-scheduler's secure
+// port: the API server authenticates and authorizes its callers.
+type SecureServing struct {
+	// BindAddress is host:port; empty disables the listener.
+	BindAddress string
+	// CertFile and KeyFile are the PEM serving certificate and key, both set
+	// or both empty; empty: a self-signed certificate made at start.
+	CertFile string
+	KeyFile  string
 }
 
 // Sandbox are the limits every policy module runs under.

@@ -70,24 +70,27 @@ func dnsName(what string, is func(string) []string) func(string) error {
 
 var checkSchedulerName = dnsName("scheduler name (pods name it in spec.schedulerName)", validation.IsDNS1123Subdomain)
 
-// checkHostPort allows "" (disabled) or host:port with a numeric port and a
-// host that is empty (every interface), an IP address or a host name.
-func checkHostPort(s string) error {
-	if s == "" {
+// hostPort allows "" (disabled) or host:port with a numeric port and a host
+// that is empty (every interface), an IP address or a host name; port is
+// the example in the error.
+func hostPort(port string) func(string) error {
+	allowed := fmt.Sprintf("write it like 127.0.0.1:%[1]s, 0.0.0.0:%[1]s, [::]:%[1]s or :%[1]s, or leave it empty to disable the listener", port)
+	return func(s string) error {
+		if s == "" {
+			return nil
+		}
+		host, port, err := net.SplitHostPort(s)
+		if err != nil {
+			return fmt.Errorf("%q is not host:port: %s", s, allowed)
+		}
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return fmt.Errorf("%q: port %q is not a number from 0 to 65535: %s", s, port, allowed)
+		}
+		if host != "" && net.ParseIP(host) == nil && len(validation.IsDNS1123Subdomain(host)) > 0 {
+			return fmt.Errorf("%q: host %q is neither an IP address nor a host name: %s", s, host, allowed)
+		}
 		return nil
 	}
-	const allowed = "write it like 127.0.0.1:10351, 0.0.0.0:10351, [::]:10351 or :10351, or leave it empty to disable the listener"
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return fmt.Errorf("%q is not host:port: %s", s, allowed)
-	}
-	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return fmt.Errorf("%q: port %q is not a number from 0 to 65535: %s", s, port, allowed)
-	}
-	if host != "" && net.ParseIP(host) == nil && len(validation.IsDNS1123Subdomain(host)) > 0 {
-		return fmt.Errorf("%q: host %q is neither an IP address nor a host name: %s", s, host, allowed)
-	}
-	return nil
 }
 
 // leaderElectionJitter is client-go's leaderelection.JitterFactor: a
@@ -110,6 +113,10 @@ func crossChecks(c *Config) []error {
 		errs = append(errs, fmt.Errorf("policies.adminEndpoint: the endpoint that swaps policy modules has no authentication, and metrics.bindAddress %q is not a loopback address, so any pod that can reach it could change scheduling policy; "+
 			"set metrics.bindAddress to 127.0.0.1:PORT (and use kubectl port-forward to reach it) or turn policies.adminEndpoint off",
 			c.Metrics.BindAddress))
+	}
+	if ss := c.SecureServing; (ss.CertFile == "") != (ss.KeyFile == "") {
+		errs = append(errs, fmt.Errorf("secureServing.certFile %q and secureServing.keyFile %q: set both (a PEM certificate and its private key) or neither (a self-signed certificate)",
+			ss.CertFile, ss.KeyFile))
 	}
 	// As client-go's leaderelection.NewLeaderElector.
 	le := c.LeaderElection

@@ -17,9 +17,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/wasmsched/wasmsched/config"
@@ -71,12 +73,36 @@ func leaseNeeds(name string) []access {
 	}
 }
 
+// The secure port's delegated authentication and authorization (kube-scheduler's
+// needs too): TokenReviews and SubjectAccessReviews cluster-wide, and reading the
+// client CA in kube-system's extension-apiserver-authentication ConfigMap.
+// Granted by built-in roles, whose rules (bootstrap policy, v1.37) are these;
+// e2e/deploy_test.go asks the real apiserver.
+var (
+	authDelegatorNeeds = []access{
+		{"authentication.k8s.io", "tokenreviews", "create", ""},
+		{"authorization.k8s.io", "subjectaccessreviews", "create", ""},
+	}
+	authReaderNeeds = []access{
+		{"", "configmaps", "get", "extension-apiserver-authentication"},
+		{"", "configmaps", "list", "extension-apiserver-authentication"},
+		{"", "configmaps", "watch", "extension-apiserver-authentication"},
+	}
+)
+
+const (
+	authDelegatorRole = "system:auth-delegator"
+	authReaderRole    = "extension-apiserver-authentication-reader"
+	authNamespace     = "kube-system"
+	securePort        = 10359
+)
+
 // decoder decodes strictly (unknown or duplicate fields fail) into the
 // typed objects of the groups the manifests may use.
 func decoder(t *testing.T) runtime.Decoder {
 	t.Helper()
 	sch := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, rbacv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, rbacv1.AddToScheme, networkingv1.AddToScheme} {
 		if err := add(sch); err != nil {
 			t.Fatal(err)
 		}
@@ -164,6 +190,24 @@ func one[T runtime.Object](t *testing.T, m manifests) T {
 		t.Fatalf("want one %T, found %d", zero, len(found))
 	}
 	return found[0]
+}
+
+// named returns the object of type T named name across the manifests.
+func named[T interface {
+	runtime.Object
+	GetName() string
+}](t *testing.T, m manifests, name string) T {
+	t.Helper()
+	for _, objs := range m {
+		for _, o := range objs {
+			if x, ok := o.(T); ok && x.GetName() == name {
+				return x
+			}
+		}
+	}
+	var zero T
+	t.Fatalf("no %T named %s", zero, name)
+	return zero
 }
 
 // TestFiles checks that deploy.Files holds every YAML file of the folder as
@@ -360,24 +404,31 @@ func TestDeployment(t *testing.T) {
 		t.Errorf("image %q, want wasmsched:dev", ct.Image)
 	}
 
-	// The probes reach the metrics listener from outside the pod.
-	if c.Metrics.BindAddress != "0.0.0.0:10351" {
-		t.Errorf("metrics.bindAddress %q: the kubelet's probes need 0.0.0.0:10351", c.Metrics.BindAddress)
+	// Only the secure port listens, on every interface for the probes and
+	// scrapers, and no endpoint accepts a module.
+	if c.SecureServing.BindAddress != "0.0.0.0:10359" {
+		t.Errorf("secureServing.bindAddress %q: the kubelet's probes and scrapers need 0.0.0.0:10359", c.SecureServing.BindAddress)
 	}
-	if len(ct.Ports) != 1 || ct.Ports[0].ContainerPort != 10351 || ct.Ports[0].Name != "metrics" {
-		t.Errorf("ports %+v, want metrics 10351", ct.Ports)
+	if c.Metrics.BindAddress != "" {
+		t.Errorf("metrics.bindAddress %q: the plain listener has no authentication; turn it off in deploy/", c.Metrics.BindAddress)
+	}
+	if c.AdminEndpoint {
+		t.Error("policies.adminEndpoint is on: no endpoint may accept a module in deploy/")
+	}
+	if len(ct.Ports) != 1 || ct.Ports[0].ContainerPort != securePort || ct.Ports[0].Name != "https" || ct.Ports[0].Protocol != corev1.ProtocolTCP {
+		t.Errorf("ports %+v, want https 10359/TCP", ct.Ports)
 	}
 	for _, p := range []struct {
 		name  string
 		probe *corev1.Probe
 		path  string
-	}{{"readiness", ct.ReadinessProbe, "/readyz"}, {"liveness", ct.LivenessProbe, "/healthz"}} {
+	}{{"readiness", ct.ReadinessProbe, "/readyz"}, {"liveness", ct.LivenessProbe, "/livez"}} {
 		if p.probe == nil || p.probe.HTTPGet == nil {
 			t.Errorf("no HTTP %s probe", p.name)
 			continue
 		}
-		if g := p.probe.HTTPGet; g.Path != p.path || g.Port.String() != "metrics" {
-			t.Errorf("%s probe %s on port %s, want %s on metrics", p.name, g.Path, g.Port.String(), p.path)
+		if g := p.probe.HTTPGet; g.Path != p.path || g.Port.String() != "https" || g.Scheme != corev1.URISchemeHTTPS {
+			t.Errorf("%s probe %s %s on port %s, want HTTPS %s on https", p.name, g.Scheme, g.Path, g.Port.String(), p.path)
 		}
 	}
 
@@ -468,11 +519,11 @@ func sortAccess(a []access) []access {
 
 func TestClusterRole(t *testing.T) {
 	m := load(t)
-	cr := one[*rbacv1.ClusterRole](t, m)
+	cr := named[*rbacv1.ClusterRole](t, m, "wasmsched")
 	if diff := cmp.Diff(sortAccess(clusterNeeds), sortAccess(grants(t, cr.Rules))); diff != "" {
 		t.Errorf("ClusterRole %s grants (-needed, +granted):\n%s", cr.Name, diff)
 	}
-	b := one[*rbacv1.ClusterRoleBinding](t, m)
+	b := named[*rbacv1.ClusterRoleBinding](t, m, "wasmsched")
 	checkBinding(t, b.Name, b.RoleRef, b.Subjects, "ClusterRole", cr.Name, one[*corev1.ServiceAccount](t, m))
 }
 
@@ -486,7 +537,7 @@ func TestLeaseRole(t *testing.T) {
 	if diff := cmp.Diff(sortAccess(leaseNeeds(c.LeaderElection.Name)), sortAccess(grants(t, r.Rules))); diff != "" {
 		t.Errorf("Role %s grants (-needed, +granted):\n%s", r.Name, diff)
 	}
-	b := one[*rbacv1.RoleBinding](t, m)
+	b := named[*rbacv1.RoleBinding](t, m, "wasmsched-leader-election")
 	if b.Namespace != r.Namespace {
 		t.Errorf("RoleBinding %s is in %q, its Role in %q", b.Name, b.Namespace, r.Namespace)
 	}
@@ -503,8 +554,77 @@ func checkBinding(t *testing.T, name string, ref rbacv1.RoleRef, subjects []rbac
 	}
 }
 
+// TestDelegatedAuth: the ServiceAccount is bound to the built-in roles of
+// delegated authentication and authorization, which grant what the
+// secure port needs.
+func TestDelegatedAuth(t *testing.T) {
+	m := load(t)
+	sa := one[*corev1.ServiceAccount](t, m)
+	var delegator, reader bool
+	for _, objs := range m {
+		for _, o := range objs {
+			switch b := o.(type) {
+			case *rbacv1.ClusterRoleBinding:
+				if b.RoleRef.Name == authDelegatorRole {
+					delegator = true
+					checkBinding(t, b.Name, b.RoleRef, b.Subjects, "ClusterRole", authDelegatorRole, sa)
+				}
+			case *rbacv1.RoleBinding:
+				if b.RoleRef.Name == authReaderRole {
+					reader = true
+					checkBinding(t, b.Name, b.RoleRef, b.Subjects, "Role", authReaderRole, sa)
+					if b.Namespace != authNamespace {
+						t.Errorf("RoleBinding %s to %s is in %q: the Role and its ConfigMap are in %s", b.Name, authReaderRole, b.Namespace, authNamespace)
+					}
+				}
+			}
+		}
+	}
+	if !delegator {
+		t.Errorf("no ClusterRoleBinding to %s: the secure port could not review tokens or access (%v)", authDelegatorRole, authDelegatorNeeds)
+	}
+	if !reader {
+		t.Errorf("no RoleBinding to %s in %s: the secure port could not read the client CA (%v)", authReaderRole, authNamespace, authReaderNeeds)
+	}
+}
+
+// TestMetricsReader: the ClusterRole for scrapers grants GET /metrics and
+// nothing else.
+func TestMetricsReader(t *testing.T) {
+	cr := named[*rbacv1.ClusterRole](t, load(t), "wasmsched-metrics-reader")
+	want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
+	if diff := cmp.Diff(want, cr.Rules); diff != "" {
+		t.Errorf("ClusterRole %s rules (-want, +got):\n%s", cr.Name, diff)
+	}
+}
+
+// TestNetworkPolicy: the scheduler pods admit ingress to the secure port
+// only, from anywhere (scrapers, the kubelet's probes), and egress is
+// left alone.
+func TestNetworkPolicy(t *testing.T) {
+	m := load(t)
+	np := one[*networkingv1.NetworkPolicy](t, m)
+	d := one[*appsv1.Deployment](t, m)
+	if sel := np.Spec.PodSelector; len(sel.MatchExpressions) > 0 || !matches(sel.MatchLabels, d.Spec.Template.Labels) {
+		t.Errorf("podSelector %+v does not select the scheduler pods %v", sel, d.Spec.Template.Labels)
+	}
+	if !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
+		t.Errorf("policyTypes %v, want [Ingress]", np.Spec.PolicyTypes)
+	}
+	tcp, port := corev1.ProtocolTCP, intstr.FromInt32(securePort)
+	want := []networkingv1.NetworkPolicyIngressRule{{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &port}}}}
+	if diff := cmp.Diff(want, np.Spec.Ingress); diff != "" {
+		t.Errorf("ingress (-want, +got):\n%s", diff)
+	}
+	if p := d.Spec.Template.Spec.Containers[0].Ports; len(p) != 1 || p[0].ContainerPort != securePort {
+		t.Errorf("the container listens on %+v, the NetworkPolicy admits %d", p, securePort)
+	}
+}
+
 // TestNamespaces checks that every namespaced object is in the namespace
-// namespace.yaml creates, and cluster-scoped ones name none.
+// namespace.yaml creates, and cluster-scoped ones name none. The one
+// exception is the RoleBinding to the client CA reader, which must be in
+// kube-system.
 func TestNamespaces(t *testing.T) {
 	m := load(t)
 	ns := one[*corev1.Namespace](t, m)
@@ -517,10 +637,18 @@ func TestNamespaces(t *testing.T) {
 				GetNamespace() string
 				GetName() string
 			})
-			switch o.(type) {
+			switch o := o.(type) {
 			case *corev1.Namespace, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding:
 				if meta.GetNamespace() != "" {
 					t.Errorf("%s: cluster-scoped %s has namespace %q", file, meta.GetName(), meta.GetNamespace())
+				}
+			case *rbacv1.RoleBinding:
+				want := namespace
+				if o.RoleRef.Name == authReaderRole {
+					want = authNamespace
+				}
+				if meta.GetNamespace() != want {
+					t.Errorf("%s: %s is in namespace %q, want %q", file, meta.GetName(), meta.GetNamespace(), want)
 				}
 			default:
 				if meta.GetNamespace() != namespace {

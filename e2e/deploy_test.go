@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wasmsched/wasmsched/e2e/testenv"
@@ -15,14 +18,18 @@ import (
 // TestDeployManifests: deploy/'s RBAC and config, applied to a real
 // apiserver, are enough for the scheduler to run as its ServiceAccount
 // (not as an admin): it elects itself leader, watches what it needs and
-// binds a pod. The Deployment itself is applied too (nothing runs it: no
-// kubelet), which checks it is valid for the apiserver.
+// binds a pod, and its secure port authenticates and authorizes callers
+// through the apiserver (a scraper bound to wasmsched-metrics-reader reads
+// /metrics; the client CA is read from kube-system). The Deployment and the
+// NetworkPolicy are applied too (nothing runs them: no kubelet, no network
+// plugin), which checks they are valid for the apiserver.
 func TestDeployManifests(t *testing.T) {
 	env := testenv.Start(t)
 	c := env.Client
 	ctx := context.Background()
 	var files []string
-	for _, f := range []string{"namespace", "serviceaccount", "clusterrole", "clusterrolebinding", "role", "rolebinding", "configmap", "deployment"} {
+	for _, f := range []string{"namespace", "serviceaccount", "clusterrole", "clusterrolebinding", "role", "rolebinding",
+		"auth-delegator", "authentication-reader", "metrics-reader", "networkpolicy", "configmap", "deployment"} {
 		files = append(files, filepath.Join("..", "deploy", f+".yaml"))
 	}
 	if err := env.Apply(ctx, files...); err != nil {
@@ -57,6 +64,45 @@ func TestDeployManifests(t *testing.T) {
 		evs := eventsFor(t, c, ns, "too-big")
 		return cond != nil && len(evs) > 0, nil
 	})
+
+	// A scraper's ServiceAccount bound to wasmsched-metrics-reader: the
+	// scheduler, as its own ServiceAccount, reviews the token and the access.
+	scraper := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "scraper-" + ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "wasmsched-metrics-reader"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "scraper"}}}
+	if _, err := c.RbacV1().ClusterRoleBindings().Create(ctx, scraper, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	token, err := env.ServiceAccountToken(ctx, ns, "scraper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := tls.X509KeyPair(env.Config.TLSClientConfig.CertData, env.Config.TLSClientConfig.KeyData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []struct {
+		name  string
+		hc    *http.Client
+		token string
+	}{{"the scraper's token", secureClient(nil), token}, {"a client certificate of the apiserver's CA", secureClient(&admin), ""}} {
+		waitFor(t, 30*time.Second, "GET /metrics with "+who.name, func() (bool, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+sched.SecureAddr+"/metrics", nil)
+			if err != nil {
+				return false, err
+			}
+			if who.token != "" {
+				req.Header.Set("Authorization", "Bearer "+who.token)
+			}
+			res, err := who.hc.Do(req)
+			if err != nil {
+				return false, err
+			}
+			_ = res.Body.Close()
+			return res.StatusCode == http.StatusOK, nil
+		})
+		who.hc.CloseIdleConnections()
+	}
 	if log := sched.Log(); strings.Contains(log, "forbidden") {
 		t.Errorf("the scheduler was refused something with the ServiceAccount's permissions:\n%s", grep(log, "forbidden"))
 	}

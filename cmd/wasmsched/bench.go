@@ -96,6 +96,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Nothing listens and nothing is elected: the process is alone with its
 	// fake cluster.
 	overrides["metrics.bindAddress"] = ""
+	overrides["secureServing.bindAddress"] = ""
 	overrides["leaderElection.enabled"] = "false"
 	src := config.Source{File: *cfgFile, Environ: os.Environ(), Overrides: overrides}
 	cfg, err := config.Load(src)

@@ -26,7 +26,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file of the cluster (empty: the in-cluster service account)")
 	cfgFile := fs.String("config", "", "configuration file (YAML); `wasmsched help config` lists the keys")
 	name := fs.String("scheduler-name", "", "scheduler name of the default profile: pods with this spec.schedulerName are scheduled (default from the config, wasmsched)")
-	metricsAddr := fs.String("metrics-bind-address", "", "address of /metrics, /healthz and /readyz (default from the config, 127.0.0.1:10351; empty string in the config disables)")
+	metricsAddr := fs.String("metrics-bind-address", "", "address of the plain-HTTP listener of /metrics, the probes and /policies, without authentication (default from the config, 127.0.0.1:10351; empty disables); the HTTPS listener is secureServing.bindAddress (-set)")
 	leaderElect := fs.Bool("leader-elect", false, "acquire a Lease before scheduling, so that only one replica schedules")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	var sets setFlags
@@ -75,7 +75,18 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	a, err := app.New(ctx, cfg, client, app.WithLogger(log), app.WithEventClient(eventClient), app.WithReload(src))
+	// The secure listener's TokenReviews and SubjectAccessReviews get one
+	// too, with upstream's delegated-auth rate limits (QPS 200, burst 400):
+	// scrapes and bindings must not queue behind each other. (No client
+	// timeout: it would cut the client CA ConfigMap's watch; a TokenReview
+	// has a timeout of its own.)
+	authCfg := rest.CopyConfig(restCfg)
+	authCfg.QPS, authCfg.Burst = 200, 400
+	authClient, err := kubernetes.NewForConfig(authCfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	a, err := app.New(ctx, cfg, client, app.WithLogger(log), app.WithEventClient(eventClient), app.WithAuthClient(authClient), app.WithReload(src))
 	if err != nil {
 		return err
 	}

@@ -152,7 +152,8 @@ type WasmschedOptions struct {
 	Bin string
 	// Kubeconfig is given as -kubeconfig.
 	Kubeconfig string
-	// Args follow `run -kubeconfig K -metrics-bind-address A`.
+	// Args follow `run -kubeconfig K -metrics-bind-address A -set
+	// secureServing.bindAddress=S` (a later -set of that key wins).
 	Args []string
 	// LogPath is the file it logs to (see ProcessOptions.LogPath).
 	LogPath string
@@ -169,11 +170,16 @@ type Wasmsched struct {
 	// Addr is host:port of its plain-HTTP listener on 127.0.0.1: /metrics,
 	// /readyz, /debug/pprof when enabled and the admin endpoint.
 	Addr string
+	// SecureAddr is host:port of its HTTPS listener on 127.0.0.1
+	// (secureServing.bindAddress), whose callers the apiserver
+	// authenticates and authorizes.
+	SecureAddr string
 }
 
 // StartWasmsched runs `wasmsched run` against a kubeconfig, its metrics
-// listener on a free loopback port, and returns once /readyz answers OK.
-// The caller stops it.
+// and secure listeners on free loopback ports (so that schedulers started
+// side by side do not collide on the default 10359), and returns once
+// /readyz answers OK. The caller stops it.
 func StartWasmsched(ctx context.Context, o WasmschedOptions) (*Wasmsched, error) {
 	bin, err := filepath.Abs(o.Bin) // relative to this process, also with o.Dir set
 	if err != nil {
@@ -183,12 +189,14 @@ func StartWasmsched(ctx context.Context, o WasmschedOptions) (*Wasmsched, error)
 		return nil, fmt.Errorf("wasmsched: %w (build it with go build -o bin/wasmsched ./cmd/wasmsched, as `make demo` does)", err)
 	}
 	for attempt := 0; ; attempt++ { // a free port can be taken before wasmsched binds it
-		ports, err := freePorts(1)
+		ports, err := freePorts(2)
 		if err != nil {
 			return nil, err
 		}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
-		args := append([]string{"run", "-kubeconfig", o.Kubeconfig, "-metrics-bind-address", addr}, o.Args...)
+		secureAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+		args := append([]string{"run", "-kubeconfig", o.Kubeconfig, "-metrics-bind-address", addr,
+			"-set", "secureServing.bindAddress=" + secureAddr}, o.Args...)
 		p, err := StartProcess(ctx, bin, ProcessOptions{
 			Name: "wasmsched", Args: args, Dir: o.Dir, LogPath: o.LogPath,
 			ReadyURL: "http://" + addr + "/readyz", ReadyTimeout: o.ReadyTimeout,
@@ -199,7 +207,7 @@ func StartWasmsched(ctx context.Context, o WasmschedOptions) (*Wasmsched, error)
 			}
 			return nil, err
 		}
-		return &Wasmsched{Process: p, Addr: addr}, nil
+		return &Wasmsched{Process: p, Addr: addr, SecureAddr: secureAddr}, nil
 	}
 }
 

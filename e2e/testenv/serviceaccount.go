@@ -21,6 +21,22 @@ const serviceAccountTokenSeconds = 24 * 60 * 60
 // scheduler with exactly the permissions RBAC grants that account (see
 // Apply). The token is valid for 24 h. The file is in Dir and goes with Stop.
 func (e *Env) ServiceAccountKubeconfig(ctx context.Context, namespace, name string) (string, error) {
+	token, err := e.ServiceAccountToken(ctx, namespace, name)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(e.dir, e.nextName(fmt.Sprintf("sa-%s-%s", namespace, name))+".kubeconfig")
+	if err := writeKubeconfig(path, e.host, e.pki.caCert, &clientcmdapi.AuthInfo{Token: token}); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// ServiceAccountToken creates the ServiceAccount namespace/name (if it does
+// not exist) and returns a bearer token for it from the TokenRequest API,
+// valid for 24 h, for the apiserver's audiences: what a scraper presents to
+// the scheduler's secure port.
+func (e *Env) ServiceAccountToken(ctx context.Context, namespace, name string) (string, error) {
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
 	_, err := e.Client.CoreV1().ServiceAccounts(namespace).Create(ctx, sa, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -33,9 +49,5 @@ func (e *Env) ServiceAccountKubeconfig(ctx context.Context, namespace, name stri
 	if err != nil {
 		return "", fmt.Errorf("request a token for ServiceAccount %s/%s: %w", namespace, name, err)
 	}
-	path := filepath.Join(e.dir, e.nextName(fmt.Sprintf("sa-%s-%s", namespace, name))+".kubeconfig")
-	if err := writeKubeconfig(path, e.host, e.pki.caCert, &clientcmdapi.AuthInfo{Token: tr.Status.Token}); err != nil {
-		return "", err
-	}
-	return path, nil
+	return tr.Status.Token, nil
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/queue"
+	"github.com/wasmsched/wasmsched/host/secure"
 	"github.com/wasmsched/wasmsched/host/wasm"
 )
 
@@ -44,9 +45,10 @@ type App struct {
 	cluster     *cluster.Cluster
 	profiles    []*profile
 	swap        *swapper
-	reload      bool         // WithReload given: watch SIGHUP and the files
-	handler     http.Handler // /metrics, /healthz, /readyz, /policies, pprof
-	ln          net.Listener // nil when metrics.bindAddress is empty
+	reload      bool           // WithReload given: watch SIGHUP and the files
+	handler     http.Handler   // /metrics, /healthz, /livez, /readyz, /policies, pprof
+	ln          net.Listener   // nil when metrics.bindAddress is empty
+	secure      *secure.Server // nil when secureServing.bindAddress is empty
 
 	ready   atomic.Bool // the informers have synced
 	leading atomic.Bool // this replica has started scheduling
@@ -77,6 +79,7 @@ type Option func(*options)
 type options struct {
 	log    *slog.Logger
 	events kubernetes.Interface
+	auth   kubernetes.Interface
 	reg    *prometheus.Registry
 	src    *config.Source
 }
@@ -88,6 +91,13 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 // upstream's eventClient: a burst of FailedScheduling events must not queue
 // bindings behind it in the client's rate limiter. Default: the client.
 func WithEventClient(c kubernetes.Interface) Option { return func(o *options) { o.events = c } }
+
+// WithAuthClient sends the TokenReviews and SubjectAccessReviews of the
+// secure listener through a client of their own, as upstream's delegated
+// authentication and authorization clients: scrapes must not wait behind
+// bindings in the client's rate limiter, nor bindings behind them.
+// Default: the client.
+func WithAuthClient(c kubernetes.Interface) Option { return func(o *options) { o.auth = c } }
 
 // WithRegistry registers the collectors on reg, for a caller that gathers
 // them itself. Default: a registry of the App's own, served on /metrics
@@ -111,7 +121,7 @@ func Limits(s config.Sandbox) wasm.Limits {
 // it at once, rather than a scheduler on native defaults). ctx bounds the
 // construction only. On an error, what was built is released.
 func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, opts ...Option) (_ *App, err error) {
-	o := options{log: slog.New(slog.DiscardHandler), events: client}
+	o := options{log: slog.New(slog.DiscardHandler), events: client, auth: client}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -221,14 +231,26 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 	if o.src != nil {
 		a.swap.src = *o.src
 	}
-	a.handler = a.mux(reg, cfg.Metrics.Profiling)
+	a.handler = a.mux(reg, cfg.Metrics.Profiling, true)
 	if addr := cfg.Metrics.BindAddress; addr != "" {
 		a.ln, err = net.Listen("tcp", addr)
 		if err != nil {
 			return nil, fmt.Errorf("metrics.bindAddress %s: %w (choose a free address with --metrics-bind-address)", addr, err)
 		}
 		a.onClose(func() { _ = a.ln.Close() })
-		log.Info("serving /metrics, /healthz and /readyz", "address", a.ln.Addr().String())
+		log.Info("serving /metrics, /healthz, /livez and /readyz", "address", a.ln.Addr().String())
+	}
+	// The secure listener serves the same reads, never the module upload:
+	// a policy changes through the files (or the plain loopback listener
+	// in development), not through a scraper's credentials.
+	if ss := cfg.SecureServing; ss.BindAddress != "" {
+		a.secure, err = secure.New(ss.BindAddress, o.auth, a.mux(reg, cfg.Metrics.Profiling, false),
+			secure.WithCertFiles(ss.CertFile, ss.KeyFile), secure.WithPublicPaths(probePaths...),
+			secure.WithLogger(log.With("component", "secure")))
+		if err != nil {
+			return nil, err
+		}
+		a.onClose(a.secure.Close)
 	}
 	return a, nil
 }
@@ -272,8 +294,8 @@ func (a *App) Close() {
 	})
 }
 
-// Handler serves /metrics, /healthz, /readyz and /policies (and pprof with
-// metrics.profiling): what Run serves on metrics.bindAddress.
+// Handler serves /metrics, /healthz, /livez, /readyz and /policies (and
+// pprof with metrics.profiling): what Run serves on metrics.bindAddress.
 func (a *App) Handler() http.Handler { return a.handler }
 
 // Addr is the address the listener is bound to; "" when metrics.bindAddress
@@ -283,6 +305,15 @@ func (a *App) Addr() string {
 		return ""
 	}
 	return a.ln.Addr().String()
+}
+
+// SecureAddr is the address the HTTPS listener is bound to; "" when
+// secureServing.bindAddress is empty.
+func (a *App) SecureAddr() string {
+	if a.secure == nil {
+		return ""
+	}
+	return a.secure.Addr()
 }
 
 // Policies is the module serving each slot of the named profile, nil for
@@ -317,6 +348,16 @@ func (a *App) Run(ctx context.Context) error {
 			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer scancel()
 			_ = srv.Shutdown(sctx)
+		}()
+	}
+
+	if a.secure != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := a.secure.Serve(ctx); err != nil {
+				cancel(err) // the probes would fail: stop rather than run unseen
+			}
 		}()
 	}
 

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -29,11 +30,12 @@ var prioritySort = filepath.Join("..", "..", "guest-sdk", "examples", "prioritys
 // the configuration file over["file"], if any) on a fake cluster, without
 // running it; its logs go to logs if not nil. It reloads from the same
 // source. The metrics listener is on a free loopback port and closed with
-// the App.
+// the App; the secure listener is off unless over sets it.
 func newTestApp(t *testing.T, over map[string]string, logs io.Writer) *App {
 	t.Helper()
 	o := map[string]string{
-		"metrics.bindAddress": "127.0.0.1:0",
+		"metrics.bindAddress":       "127.0.0.1:0",
+		"secureServing.bindAddress": "",
 		// A deadline no call reaches: the default 100 ms is wall-clock,
 		// and a smoke call descheduled that long on a loaded machine would
 		// fail.
@@ -334,7 +336,7 @@ func TestRun(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	for path, want := range map[string]string{
-		"/healthz": "ok", "/metrics": "scheduler_pending_pods", "/debug/pprof/": "goroutine", "/policies": `"queueSort"`,
+		"/healthz": "ok", "/livez": "ok", "/metrics": "scheduler_pending_pods", "/debug/pprof/": "goroutine", "/policies": `"queueSort"`,
 	} {
 		if code, body, err := get(path); err != nil || code != http.StatusOK || !strings.Contains(body, want) {
 			t.Errorf("GET %s: %d, %v; want 200 and %q in:\n%.300s", path, code, err, want, body)
@@ -362,7 +364,7 @@ func TestNewRefusesBadModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, err := config.Load(config.Source{Overrides: map[string]string{
-		"policies.queueSort.module": bad, "metrics.bindAddress": "127.0.0.1:0",
+		"policies.queueSort.module": bad, "metrics.bindAddress": "127.0.0.1:0", "secureServing.bindAddress": "127.0.0.1:0",
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -381,5 +383,62 @@ func TestConfigDefaultsMatchRuntime(t *testing.T) {
 	got, want := Limits(cfg.Sandbox), wasm.DefaultLimits()
 	if got.MemoryPages != want.MemoryPages || got.Deadline != want.Deadline {
 		t.Errorf("config defaults %+v disagree with the runtime's %+v", got, want)
+	}
+}
+
+// TestSecureListener: with secureServing.bindAddress, Run serves HTTPS
+// next to the plain listener: the probes to anyone, /metrics and
+// /policies to no anonymous caller (who may be authorized is host/secure's
+// and the e2e tests' business), and SecureAddr says where.
+func TestSecureListener(t *testing.T) {
+	a := newTestApp(t, map[string]string{"secureServing.bindAddress": "127.0.0.1:0"}, nil)
+	addr := a.SecureAddr()
+	if addr == "" {
+		t.Fatal("no secure listener on secureServing.bindAddress 127.0.0.1:0")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed test listener
+	}}
+	defer hc.CloseIdleConnections()
+	get := func(path string) (int, string, error) {
+		res, err := hc.Get("https://" + addr + path)
+		if err != nil {
+			return 0, "", err
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		return res.StatusCode, string(b), err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body, err := get("/readyz")
+		if err == nil && code == http.StatusOK && body == "ok" {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("/readyz not ok over HTTPS 30s after Run: %d %q %v", code, body, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for path, want := range map[string]int{"/healthz": 200, "/livez": 200, "/metrics": 401, "/policies": 401} {
+		if code, _, err := get(path); err != nil || code != want {
+			t.Errorf("GET %s over HTTPS without credentials: %d, %v; want %d", path, code, err, want)
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return 30s after its context ended")
+	}
+	if _, _, err := get("/livez"); err == nil {
+		t.Errorf("the secure listener still serves after Run returned")
 	}
 }

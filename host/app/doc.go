@@ -20,11 +20,16 @@
 //     SetQueueingHint) or cycle (SetVictimOrder), and the modules of the
 //     configuration loaded into it: a module that cannot be loaded is an
 //     error of New;
-//  6. the HTTP handler (/metrics, /healthz, /readyz, GET /policies, with
-//     policies.adminEndpoint POST /policies/{slot}, with metrics.profiling
-//     /debug/pprof/) and, when metrics.bindAddress is set, its listener.
+//  6. the HTTP handler (/metrics, /healthz, /livez, /readyz, GET
+//     /policies, with policies.adminEndpoint POST /policies/{slot}, with
+//     metrics.profiling /debug/pprof/) and, when metrics.bindAddress is
+//     set, its plain listener;
+//  7. when secureServing.bindAddress is set, the HTTPS listener
+//     (host/secure): the same reads without the upload, behind the API
+//     server's authentication and authorization (the client of
+//     WithAuthClient), the probes open to anyone.
 //
-// Run serves the listener, reloads the policies on SIGHUP and on changes of
+// Run serves the listeners, reloads the policies on SIGHUP and on changes of
 // the configuration or module files (WithReload), starts the informers and
 // waits for their caches, reports ready, and then schedules: at once, or
 // while this replica holds the Lease when leader election is on. It returns

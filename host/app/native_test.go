@@ -223,6 +223,7 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 func TestServeNative(t *testing.T) {
 	over := allNative()
 	over["metrics.bindAddress"] = ""
+	over["secureServing.bindAddress"] = ""
 	over["profiles.second.policies.queueingHint.module"] = config.NativeModule
 	over["sandbox.deadline"] = "10s" // the second profile's queueSort is Wasm: see newTestSet
 	src := config.Source{Overrides: over}

@@ -62,12 +62,13 @@ type swapResult struct {
 }
 
 // register adds the policy routes to mux: GET /policies always (read
-// only, like /metrics), POST /policies/{slot} only when the admin endpoint is
+// only, like /metrics), POST /policies/{slot} only on a listener that may
+// upload (the plain one, never the secure one) when the admin endpoint is
 // on, which config allows on a loopback listener only: it has no
 // authentication.
-func (s *swapper) register(mux *http.ServeMux) {
+func (s *swapper) register(mux *http.ServeMux, upload bool) {
 	mux.HandleFunc("GET /policies", s.get)
-	if s.admin {
+	if upload && s.admin {
 		mux.HandleFunc("POST /policies/{slot}", s.post)
 	}
 }
