@@ -98,6 +98,9 @@ type Status struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// Digest is the sha256 of the module while it serves the slot.
 	Digest string `json:"digest,omitempty"`
+	// ShortDigest is Digest's first 12 hex digits, for kubectl's printer
+	// column (a column's JSONPath cannot cut a string).
+	ShortDigest string `json:"shortDigest,omitempty"`
 	// Replicas is each scheduler replica's own report, keyed by name. Each
 	// replica writes only its entry (server-side apply, a field manager per
 	// replica).
