@@ -678,8 +678,12 @@ func TestCRD(t *testing.T) {
 	if p := spec.Properties["sha256"].Pattern; p != "^[0-9a-f]{64}$" {
 		t.Errorf("spec.sha256 pattern %q", p)
 	}
-	if rules := spec.Properties["module"].XValidations; len(rules) != 1 || rules[0].Rule != "has(self.inline) != has(self.configMapRef)" {
-		t.Errorf("spec.module validations %+v, want exactly one source", rules)
+	var sources [][]string
+	for _, s := range spec.Properties["module"].OneOf {
+		sources = append(sources, s.Required)
+	}
+	if diff := cmp.Diff([][]string{{"inline"}, {"configMapRef"}}, sources); diff != "" {
+		t.Errorf("spec.module oneOf (-want, +got): want exactly one source:\n%s", diff)
 	}
 	var cols []string
 	for _, c := range v.AdditionalPrinterColumns {
