@@ -2,14 +2,17 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wasmsched/wasmsched/e2e/testenv"
+	"github.com/wasmsched/wasmsched/host/policyapi"
 )
 
 // TestDeployManifests: deploy/'s RBAC and config, applied to a real
@@ -18,11 +21,13 @@ import (
 // binds a pod. The Deployment itself is applied too (nothing runs it: no
 // kubelet), which checks it is valid for the apiserver.
 func TestDeployManifests(t *testing.T) {
+	t.Setenv("POD_NAME", "") // the replicas are named host_pid (see everyReplica), wherever the test runs
 	env := testenv.Start(t)
 	c := env.Client
 	ctx := context.Background()
+	installPolicyAPI(t, env) // the CRD, served before the scheduler looks for it
 	var files []string
-	for _, f := range []string{"namespace", "serviceaccount", "clusterrole", "clusterrolebinding", "role", "rolebinding", "configmap", "deployment"} {
+	for _, f := range []string{"namespace", "serviceaccount", "clusterrole", "clusterrolebinding", "role", "rolebinding", "policy-rbac", "configmap", "deployment"} {
 		files = append(files, filepath.Join("..", "deploy", f+".yaml"))
 	}
 	if err := env.Apply(ctx, files...); err != nil {
@@ -41,6 +46,26 @@ func TestDeployManifests(t *testing.T) {
 	}
 	ns := env.Namespace(t)
 	createNode(t, c, nodeSpec{name: "n1", cpu: "4"})
+	// A SchedulingPolicy whose module is in a ConfigMap of the scheduler's
+	// namespace: reading both and writing the status need their own
+	// permissions.
+	fifo, err := os.ReadFile(filepath.Join("..", "guest-sdk", "examples", "fifosort", "fifosort.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "wasmsched", Name: "policies"}, BinaryData: map[string][]byte{"fifo.wasm": fifo}}
+	if _, err := c.CoreV1().ConfigMaps("wasmsched").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policyapi.ToUnstructured(policyapi.New("fifo", policyapi.Spec{Slot: "queueSort",
+		Module: policyapi.Module{ConfigMapRef: &policyapi.ConfigMapKeyRef{Name: "policies", Key: "fifo.wasm"}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Dynamic().Resource(policyapi.GVR).Create(ctx, pol, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Dynamic().Resource(policyapi.GVR).Delete(ctx, "fifo", metav1.DeleteOptions{}) })
 	sched := startScheduler(t, kubeconfig, "-config", filepath.Join("..", "deploy", "config.yaml"), "-leader-elect")
 	waitFor(t, 30*time.Second, "the ServiceAccount's scheduler to lead", func() (bool, error) {
 		return strings.Contains(sched.Log(), "became leader"), nil
@@ -56,6 +81,12 @@ func TestDeployManifests(t *testing.T) {
 		cond := scheduledCondition(getPod(t, c, ns, "too-big"))
 		evs := eventsFor(t, c, ns, "too-big")
 		return cond != nil && len(evs) > 0, nil
+	})
+	waitStatus(t, env, "fifo", "the replica to serve the ConfigMap's module", func(p *policyapi.SchedulingPolicy) bool {
+		s, _ := accepted(p)
+		return s == metav1.ConditionTrue && everyReplica(p, []*proc{sched}, func(r policyapi.ReplicaStatus) bool {
+			return r.State == policyapi.StateServing && r.Digest == digestHex(fifo) && r.Leader
+		})
 	})
 	if log := sched.Log(); strings.Contains(log, "forbidden") {
 		t.Errorf("the scheduler was refused something with the ServiceAccount's permissions:\n%s", grep(log, "forbidden"))

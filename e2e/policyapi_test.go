@@ -193,6 +193,7 @@ func (p *proc) queueSort(t *testing.T) (module, sha256, heldBy string) {
 // object; deleting the object gives the slot back to the configured module;
 // every pod is bound exactly once.
 func TestPolicyAPI(t *testing.T) {
+	t.Setenv("POD_NAME", "") // the replicas are named host_pid (see everyReplica), wherever the test runs
 	env := testenv.Start(t)
 	c := env.Client
 	ctx := context.Background()
