@@ -387,7 +387,9 @@ func TestPolicyAPI(t *testing.T) {
 		mutate            func(*policyapi.SchedulingPolicy)
 	}{
 		{"forbidden import", policyapi.ReasonForbiddenImport, "forbidden imports wasi_snapshot_preview1.path_open",
-			func(p *policyapi.SchedulingPolicy) { p.Spec.Module.Inline, p.Spec.SHA256 = fixture(t, "queueSort-fs"), "" }},
+			func(p *policyapi.SchedulingPolicy) {
+				p.Spec.Module.Inline, p.Spec.SHA256 = fixture(t, "queueSort-fs"), ""
+			}},
 		{"sha256 mismatch", policyapi.ReasonSHA256Mismatch, "not the expected " + digestHex(prio),
 			func(p *policyapi.SchedulingPolicy) { p.Spec.Module.Inline, p.Spec.SHA256 = fifo, digestHex(prio) }},
 	} {
