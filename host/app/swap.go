@@ -116,7 +116,8 @@ func (s *swapper) register(mux *http.ServeMux) {
 
 // post loads the request body as the module of a slot: ?profile= names the
 // profile (default: the first), ?sha256= pins the body, ?name= names the
-// module in logs and metrics.
+// module in logs and metrics. A slot held by a SchedulingPolicy answers 409
+// naming the object: the API takes precedence.
 func (s *swapper) post(w http.ResponseWriter, r *http.Request) {
 	slot, ok := abi.ParseSlot(r.PathValue("slot"))
 	if !ok {
