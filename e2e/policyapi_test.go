@@ -547,3 +547,112 @@ func TestPolicyAPISchema(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyAPIStatus: one replica and the other states an object can be
+// in. A module in a ConfigMap that does not exist yet is refused
+// (ModuleNotFound) and loads once the ConfigMap is created; an update of the
+// ConfigMap's bytes reloads it. A second object for the same slot is
+// refused (Conflict) while the first holds it, and takes the slot when the
+// first is deleted; an object for a profile the scheduler does not have is
+// refused (UnknownProfile). The entry of a replica that stopped reporting is
+// pruned; a fresh one is kept.
+func TestPolicyAPIStatus(t *testing.T) {
+	t.Setenv("POD_NAME", "")
+	env := testenv.Start(t)
+	c := env.Client
+	ctx := context.Background()
+	installPolicyAPI(t, env)
+	ns := env.Namespace(t)
+	ri := env.Dynamic().Resource(policyapi.GVR)
+	fifo := fixtureFile(t, "guest-sdk", "examples", "fifosort", "fifosort.wasm")
+	prio := fixtureFile(t, "guest-sdk", "examples", "prioritysort", "prioritysort.wasm")
+	create := func(name string, spec policyapi.Spec) {
+		t.Helper()
+		u, err := policyapi.ToUnstructured(policyapi.New(name, spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ri.Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+		t.Cleanup(func() { _ = ri.Delete(ctx, name, metav1.DeleteOptions{}) })
+		time.Sleep(1100 * time.Millisecond) // creation times have 1 s resolution: the order decides conflicts
+	}
+	reason := func(want string) func(*policyapi.SchedulingPolicy) bool {
+		return func(p *policyapi.SchedulingPolicy) bool { _, r := accepted(p); return r == want }
+	}
+
+	sched := startScheduler(t, env.Kubeconfig, "-set", "policyAPI.namespace="+ns, "-set", "policyAPI.statusInterval=1s")
+	procs := []*proc{sched}
+	ref := &policyapi.ConfigMapKeyRef{Name: "modules", Key: "sort.wasm"}
+	create("first", policyapi.Spec{Slot: "queueSort", Module: policyapi.Module{ConfigMapRef: ref}})
+	st := waitStatus(t, env, "first", "ModuleNotFound", reason(policyapi.ReasonModuleNotFound))
+	if msg := policyapi.Condition(st.Status.Conditions).Message; !strings.Contains(msg, "ConfigMap "+ns+"/modules not found") {
+		t.Errorf("ModuleNotFound message %q does not name the ConfigMap", msg)
+	}
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "modules"}, BinaryData: map[string][]byte{"sort.wasm": fifo}}
+	if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, env, "first", "the ConfigMap's module to load", func(p *policyapi.SchedulingPolicy) bool {
+		return reason(policyapi.ReasonLoaded)(p) && p.Status.Digest == digestHex(fifo)
+	})
+	cm.BinaryData["sort.wasm"] = prio
+	if _, err := c.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, env, "first", "the ConfigMap's new bytes to load", func(p *policyapi.SchedulingPolicy) bool {
+		return reason(policyapi.ReasonLoaded)(p) && p.Status.Digest == digestHex(prio) &&
+			everyReplica(p, procs, func(r policyapi.ReplicaStatus) bool { return r.Digest == digestHex(prio) && r.Leader })
+	})
+
+	create("second", policyapi.Spec{Slot: "queueSort", Module: policyapi.Module{Inline: fifo}})
+	st = waitStatus(t, env, "second", "Conflict", func(p *policyapi.SchedulingPolicy) bool {
+		return reason(policyapi.ReasonConflict)(p) && everyReplica(p, procs, func(r policyapi.ReplicaStatus) bool { return r.State == policyapi.StateConflict })
+	})
+	if msg := policyapi.Condition(st.Status.Conditions).Message; !strings.Contains(msg, `held by SchedulingPolicy "first"`) {
+		t.Errorf("Conflict message %q does not name the holder", msg)
+	}
+	create("nowhere", policyapi.Spec{Profile: "no-such-profile", Slot: "queueSort", Module: policyapi.Module{Inline: fifo}})
+	waitStatus(t, env, "nowhere", "UnknownProfile", reason(policyapi.ReasonUnknownProfile))
+
+	if err := ri.Delete(ctx, "first", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, env, "second", "the second object to take the slot", func(p *policyapi.SchedulingPolicy) bool {
+		return reason(policyapi.ReasonLoaded)(p) && p.Status.Digest == digestHex(fifo)
+	})
+	if m, _, held := sched.queueSort(t); m != "schedulingpolicy/second" || held != "second" {
+		t.Errorf("queueSort serves %s held by %q, want schedulingpolicy/second", m, held)
+	}
+
+	// Entries of other replicas: one gone for an hour, one that reports.
+	p := getPolicy(t, env, "second")
+	p.Status.Replicas = append(p.Status.Replicas,
+		policyapi.ReplicaStatus{Name: "gone", State: policyapi.StateServing, LastUpdateTime: metav1.NewTime(time.Now().Add(-time.Hour))},
+		policyapi.ReplicaStatus{Name: "alive", State: policyapi.StateServing, LastUpdateTime: metav1.NewTime(time.Now().Add(time.Hour))})
+	u, err := policyapi.ToUnstructured(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, env, "second", "the gone replica's entry to be pruned", func(p *policyapi.SchedulingPolicy) bool {
+		var names []string
+		for _, r := range p.Status.Replicas {
+			names = append(names, r.Name)
+		}
+		return !slices.Contains(names, "gone") && slices.Contains(names, "alive") && everyReplica(p, procs, func(policyapi.ReplicaStatus) bool { return true })
+	})
+}
+
+// fixtureFile reads a file of the repository.
+func fixtureFile(t *testing.T, parts ...string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(append([]string{".."}, parts...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
