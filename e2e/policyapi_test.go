@@ -522,6 +522,33 @@ func TestPolicyAPISchema(t *testing.T) {
 		t.Errorf("status after the round trip (-sent, +stored):\n%s", diff)
 	}
 
+	// kubectl get schedulingpolicies: the printer columns, as the apiserver
+	// renders them for kubectl.
+	raw, err := env.Client.Discovery().RESTClient().Get().AbsPath("/apis", policyapi.Group, policyapi.Version, policyapi.Resource).
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Do(ctx).Raw()
+	if err != nil {
+		t.Fatalf("get the table: %v", err)
+	}
+	var table metav1.Table
+	if err := json.Unmarshal(raw, &table); err != nil {
+		t.Fatal(err)
+	}
+	var cols []string
+	for _, c := range table.ColumnDefinitions {
+		if c.Priority == 0 {
+			cols = append(cols, c.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{"Name", "Profile", "Slot", "Digest", "Accepted", "Age"}, cols); diff != "" {
+		t.Errorf("kubectl get columns (-want, +got):\n%s", diff)
+	}
+	if len(table.Rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(table.Rows))
+	}
+	if row := table.Rows[0].Cells; len(row) < 5 || row[0] != "full" || row[1] != "wasmsched-fifo" || row[2] != "victimOrder" || row[3] != "aaaaaaaaaaaa" || row[4] != "True" {
+		t.Errorf("kubectl get row %v, want full, wasmsched-fifo, victimOrder, aaaaaaaaaaaa, True, ...", row)
+	}
+
 	for _, bad := range []struct {
 		name string
 		mod  func(*policyapi.Spec)
