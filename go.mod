@@ -17,6 +17,7 @@ require (
 	github.com/tetratelabs/wazero v1.12.0
 	golang.org/x/image v0.44.0
 	k8s.io/api v0.37.1
+	k8s.io/apiextensions-apiserver v0.37.1
 	k8s.io/apimachinery v0.37.1
 	k8s.io/apiserver v0.37.1
 	k8s.io/client-go v0.37.1

@@ -50,6 +50,7 @@ func defaults() *Config {
 			BreakerFailures: 5, BreakerWindow: 10 * time.Second},
 		Policies:      map[abi.Slot]Module{},
 		AdminEndpoint: false,
+		PolicyAPI:     PolicyAPI{Enabled: true, Namespace: "wasmsched", StatusInterval: 30 * time.Second},
 		Profiles:      []Profile{{SchedulerName: "wasmsched", Policies: map[abi.Slot]Module{}}},
 	}
 }

@@ -188,6 +188,13 @@ var keys = func() []key {
 
 		boolKey("policies.adminEndpoint", false, func(c *Config) *bool { return &c.AdminEndpoint },
 			"serve POST /policies/{slot} on the metrics listener, which loads a new module into a slot of a running scheduler; it has no authentication, so it is refused unless metrics.bindAddress is a loopback address (reach it with kubectl port-forward)"),
+
+		boolKey("policyAPI.enabled", true, func(c *Config) *bool { return &c.PolicyAPI.Enabled },
+			"watch SchedulingPolicy objects (wasmsched.io/v1alpha1) and load their modules, on every replica; an object's module holds its slot over the configuration's (off, or the CRD not installed: the configuration's modules only)"),
+		stringKey("policyAPI.namespace", "wasmsched", dnsName("namespace", validation.IsDNS1123Label), func(c *Config) *string { return &c.PolicyAPI.Namespace },
+			"namespace of the ConfigMaps that a SchedulingPolicy's spec.module.configMapRef names (the scheduler's own)"),
+		durationKey("policyAPI.statusInterval", 30*time.Second, time.Second, time.Hour, func(c *Config) *time.Duration { return &c.PolicyAPI.StatusInterval },
+			"how often a replica refreshes its entry in each SchedulingPolicy's status.replicas (breaker, fallbacks); entries not refreshed for ten intervals are pruned"),
 	}
 	for i, s := range abi.Slots {
 		ks = append(ks,

@@ -54,6 +54,9 @@ func TestKeyRoundTrip(t *testing.T) {
 	add(one("sandbox.breakerFailures", "9", func(c *Config) { c.Sandbox.BreakerFailures = 9 }))
 	add(one("sandbox.breakerWindow", "9s", func(c *Config) { c.Sandbox.BreakerWindow = 9 * time.Second }))
 	add(one("policies.adminEndpoint", "true", func(c *Config) { c.AdminEndpoint = true }))
+	add(one("policyAPI.enabled", "false", func(c *Config) { c.PolicyAPI.Enabled = false }))
+	add(one("policyAPI.namespace", "kube-system", func(c *Config) { c.PolicyAPI.Namespace = "kube-system" }))
+	add(one("policyAPI.statusInterval", "5s", func(c *Config) { c.PolicyAPI.StatusInterval = 5 * time.Second }))
 	for _, s := range abi.Slots {
 		module, sha := "policies."+s.String()+".module", "policies."+s.String()+".sha256"
 		path := s.String() + ".wasm"

@@ -26,6 +26,9 @@ type Config struct {
 	// load a new module into a slot while the scheduler runs
 	// (policies.adminEndpoint).
 	AdminEndpoint bool
+	// PolicyAPI configures the SchedulingPolicy objects (wasmsched.io),
+	// which take precedence over Policies.
+	PolicyAPI PolicyAPI
 	// Profiles are every scheduler name served. Profiles[0] is the default
 	// profile (SchedulerName and Policies); the others follow sorted by name.
 	Profiles []Profile
@@ -97,6 +100,20 @@ type SecureServing struct {
 	// or both empty; empty: a self-signed certificate made at start.
 	CertFile string
 	KeyFile  string
+}
+
+// PolicyAPI configures the watch of SchedulingPolicy objects.
+type PolicyAPI struct {
+	// Enabled: every replica watches SchedulingPolicies and loads their
+	// modules, which hold their slots over the configuration's.
+	Enabled bool
+	// Namespace holds the ConfigMaps that spec.module.configMapRef names:
+	// the scheduler's own.
+	Namespace string
+	// StatusInterval is how often a replica refreshes its entry in each
+	// object's status.replicas; entries not refreshed for ten intervals are
+	// pruned.
+	StatusInterval time.Duration
 }
 
 // Sandbox are the limits every policy module runs under.

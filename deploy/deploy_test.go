@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/config"
 	"github.com/wasmsched/wasmsched/deploy"
+	"github.com/wasmsched/wasmsched/host/policyapi"
 )
 
 var update = flag.Bool("update", false, "rewrite configmap.yaml from config.yaml")
@@ -61,7 +63,27 @@ var clusterNeeds = []access{
 	{"", "replicationcontrollers", "get", ""}, {"", "replicationcontrollers", "list", ""}, {"", "replicationcontrollers", "watch", ""},
 	{"apps", "replicasets", "get", ""}, {"apps", "replicasets", "list", ""}, {"apps", "replicasets", "watch", ""},
 	{"apps", "statefulsets", "get", ""}, {"apps", "statefulsets", "list", ""}, {"apps", "statefulsets", "watch", ""},
+	{"wasmsched.io", "schedulingpolicies", "get", ""}, {"wasmsched.io", "schedulingpolicies", "list", ""}, {"wasmsched.io", "schedulingpolicies", "watch", ""},
+	{"wasmsched.io", "schedulingpolicies/status", "get", ""}, {"wasmsched.io", "schedulingpolicies/status", "patch", ""}, {"wasmsched.io", "schedulingpolicies/status", "update", ""},
 }
+
+// policyModuleNeeds is what the scheduler does in policyAPI.namespace: read
+// the ConfigMaps that SchedulingPolicies refer to.
+var policyModuleNeeds = []access{{"", "configmaps", "get", ""}, {"", "configmaps", "list", ""}, {"", "configmaps", "watch", ""}}
+
+// The roles for people who may change scheduling policy: every verb on
+// SchedulingPolicies, and on the ConfigMaps holding modules.
+var (
+	policyEditorGrants = []access{
+		{"wasmsched.io", "schedulingpolicies", "get", ""}, {"wasmsched.io", "schedulingpolicies", "list", ""}, {"wasmsched.io", "schedulingpolicies", "watch", ""},
+		{"wasmsched.io", "schedulingpolicies", "create", ""}, {"wasmsched.io", "schedulingpolicies", "update", ""}, {"wasmsched.io", "schedulingpolicies", "patch", ""},
+		{"wasmsched.io", "schedulingpolicies", "delete", ""},
+	}
+	moduleEditorGrants = []access{
+		{"", "configmaps", "get", ""}, {"", "configmaps", "list", ""}, {"", "configmaps", "watch", ""},
+		{"", "configmaps", "create", ""}, {"", "configmaps", "update", ""}, {"", "configmaps", "patch", ""}, {"", "configmaps", "delete", ""},
+	}
+)
 
 // leaseNeeds is what leader election (client-go's LeaseLock) does in the
 // Lease's namespace, for the Lease named name.
@@ -102,7 +124,7 @@ const (
 func decoder(t *testing.T) runtime.Decoder {
 	t.Helper()
 	sch := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, rbacv1.AddToScheme, networkingv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, rbacv1.AddToScheme, networkingv1.AddToScheme, apiextensionsv1.AddToScheme} {
 		if err := add(sch); err != nil {
 			t.Fatal(err)
 		}
@@ -208,6 +230,20 @@ func named[T interface {
 	var zero T
 	t.Fatalf("no %T named %s", zero, name)
 	return zero
+}
+
+// bindingOf returns the RoleBinding of the Role named role.
+func bindingOf(t *testing.T, m manifests, role string) *rbacv1.RoleBinding {
+	t.Helper()
+	for _, objs := range m {
+		for _, o := range objs {
+			if b, ok := o.(*rbacv1.RoleBinding); ok && b.RoleRef.Name == role {
+				return b
+			}
+		}
+	}
+	t.Fatalf("no RoleBinding of Role %s", role)
+	return nil
 }
 
 // TestFiles checks that deploy.Files holds every YAML file of the folder as
@@ -400,6 +436,22 @@ func TestDeployment(t *testing.T) {
 	if !c.LeaderElection.Enabled {
 		t.Error("two replicas without leader election would both schedule")
 	}
+	// The replica's name in the Lease and in SchedulingPolicy status.
+	var podName bool
+	for _, e := range ct.Env {
+		if e.Name == "POD_NAME" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name" {
+			podName = true
+		}
+	}
+	if !podName {
+		t.Error("no POD_NAME from the downward API (metadata.name): replicas would be named host_pid")
+	}
+	if c.AdminEndpoint {
+		t.Error("policies.adminEndpoint is on: no HTTP endpoint may change policy in deploy/ (SchedulingPolicies do)")
+	}
+	if !c.PolicyAPI.Enabled {
+		t.Error("policyAPI.enabled is off: SchedulingPolicies would be ignored")
+	}
 	if ct.Image != "wasmsched:dev" {
 		t.Errorf("image %q, want wasmsched:dev", ct.Image)
 	}
@@ -530,7 +582,7 @@ func TestClusterRole(t *testing.T) {
 func TestLeaseRole(t *testing.T) {
 	m := load(t)
 	c, _ := deployed(t, one[*appsv1.Deployment](t, m))
-	r := one[*rbacv1.Role](t, m)
+	r := named[*rbacv1.Role](t, m, "wasmsched-leader-election")
 	if r.Namespace != c.LeaderElection.Namespace {
 		t.Errorf("Role %s is in namespace %q, the Lease in %q (leaderElection.namespace)", r.Name, r.Namespace, c.LeaderElection.Namespace)
 	}
@@ -638,7 +690,7 @@ func TestNamespaces(t *testing.T) {
 				GetName() string
 			})
 			switch o := o.(type) {
-			case *corev1.Namespace, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding:
+			case *corev1.Namespace, *rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding, *apiextensionsv1.CustomResourceDefinition:
 				if meta.GetNamespace() != "" {
 					t.Errorf("%s: cluster-scoped %s has namespace %q", file, meta.GetName(), meta.GetNamespace())
 				}
@@ -656,5 +708,104 @@ func TestNamespaces(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPolicyRoles: the scheduler reads the module ConfigMaps of
+// policyAPI.namespace and nothing more there; the editor roles grant every
+// verb on SchedulingPolicies and on those ConfigMaps, and are bound to
+// nobody (the operator chooses who may change scheduling policy).
+func TestPolicyRoles(t *testing.T) {
+	m := load(t)
+	c, _ := deployed(t, one[*appsv1.Deployment](t, m))
+	sa := one[*corev1.ServiceAccount](t, m)
+	r := named[*rbacv1.Role](t, m, "wasmsched-policy-modules")
+	if r.Namespace != c.PolicyAPI.Namespace {
+		t.Errorf("Role %s is in %q, the modules in %q (policyAPI.namespace)", r.Name, r.Namespace, c.PolicyAPI.Namespace)
+	}
+	if diff := cmp.Diff(sortAccess(policyModuleNeeds), sortAccess(grants(t, r.Rules))); diff != "" {
+		t.Errorf("Role %s grants (-needed, +granted):\n%s", r.Name, diff)
+	}
+	b := bindingOf(t, m, r.Name)
+	checkBinding(t, b.Name, b.RoleRef, b.Subjects, "Role", r.Name, sa)
+
+	editor := named[*rbacv1.ClusterRole](t, m, "wasmsched-policy-editor")
+	if diff := cmp.Diff(sortAccess(policyEditorGrants), sortAccess(grants(t, editor.Rules))); diff != "" {
+		t.Errorf("ClusterRole %s grants (-want, +granted):\n%s", editor.Name, diff)
+	}
+	modEditor := named[*rbacv1.Role](t, m, "wasmsched-policy-module-editor")
+	if modEditor.Namespace != c.PolicyAPI.Namespace {
+		t.Errorf("Role %s is in %q, the modules in %q", modEditor.Name, modEditor.Namespace, c.PolicyAPI.Namespace)
+	}
+	if diff := cmp.Diff(sortAccess(moduleEditorGrants), sortAccess(grants(t, modEditor.Rules))); diff != "" {
+		t.Errorf("Role %s grants (-want, +granted):\n%s", modEditor.Name, diff)
+	}
+	for _, objs := range m {
+		for _, o := range objs {
+			switch b := o.(type) {
+			case *rbacv1.ClusterRoleBinding:
+				if b.RoleRef.Name == editor.Name {
+					t.Errorf("ClusterRoleBinding %s binds %s: leave that to the operator", b.Name, editor.Name)
+				}
+			case *rbacv1.RoleBinding:
+				if b.RoleRef.Name == modEditor.Name {
+					t.Errorf("RoleBinding %s binds %s: leave that to the operator", b.Name, modEditor.Name)
+				}
+			}
+		}
+	}
+}
+
+// TestCRD: the CustomResourceDefinition serves the names and the slots of
+// host/policyapi, with the status subresource, the validation the
+// scheduler relies on and the printer columns.
+func TestCRD(t *testing.T) {
+	crd := one[*apiextensionsv1.CustomResourceDefinition](t, load(t))
+	if crd.Name != policyapi.Resource+"."+policyapi.Group || crd.Spec.Group != policyapi.Group ||
+		crd.Spec.Names.Kind != policyapi.Kind || crd.Spec.Names.Plural != policyapi.Resource || crd.Spec.Scope != apiextensionsv1.ClusterScoped {
+		t.Errorf("CRD %s: group %s kind %s plural %s scope %s, want %s.%s, %s, cluster-scoped",
+			crd.Name, crd.Spec.Group, crd.Spec.Names.Kind, crd.Spec.Names.Plural, crd.Spec.Scope, policyapi.Resource, policyapi.Group, policyapi.Kind)
+	}
+	if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != policyapi.Version || !crd.Spec.Versions[0].Served || !crd.Spec.Versions[0].Storage {
+		t.Fatalf("versions %+v, want %s only, served and stored", crd.Spec.Versions, policyapi.Version)
+	}
+	v := crd.Spec.Versions[0]
+	if v.Subresources == nil || v.Subresources.Status == nil {
+		t.Error("no status subresource: replicas could overwrite the spec through status writes")
+	}
+	spec := v.Schema.OpenAPIV3Schema.Properties["spec"]
+	var slots []string
+	for _, e := range spec.Properties["slot"].Enum {
+		var s string
+		if err := json.Unmarshal(e.Raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		slots = append(slots, s)
+	}
+	if diff := cmp.Diff(policyapi.SlotNames(), slots); diff != "" {
+		t.Errorf("spec.slot enum (-ABI slots, +CRD):\n%s", diff)
+	}
+	if p := spec.Properties["sha256"].Pattern; p != "^[0-9a-f]{64}$" {
+		t.Errorf("spec.sha256 pattern %q", p)
+	}
+	var sources [][]string
+	for _, s := range spec.Properties["module"].OneOf {
+		sources = append(sources, s.Required)
+	}
+	if diff := cmp.Diff([][]string{{"inline"}, {"configMapRef"}}, sources); diff != "" {
+		t.Errorf("spec.module oneOf (-want, +got): want exactly one source:\n%s", diff)
+	}
+	var cols []string
+	for _, c := range v.AdditionalPrinterColumns {
+		if c.Priority == 0 {
+			cols = append(cols, c.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{"Profile", "Slot", "Digest", "Accepted", "Age"}, cols); diff != "" {
+		t.Errorf("printer columns (-want, +got):\n%s", diff)
+	}
+	replicas := v.Schema.OpenAPIV3Schema.Properties["status"].Properties["replicas"]
+	if replicas.XListType == nil || *replicas.XListType != "map" || !slices.Equal(replicas.XListMapKeys, []string{"name"}) {
+		t.Error("status.replicas is not a map list keyed by name: replicas applying their entries would replace each other's")
 	}
 }

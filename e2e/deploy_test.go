@@ -4,15 +4,18 @@ import (
 	"context"
 	"crypto/tls"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wasmsched/wasmsched/e2e/testenv"
+	"github.com/wasmsched/wasmsched/host/policyapi"
 )
 
 // TestDeployManifests: deploy/'s RBAC and config, applied to a real
@@ -24,12 +27,14 @@ import (
 // NetworkPolicy are applied too (nothing runs them: no kubelet, no network
 // plugin), which checks they are valid for the apiserver.
 func TestDeployManifests(t *testing.T) {
+	t.Setenv("POD_NAME", "") // the replicas are named host_pid (see everyReplica), wherever the test runs
 	env := testenv.Start(t)
 	c := env.Client
 	ctx := context.Background()
+	installPolicyAPI(t, env) // the CRD, served before the scheduler looks for it
 	var files []string
 	for _, f := range []string{"namespace", "serviceaccount", "clusterrole", "clusterrolebinding", "role", "rolebinding",
-		"auth-delegator", "authentication-reader", "metrics-reader", "networkpolicy", "configmap", "deployment"} {
+		"auth-delegator", "authentication-reader", "metrics-reader", "networkpolicy", "policy-rbac", "configmap", "deployment"} {
 		files = append(files, filepath.Join("..", "deploy", f+".yaml"))
 	}
 	if err := env.Apply(ctx, files...); err != nil {
@@ -48,6 +53,26 @@ func TestDeployManifests(t *testing.T) {
 	}
 	ns := env.Namespace(t)
 	createNode(t, c, nodeSpec{name: "n1", cpu: "4"})
+	// A SchedulingPolicy whose module is in a ConfigMap of the scheduler's
+	// namespace: reading both and writing the status need their own
+	// permissions.
+	fifo, err := os.ReadFile(filepath.Join("..", "guest-sdk", "examples", "fifosort", "fifosort.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "wasmsched", Name: "policies"}, BinaryData: map[string][]byte{"fifo.wasm": fifo}}
+	if _, err := c.CoreV1().ConfigMaps("wasmsched").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policyapi.ToUnstructured(policyapi.New("fifo", policyapi.Spec{Slot: "queueSort",
+		Module: policyapi.Module{ConfigMapRef: &policyapi.ConfigMapKeyRef{Name: "policies", Key: "fifo.wasm"}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Dynamic().Resource(policyapi.GVR).Create(ctx, pol, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Dynamic().Resource(policyapi.GVR).Delete(ctx, "fifo", metav1.DeleteOptions{}) })
 	sched := startScheduler(t, kubeconfig, "-config", filepath.Join("..", "deploy", "config.yaml"), "-leader-elect")
 	waitFor(t, 30*time.Second, "the ServiceAccount's scheduler to lead", func() (bool, error) {
 		return strings.Contains(sched.Log(), "became leader"), nil
@@ -103,6 +128,13 @@ func TestDeployManifests(t *testing.T) {
 		})
 		who.hc.CloseIdleConnections()
 	}
+
+	waitStatus(t, env, "fifo", "the replica to serve the ConfigMap's module", func(p *policyapi.SchedulingPolicy) bool {
+		s, _ := accepted(p)
+		return s == metav1.ConditionTrue && everyReplica(p, []*proc{sched}, func(r policyapi.ReplicaStatus) bool {
+			return r.State == policyapi.StateServing && r.Digest == digestHex(fifo) && r.Leader
+		})
+	})
 	if log := sched.Log(); strings.Contains(log, "forbidden") {
 		t.Errorf("the scheduler was refused something with the ServiceAccount's permissions:\n%s", grep(log, "forbidden"))
 	}

@@ -46,6 +46,12 @@ commands:
                             loaded as by validate, and compare the answers with
                             the expected ones (see cmd/wasmsched/testdata);
                             exits 1 if a case fails or the module is refused
+  policy manifest MODULE --slot SLOT [--profile P] [--name N]
+      [--configmap NAME/KEY] [-config FILE] [-set key=value]...
+                            validate the module as validate does, then print
+                            the SchedulingPolicy that puts it in the slot, with
+                            its sha256 (the module inline, or a ConfigMap key):
+                            wasmsched policy manifest fifo.wasm --slot queueSort | kubectl apply -f -
 `
 
 // errUsage marks errors whose remedy is the usage text.
@@ -102,8 +108,11 @@ func policyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(args) > 0 && args[0] == "test" {
 		return policyTestCmd(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "manifest" {
+		return policyManifestCmd(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "validate" {
-		return fmt.Errorf("%w: policy needs a subcommand: validate or test", errUsage)
+		return fmt.Errorf("%w: policy needs a subcommand: validate, test or manifest", errUsage)
 	}
 	fs := flag.NewFlagSet("policy validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -86,7 +87,14 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	a, err := app.New(ctx, cfg, client, app.WithLogger(log), app.WithEventClient(eventClient), app.WithAuthClient(authClient), app.WithReload(src))
+	// SchedulingPolicies are read through a dynamic informer: no generated
+	// client for one kind.
+	dyn, err := dynamic.NewForConfig(rest.CopyConfig(restCfg))
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	a, err := app.New(ctx, cfg, client, app.WithLogger(log), app.WithEventClient(eventClient), app.WithAuthClient(authClient), app.WithReload(src),
+		app.WithDynamicClient(dyn), app.WithIdentity(app.DefaultIdentity()))
 	if err != nil {
 		return err
 	}

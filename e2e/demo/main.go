@@ -7,14 +7,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wasmsched/wasmsched/e2e/testenv"
+	"github.com/wasmsched/wasmsched/host/policyapi"
 )
 
 func main() {
@@ -87,11 +88,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 
-	// The demo swaps the queue sort through the admin endpoint, which is off by
-	// default and served on loopback only (the listener is on 127.0.0.1).
+	// The demo swaps the queue sort with a SchedulingPolicy: the CRD goes in
+	// first, so that the scheduler finds the API when it starts.
+	if err := d.installPolicyAPI(ctx); err != nil {
+		return err
+	}
 	sched, err := testenv.StartWasmsched(ctx, testenv.WasmschedOptions{
-		Bin: *bin, Kubeconfig: env.Kubeconfig, Args: []string{"-set", "policies.adminEndpoint=true"},
-		LogPath: filepath.Join(env.Dir(), "wasmsched.log"),
+		Bin: *bin, Kubeconfig: env.Kubeconfig, LogPath: filepath.Join(env.Dir(), "wasmsched.log"),
 	})
 	if err != nil {
 		return err
@@ -272,32 +275,66 @@ func (d *demo) preemption(ctx context.Context) error {
 	return nil
 }
 
-// hotSwap replaces the queue-sort policy while the scheduler runs, through
-// the admin endpoint, and shows what serves each slot afterwards.
+// installPolicyAPI applies deploy/crd.yaml and waits until the apiserver
+// serves SchedulingPolicies.
+func (d *demo) installPolicyAPI(ctx context.Context) error {
+	if err := d.env.Apply(ctx, filepath.Join("deploy", "crd.yaml")); err != nil {
+		return err
+	}
+	err := poll(ctx, 30*time.Second, func() bool {
+		list, err := d.c.Discovery().ServerResourcesForGroupVersion(policyapi.GroupVersion.String())
+		return err == nil && slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Name == policyapi.Resource })
+	})
+	if err != nil {
+		return fmt.Errorf("the SchedulingPolicy API is not served after applying deploy/crd.yaml: %w", err)
+	}
+	d.say("SchedulingPolicy CRD applied from deploy/crd.yaml")
+	return nil
+}
+
+// hotSwap replaces the queue-sort policy while the scheduler runs by
+// applying a SchedulingPolicy (what `wasmsched policy manifest fifosort.wasm
+// --slot queueSort | kubectl apply -f -` does), and shows its status and what
+// serves each slot afterwards.
 func (d *demo) hotSwap(ctx context.Context) error {
-	d.say("5. hot swap: the queue sort becomes FIFO (guest-sdk/examples/fifosort) without a restart")
+	d.say("5. hot swap: a SchedulingPolicy makes the queue sort FIFO (guest-sdk/examples/fifosort) without a restart")
 	bin, err := os.ReadFile(filepath.Join("guest-sdk", "examples", "fifosort", "fifosort.wasm"))
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+d.sched.Addr+"/policies/queueSort?name=fifosort", bytes.NewReader(bin))
+	sum := sha256.Sum256(bin)
+	obj, err := policyapi.ToUnstructured(policyapi.New("fifo", policyapi.Spec{
+		Slot: "queueSort", Module: policyapi.Module{Inline: bin}, SHA256: hex.EncodeToString(sum[:])}))
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	ri := d.env.Dynamic().Resource(policyapi.GVR)
+	if _, err := ri.Apply(ctx, "fifo", obj, metav1.ApplyOptions{FieldManager: "demo", Force: true}); err != nil {
+		return fmt.Errorf("apply the SchedulingPolicy: %w", err)
+	}
+	start := time.Now()
+	d.say("   applied SchedulingPolicy fifo (slot queueSort, %d bytes inline, sha256 %s)", len(bin), hex.EncodeToString(sum[:])[:12])
+	var p *policyapi.SchedulingPolicy
+	err = poll(ctx, 30*time.Second, func() bool {
+		u, err := ri.Get(ctx, "fifo", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		if p, err = policyapi.FromUnstructured(u); err != nil {
+			return false
+		}
+		c := policyapi.Condition(p.Status.Conditions)
+		return c != nil && p.Status.ObservedGeneration == p.Generation && len(p.Status.Replicas) > 0
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("the SchedulingPolicy has no status: %w", err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST /policies/queueSort: %s: %s", resp.Status, body)
+	c := policyapi.Condition(p.Status.Conditions)
+	d.say("   status after %.1f s: Accepted=%s reason=%s digest=%s", time.Since(start).Seconds(), c.Status, c.Reason, p.Status.ShortDigest)
+	d.say("   %s", c.Message)
+	for _, r := range p.Status.Replicas {
+		d.say("   replica %s: leader=%v state=%s breakerOpen=%v fallbacks=%d", r.Name, r.Leader, r.State, r.BreakerOpen, r.Fallbacks)
 	}
-	var res struct {
-		TookMS float64 `json:"tookMilliseconds"`
-	}
-	_ = json.Unmarshal(body, &res)
-	d.say("   POST /policies/queueSort: swapped in %.1f ms (compiled, validated, smoke-tested, queues re-sorted)", res.TookMS)
 	state, err := d.sched.Get(ctx, "/policies")
 	if err != nil {
 		return err
@@ -314,6 +351,7 @@ func (d *demo) hotSwap(ctx context.Context) error {
 	}
 	slices.Sort(lines)
 	d.say("   GET /policies: %s", strings.Join(lines, ", "))
+	d.say("   (kubectl get schedulingpolicies shows the same; deleting the object gives the slot back to the configured module)")
 	return nil
 }
 

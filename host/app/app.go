@@ -17,6 +17,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 
@@ -46,6 +47,10 @@ type App struct {
 	profiles    []*profile
 	swap        *swapper
 	reload      bool           // WithReload given: watch SIGHUP and the files
+	identity    string         // this replica's name (WithIdentity)
+	policy      *policyWatch   // nil: the policy API is off or not served
+	policyKick  chan struct{}
+	counters    map[string]*slotCounter // per profile: fallbacks since the module was loaded
 	handler     http.Handler   // /metrics, /healthz, /livez, /readyz, /policies, pprof
 	ln          net.Listener   // nil when metrics.bindAddress is empty
 	secure      *secure.Server // nil when secureServing.bindAddress is empty
@@ -77,12 +82,23 @@ type profile struct {
 type Option func(*options)
 
 type options struct {
-	log    *slog.Logger
-	events kubernetes.Interface
-	auth   kubernetes.Interface
-	reg    *prometheus.Registry
-	src    *config.Source
+	log      *slog.Logger
+	events   kubernetes.Interface
+	auth     kubernetes.Interface
+	reg      *prometheus.Registry
+	src      *config.Source
+	identity string
+	dyn      dynamic.Interface
 }
+
+// WithIdentity names this replica in the leader-election Lease and in the
+// status of SchedulingPolicies. Default: DefaultIdentity.
+func WithIdentity(id string) Option { return func(o *options) { o.identity = id } }
+
+// WithDynamicClient lets the App watch SchedulingPolicies (policyAPI.enabled)
+// and write their status. Without it the policy API is off: the slots come
+// from the configuration only.
+func WithDynamicClient(dyn dynamic.Interface) Option { return func(o *options) { o.dyn = dyn } }
 
 // WithLogger sets the logger (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
@@ -126,7 +142,11 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 		opt(&o)
 	}
 	log := o.log
-	a := &App{log: log, client: client, election: cfg.LeaderElection, reload: o.src != nil}
+	if o.identity == "" {
+		o.identity = DefaultIdentity()
+	}
+	a := &App{log: log, client: client, election: cfg.LeaderElection, reload: o.src != nil, identity: o.identity,
+		policyKick: make(chan struct{}, 1), counters: map[string]*slotCounter{}}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -215,7 +235,9 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 			cycle.WithPreemption(preemption),
 			cycle.WithPluginEntries(entries...),
 			cycle.WithLogger(log.With("component", "cycle", "profile", p.name)))
-		p.set = wasmslot.NewSet(rt, Limits(cfg.Sandbox), policyRec, policy.Installer{
+		counter := &slotCounter{Recorder: policyRec, tripped: a.kickPolicies}
+		a.counters[p.name] = counter
+		p.set = wasmslot.NewSet(rt, Limits(cfg.Sandbox), counter, policy.Installer{
 			Sort: p.queue.SetSort, BackoffSort: p.queue.SetBackoffSort, PreEnqueue: p.queue.SetPreEnqueue,
 			QueueingHint: p.queue.SetQueueingHint, VictimOrder: p.sched.SetVictimOrder,
 		}, wasmslot.WithBreaker(cfg.Sandbox.BreakerFailures, cfg.Sandbox.BreakerWindow))
@@ -230,6 +252,18 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 	a.swap = &swapper{profiles: a.profiles, log: log.With("component", "swap"), current: cfg, admin: cfg.AdminEndpoint}
 	if o.src != nil {
 		a.swap.src = *o.src
+	}
+	if cfg.PolicyAPI.Enabled && o.dyn != nil {
+		served, err := servesPolicyAPI(client)
+		switch {
+		case err != nil:
+			return nil, err
+		case !served:
+			log.Warn("the SchedulingPolicy API (wasmsched.io/v1alpha1) is not installed, so the policies come from the configuration only: "+
+				"install deploy/crd.yaml and restart to manage them with kubectl, or set policyAPI.enabled=false to silence this", "identity", a.identity)
+		default:
+			a.policy = newPolicyWatch(log.With("component", "policyapi"), client, o.dyn, cfg.PolicyAPI, a, Limits(cfg.Sandbox))
+		}
 	}
 	a.handler = a.mux(reg, cfg.Metrics.Profiling, true)
 	if addr := cfg.Metrics.BindAddress; addr != "" {
@@ -378,6 +412,14 @@ func (a *App) Run(ctx context.Context) error {
 	if err := a.cluster.Start(ctx); err != nil {
 		return err
 	}
+	// So do the SchedulingPolicies: every replica loads their modules
+	// before it reports ready, so that a failover never runs an older
+	// policy.
+	if a.policy != nil {
+		a.policy.startAndSync(ctx)
+		wg.Add(1)
+		go func() { defer wg.Done(); a.policy.run(ctx) }()
+	}
 	a.broadcaster.StartRecordingToSink(ctx.Done())
 	a.ready.Store(true)
 
@@ -388,9 +430,22 @@ func (a *App) Run(ctx context.Context) error {
 	return a.elect(ctx)
 }
 
+// kickPolicies asks the policy API for a sync (a breaker opened, the
+// replica became leader): its status entries say so at once.
+func (a *App) kickPolicies() {
+	select {
+	case a.policyKick <- struct{}{}:
+	default:
+	}
+}
+
+// Identity is this replica's name (WithIdentity).
+func (a *App) Identity() string { return a.identity }
+
 // schedule runs the cache, the queues and the cycles until ctx ends.
 func (a *App) schedule(ctx context.Context) {
 	a.leading.Store(true)
+	a.kickPolicies()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); a.cache.Run(ctx) }()

@@ -28,10 +28,14 @@
 //     (host/secure): the same reads without the upload, behind the API
 //     server's authentication and authorization (the client of
 //     WithAuthClient), the probes open to anyone.
+//  8. with policyAPI.enabled, a dynamic client (WithDynamicClient) and the
+//     CRD installed, the watch of SchedulingPolicies (policyWatch).
 //
 // Run serves the listeners, reloads the policies on SIGHUP and on changes of
 // the configuration or module files (WithReload), starts the informers and
-// waits for their caches, reports ready, and then schedules: at once, or
+// waits for their caches, loads the modules of the SchedulingPolicies
+// (on every replica, so that a new leader already serves them), reports
+// ready, and then schedules: at once, or
 // while this replica holds the Lease when leader election is on. It returns
 // when its context ends, or with an error when the lease is lost, and
 // releases everything New built.
@@ -42,4 +46,10 @@
 //     policies need a restart, and a reload that changes them says so.
 //   - The informers start before the election, as upstream's do, so that a
 //     replica that becomes leader schedules from a warm cache at once.
+//   - A slot's module comes from, in order: the SchedulingPolicy holding it,
+//     the configuration, the binary. A reload skips the slots objects hold,
+//     POST /policies/{slot} answers 409 for them, and deleting the object
+//     loads the configured module again.
+//   - The replica's identity (WithIdentity, default $POD_NAME or
+//     host_pid) names it in the Lease and in the objects' status.replicas.
 package app

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
-	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
@@ -16,8 +14,7 @@ import (
 // already, and a fresh start rebuilds the state from the apiserver.
 func (a *App) elect(ctx context.Context) error {
 	le, log := a.election, a.log
-	host, _ := os.Hostname()
-	id := host + "_" + string(uuid.NewUUID())
+	id := a.identity
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, le.Namespace, le.Name,
 		a.client.CoreV1(), a.client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
 	if err != nil {

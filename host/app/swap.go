@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"os/signal"
@@ -22,21 +23,62 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policyapi"
 	"github.com/wasmsched/wasmsched/host/wasm/instrument"
 )
 
 // swapper changes the policy modules of the running scheduler: through the
 // admin endpoint (POST /policies/{slot}), and by reloading the
 // configuration on SIGHUP or when the configuration file or a module file
-// changes. A swap that fails keeps the previous module and says why.
+// changes. A swap that fails keeps the previous module and says why. A slot
+// held by a SchedulingPolicy (policyWatch) is out of reach of both: the
+// object takes precedence.
 type swapper struct {
 	profiles []*profile
 	src      config.Source
 	log      *slog.Logger
 	admin    bool // serve POST /policies/{slot} (policies.adminEndpoint)
 
-	mu      sync.Mutex // serialises reloads
+	mu      sync.Mutex // serialises reloads, admin swaps and the policy API's loads
 	current *config.Config
+	// held are the slots a SchedulingPolicy holds (the object's name): a
+	// reload leaves them alone and the admin endpoint refuses them; the
+	// policy API gives them back (restore). Guarded by mu.
+	held map[policyapi.SlotKey]string
+}
+
+// heldBy names the SchedulingPolicy holding a slot; "" when none does. The
+// caller holds s.mu.
+func (s *swapper) heldBy(p *profile, slot abi.Slot) string {
+	return s.held[policyapi.SlotKey{Profile: p.name, Slot: slot}]
+}
+
+// restore loads a slot's configured module (from the current
+// configuration) once no SchedulingPolicy holds it. The caller holds s.mu.
+func (s *swapper) restore(ctx context.Context, key policyapi.SlotKey, why string) {
+	p := s.profile(key.Profile)
+	if p == nil || s.current == nil {
+		return
+	}
+	var files map[abi.Slot]config.Module
+	for _, pc := range s.current.Profiles {
+		if pc.SchedulerName == p.name {
+			files = pc.Policies
+		}
+	}
+	src, err := source(key.Slot, files)
+	if err != nil {
+		s.log.Error("restoring the configured module: the previous module keeps serving", "trigger", why, "profile", p.name, "slot", key.Slot.String(), "err", err)
+		return
+	}
+	if src.serves(p.set.Current()[key.Slot]) {
+		return
+	}
+	if err := src.load(ctx, p.set, key.Slot); err != nil {
+		s.log.Error("restoring the configured module refused; the previous module keeps serving", "trigger", why, "profile", p.name, "slot", key.Slot.String(), "module", src.name, "err", err)
+		return
+	}
+	s.log.Info("policy swapped: the configured module is back", "trigger", why, "profile", p.name, "slot", key.Slot.String(), "module", src.name, "sha256", src.digest())
 }
 
 func (s *swapper) profile(name string) *profile {
@@ -75,7 +117,8 @@ func (s *swapper) register(mux *http.ServeMux, upload bool) {
 
 // post loads the request body as the module of a slot: ?profile= names the
 // profile (default: the first), ?sha256= pins the body, ?name= names the
-// module in logs and metrics.
+// module in logs and metrics. A slot held by a SchedulingPolicy answers 409
+// naming the object: the API takes precedence.
 func (s *swapper) post(w http.ResponseWriter, r *http.Request) {
 	slot, ok := abi.ParseSlot(r.PathValue("slot"))
 	if !ok {
@@ -97,6 +140,16 @@ func (s *swapper) post(w http.ResponseWriter, r *http.Request) {
 		name = "admin:" + digest(bin)[:12]
 	}
 	res := swapResult{Profile: p.name, Slot: slot.String(), Module: name, SHA256: digest(bin)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if obj := s.heldBy(p, slot); obj != "" {
+		res.Error = fmt.Sprintf("profile %s slot %s is held by SchedulingPolicy %q, which takes precedence over this endpoint: change or delete that object (kubectl edit schedulingpolicy %s)",
+			p.name, slot, obj, obj)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusConflict)
+		_ = json.NewEncoder(w).Encode(res)
+		return
+	}
 	start := time.Now()
 	err = p.set.Load(r.Context(), slot, name, bin, r.URL.Query().Get("sha256"))
 	res.TookMS = float64(time.Since(start).Microseconds()) / 1000
@@ -123,13 +176,19 @@ func (s *swapper) get(w http.ResponseWriter, _ *http.Request) {
 		Native      bool      `json:"native,omitempty"`
 		Since       time.Time `json:"since"`
 		BreakerOpen bool      `json:"breakerOpen"`
+		// HeldBy names the SchedulingPolicy that holds the slot.
+		HeldBy string `json:"heldBy,omitempty"`
 	}
+	s.mu.Lock()
+	held := maps.Clone(s.held)
+	s.mu.Unlock()
 	out := map[string]map[string]slotState{}
 	for _, p := range s.profiles {
 		cur, brk := p.set.Current(), p.set.Breakers()
 		m := map[string]slotState{}
 		for _, slot := range abi.Slots {
-			m[slot.String()] = slotState{Module: cur[slot].Name, SHA256: cur[slot].SHA256, Native: cur[slot].IsNative(), Since: cur[slot].Since, BreakerOpen: brk[slot].Open}
+			m[slot.String()] = slotState{Module: cur[slot].Name, SHA256: cur[slot].SHA256, Native: cur[slot].IsNative(), Since: cur[slot].Since, BreakerOpen: brk[slot].Open,
+				HeldBy: held[policyapi.SlotKey{Profile: p.name, Slot: slot}]}
 		}
 		out[p.name] = m
 	}
@@ -155,7 +214,8 @@ func (s *swapper) readyDetail() []string {
 
 // reload reads the configuration again and loads every slot whose module
 // source changed (another file, another pin, new content, or to or from
-// module native). Settings other than the policies need a restart; a change
+// module native), except the slots a SchedulingPolicy holds: they get the
+// new configuration's module when the object goes (restore). Settings other than the policies need a restart; a change
 // to them is logged.
 func (s *swapper) reload(ctx context.Context, why string) {
 	s.mu.Lock()
@@ -173,6 +233,11 @@ func (s *swapper) reload(ctx context.Context, why string) {
 		}
 		cur := p.set.Current()
 		for _, slot := range abi.Slots {
+			if obj := s.heldBy(p, slot); obj != "" {
+				// API object > configuration file > built-in.
+				s.log.Debug("configuration reload: the slot is held by a SchedulingPolicy", "profile", p.name, "slot", slot.String(), "object", obj)
+				continue
+			}
 			src, err := source(slot, pc.Policies)
 			if err != nil {
 				s.log.Error("configuration reload: the previous module keeps serving", "profile", p.name, "slot", slot.String(), "err", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -286,6 +287,9 @@ func TestSetLoadRefused(t *testing.T) {
 			if err == nil {
 				t.Fatal("want an error")
 			}
+			if got := wasmslot.Refusal(err); got != c.reason {
+				t.Errorf("Refusal = %q, want %q", got, c.reason)
+			}
 			for _, w := range append(c.want, "the slot keeps module \""+good[c.slot]+"\"") {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q lacks %q", err, w)
@@ -318,6 +322,36 @@ func TestSetLoadRefused(t *testing.T) {
 	}
 	if len(rec.failures)+len(rec.fallbacks) != 0 {
 		t.Errorf("the installed modules failed: failures %v, fallbacks %v", rec.failures, rec.fallbacks)
+	}
+}
+
+// TestSetLoadWithLimits: a module loaded with limits of its own is held to
+// them (a memory limit below its initial memory refuses it, as too large),
+// and loads under limits that fit; the Set's limits are not changed.
+func TestSetLoadWithLimits(t *testing.T) {
+	ctx := context.Background()
+	in := &installed{}
+	s := newSet(t, nil, in)
+	prio := example(t, "prioritysort")
+	tight := testLimits()
+	tight.MemoryPages = 1
+	err := s.LoadWithLimits(ctx, abi.SlotQueueSort, "tight", prio, "", tight)
+	if err == nil || !errors.Is(err, wasm.ErrTooLarge) || wasmslot.Refusal(err) != "invalid" {
+		t.Fatalf("LoadWithLimits with 1 page: %v (refusal %q), want a refusal as too large", err, wasmslot.Refusal(err))
+	}
+	if _, ok := s.Current()[abi.SlotQueueSort]; ok {
+		t.Fatal("a refused module fills the slot")
+	}
+	roomy := testLimits()
+	roomy.MemoryPages = 64
+	if err := s.LoadWithLimits(ctx, abi.SlotQueueSort, "roomy", prio, sha(prio), roomy); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Current()[abi.SlotQueueSort]; got.Name != "roomy" || got.SHA256 != sha(prio) {
+		t.Errorf("Current = %+v, want roomy", got)
+	}
+	if !(*in.sort.Load()).Less(hiPod, loPod) {
+		t.Error("the module loaded with its own limits does not answer (prioritysort: want the higher priority first)")
 	}
 }
 

@@ -112,3 +112,32 @@ func KindOf(err error) ErrorKind {
 type GuestMessage string
 
 func (m GuestMessage) Error() string { return string(m) }
+
+// Sentinels matched by errors.Is against an error of [Runtime.Load], for a
+// caller that reports why a module was refused (a SchedulingPolicy's status
+// reason). The error's text is unchanged by them.
+var (
+	// ErrForbiddenImport: the module imports something the sandbox does not
+	// provide (a filesystem, network or environment function, or anything
+	// outside the allow-listed WASI functions).
+	ErrForbiddenImport = errors.New("wasm: forbidden import")
+	// ErrABIMismatch: the module speaks another major ABI version, lacks a
+	// required export, or exports a contract function with another signature.
+	ErrABIMismatch = errors.New("wasm: ABI mismatch")
+	// ErrTooLarge: the module is above instrument.MaxModuleSize, or asks for
+	// more memory than the limit.
+	ErrTooLarge = errors.New("wasm: module too large")
+)
+
+// loadError is a refused Load classified by one of the sentinels above; it
+// reads as the error it wraps.
+type loadError struct {
+	kind error
+	err  error
+}
+
+func (e *loadError) Error() string        { return e.err.Error() }
+func (e *loadError) Unwrap() error        { return e.err }
+func (e *loadError) Is(target error) bool { return target == e.kind }
+
+func classify(kind, err error) error { return &loadError{kind: kind, err: err} }

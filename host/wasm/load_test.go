@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ func TestLoadRejects(t *testing.T) {
 		bin     []byte // nil: the fixture of that name
 		limits  func(*Limits)
 		wantSub []string
+		kind    error // the sentinel errors.Is finds; nil: none of them
 	}{
 		{name: "garbage", bin: []byte("#!/bin/sh\necho not wasm\n"),
 			wantSub: []string{"not a WebAssembly binary", "pass a .wasm file"}},
@@ -41,27 +43,27 @@ func TestLoadRejects(t *testing.T) {
 			wantSub: []string{"cannot instrument it for deadline enforcement", "unsupported opcode 0x06", "rebuild it"}},
 		{name: "forbidden_wasi",
 			wantSub: []string{"forbidden import wasi_snapshot_preview1.path_open",
-				"no filesystem, network or environment", "remove the dependency"}},
+				"no filesystem, network or environment", "remove the dependency"}, kind: ErrForbiddenImport},
 		{name: "forbidden_env",
-			wantSub: []string{"forbidden imports env.socket, env.secret (global)", "no filesystem, network or environment"}},
+			wantSub: []string{"forbidden imports env.socket, env.secret (global)", "no filesystem, network or environment"}, kind: ErrForbiddenImport},
 		{name: "badimportsig",
 			wantSub: []string{"import wasi_snapshot_preview1.fd_write has signature (i32) -> (i32), " +
-				"the sandbox provides (i32, i32, i32, i32) -> (i32)"}},
+				"the sandbox provides (i32, i32, i32, i32) -> (i32)"}, kind: ErrABIMismatch},
 		{name: "abi2",
-			wantSub: []string{"speaks ABI 2.0, this host speaks 1.x: rebuild it with the current guest SDK"}},
+			wantSub: []string{"speaks ABI 2.0, this host speaks 1.x: rebuild it with the current guest SDK"}, kind: ErrABIMismatch},
 		{name: "nobuffer",
-			wantSub: []string{"missing required export wasmsched_buffer", "build it with the guest SDK"}},
+			wantSub: []string{"missing required export wasmsched_buffer", "build it with the guest SDK"}, kind: ErrABIMismatch},
 		{name: "badsig",
 			wantSub: []string{
 				"export wasmsched_buffer has signature (i64) -> (i32), the contract requires (i32) -> (i32)",
 				"export wasmsched_queue_sort_less has signature (i32) -> (i32), the contract requires (i32, i32) -> (i32)",
-				"rebuild it with the current guest SDK"}},
+				"rebuild it with the current guest SDK"}, kind: ErrABIMismatch},
 		{name: "nomemory",
 			wantSub: []string{`missing required export "memory"`}},
 		{name: "bigmem",
-			wantSub: []string{"initial memory of 300 pages (19200 KiB) is above the limit of 256 pages", "raise the module's memory limit"}},
+			wantSub: []string{"initial memory of 300 pages (19200 KiB) is above the limit of 256 pages", "raise the module's memory limit"}, kind: ErrTooLarge},
 		{name: "maxmem",
-			wantSub: []string{"declares a maximum memory of 1000 pages, above the limit of 256 pages"}},
+			wantSub: []string{"declares a maximum memory of 1000 pages, above the limit of 256 pages"}, kind: ErrTooLarge},
 		{name: "start",
 			wantSub: []string{"has a start function", "-buildmode=c-shared"}},
 		{name: "valid-bad-limits", bin: fixture(t, "valid"),
@@ -83,6 +85,11 @@ func TestLoadRejects(t *testing.T) {
 			if err == nil {
 				m.Close(context.Background())
 				t.Fatalf("Load succeeded, want an error containing %q", tt.wantSub)
+			}
+			for _, k := range []error{ErrForbiddenImport, ErrABIMismatch, ErrTooLarge} {
+				if got, want := errors.Is(err, k), k == tt.kind; got != want {
+					t.Errorf("errors.Is(err, %v) = %v, want %v", k, got, want)
+				}
 			}
 			msg := err.Error()
 			for _, sub := range append([]string{`load module "` + tt.name + `": `}, tt.wantSub...) {

@@ -61,12 +61,16 @@ func (rt *Runtime) Load(ctx context.Context, name string, bin []byte, limits Lim
 	if err := limits.Validate(); err != nil {
 		return nil, fmt.Errorf("load module %q: invalid limits: %w", name, err)
 	}
+	if len(bin) > instrument.MaxModuleSize {
+		return nil, classify(ErrTooLarge, fmt.Errorf("load module %q: %d bytes, above the limit of %d bytes: shrink it (build with -opt=z and -no-debug)",
+			name, len(bin), instrument.MaxModuleSize))
+	}
 	facts, err := parseModule(bin)
 	if err != nil {
 		return nil, fmt.Errorf("load module %q: %w: pass a .wasm file built with the guest SDK", name, err)
 	}
 	if err := checkImports(facts); err != nil {
-		return nil, fmt.Errorf("load module %q: %w", name, err)
+		return nil, classify(ErrForbiddenImport, fmt.Errorf("load module %q: %w", name, err))
 	}
 	if err := checkStructure(facts, limits); err != nil {
 		return nil, fmt.Errorf("load module %q: %w", name, err)
@@ -94,7 +98,7 @@ func (rt *Runtime) Load(ctx context.Context, name string, bin []byte, limits Lim
 	unknown, err := checkSignatures(compiled)
 	if err != nil {
 		_ = compiled.Close(ctx)
-		return nil, fmt.Errorf("load module %q: %w", name, err)
+		return nil, classify(ErrABIMismatch, fmt.Errorf("load module %q: %w", name, err))
 	}
 
 	m := &Module{
@@ -151,8 +155,8 @@ func (m *Module) probeVersion(inst *Instance) error {
 	}
 	m.major, m.minor = abi.SplitVersion(uint32(r))
 	if m.major != abi.VersionMajor {
-		return fmt.Errorf("load module %q: speaks ABI %d.%d, this host speaks %d.x: rebuild it with the current guest SDK",
-			m.name, m.major, m.minor, abi.VersionMajor)
+		return classify(ErrABIMismatch, fmt.Errorf("load module %q: speaks ABI %d.%d, this host speaks %d.x: rebuild it with the current guest SDK",
+			m.name, m.major, m.minor, abi.VersionMajor))
 	}
 	return nil
 }

@@ -54,14 +54,14 @@ func checkStructure(f *moduleFacts, limits Limits) error {
 	}
 	l := f.memories[0]
 	if l.min > uint64(limits.MemoryPages) {
-		return fmt.Errorf("initial memory of %d pages (%d KiB) is above the limit of %d pages (%d KiB): "+
+		return classify(ErrTooLarge, fmt.Errorf("initial memory of %d pages (%d KiB) is above the limit of %d pages (%d KiB): "+
 			"raise the module's memory limit or shrink its static data and stack",
-			l.min, l.min*64, limits.MemoryPages, limits.MemoryPages*64)
+			l.min, l.min*64, limits.MemoryPages, limits.MemoryPages*64))
 	}
 	if l.hasMax && l.max > uint64(limits.MemoryPages) {
-		return fmt.Errorf("declares a maximum memory of %d pages, above the limit of %d pages: "+
+		return classify(ErrTooLarge, fmt.Errorf("declares a maximum memory of %d pages, above the limit of %d pages: "+
 			"raise the module's memory limit or build it without a maximum (the host enforces its own)",
-			l.max, limits.MemoryPages)
+			l.max, limits.MemoryPages))
 	}
 	for _, e := range f.exports {
 		if e.name == abi.ExportMemory && e.kind == externMemory {

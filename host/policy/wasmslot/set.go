@@ -148,6 +148,22 @@ type loadError struct {
 func (e *loadError) Error() string { return e.err.Error() }
 func (e *loadError) Unwrap() error { return e.err }
 
+// Refusal is why Load, LoadWithLimits or LoadNative refused a module, as
+// counted with Recorder.Swapped: "invalid", "slot", "sha256", "smoke",
+// "closed" or "unwired" ("invalid" for any other error; "" when err is nil). Callers
+// that need a finer reason than "invalid" look for the sentinels of package
+// wasm (wasm.ErrForbiddenImport, wasm.ErrABIMismatch, wasm.ErrTooLarge) with
+// errors.Is.
+func Refusal(err error) string {
+	if le, ok := errors.AsType[*loadError](err); ok {
+		return le.reason
+	}
+	if err != nil {
+		return "invalid"
+	}
+	return ""
+}
+
 // Load compiles and validates bin (ABI version, imports, exports, memory),
 // checks that it serves slot, verifies its sha256 when sha256hex is not empty
 // (lowercase hex; a mismatch is refused), runs a smoke call through the
@@ -167,6 +183,14 @@ func (e *loadError) Unwrap() error { return e.err }
 // Loads of one slot are serialised; Load is safe to call while the slots are
 // being used.
 func (s *Set) Load(ctx context.Context, slot abi.Slot, name string, bin []byte, sha256hex string) error {
+	return s.LoadWithLimits(ctx, slot, name, bin, sha256hex, s.limits)
+}
+
+// LoadWithLimits is Load with sandbox limits of the module's own instead of
+// the Set's (a SchedulingPolicy's spec.sandbox); limits out of range refuse
+// the module ("invalid"). The limits stay with the module: the next Load of
+// the slot uses the Set's again.
+func (s *Set) LoadWithLimits(ctx context.Context, slot abi.Slot, name string, bin []byte, sha256hex string, limits wasm.Limits) error {
 	spec, ok := policy.SpecOf(slot)
 	if !ok {
 		s.rec.Swapped(slot, "slot")
@@ -175,7 +199,7 @@ func (s *Set) Load(ctx context.Context, slot abi.Slot, name string, bin []byte, 
 	ss := &s.slots[slot]
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return s.swapped(ss, slot, "policy "+strconv.Quote(name), s.load(ctx, ss, spec, name, bin, sha256hex))
+	return s.swapped(ss, slot, "policy "+strconv.Quote(name), s.load(ctx, ss, spec, name, bin, sha256hex, limits))
 }
 
 // swapped records the outcome of a load into ss (under ss.mu) and returns
@@ -204,7 +228,7 @@ func keeps(l *loaded) string {
 }
 
 // load does Load's work; the caller holds ss.mu.
-func (s *Set) load(ctx context.Context, ss *setSlot, spec *policy.Spec, name string, bin []byte, sha256hex string) error {
+func (s *Set) load(ctx context.Context, ss *setSlot, spec *policy.Spec, name string, bin []byte, sha256hex string, limits wasm.Limits) error {
 	slot := spec.Slot
 	if s.closed.Load() {
 		return &loadError{"closed", errors.New("the policy set is closed (the scheduler is shutting down)")}
@@ -221,7 +245,7 @@ func (s *Set) load(ctx context.Context, ss *setSlot, spec *policy.Spec, name str
 			return &loadError{"sha256", fmt.Errorf("the module's sha256 is %s, not the expected %s: send the intended file, or update the pin", got, sha256hex)}
 		}
 	}
-	m, err := s.rt.Load(ctx, name, bin, s.limits)
+	m, err := s.rt.Load(ctx, name, bin, limits)
 	if err != nil {
 		return &loadError{"invalid", err}
 	}

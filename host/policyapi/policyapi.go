@@ -1,0 +1,176 @@
+package policyapi
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
+	"github.com/wasmsched/wasmsched/host/wasm"
+)
+
+// FromUnstructured converts what the dynamic informer holds. The
+// apiserver has already validated it against the CRD's schema; Validate
+// checks what a stale schema might let through.
+func FromUnstructured(u *unstructured.Unstructured) (*SchedulingPolicy, error) {
+	var p SchedulingPolicy
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p); err != nil {
+		return nil, fmt.Errorf("SchedulingPolicy %s: %w", u.GetName(), err)
+	}
+	return &p, nil
+}
+
+// ToUnstructured converts p for the dynamic client, with its apiVersion and
+// kind set.
+func ToUnstructured(p *SchedulingPolicy) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion(GroupVersion.String())
+	u.SetKind(Kind)
+	return u, nil
+}
+
+// New returns a SchedulingPolicy with its apiVersion and kind set.
+func New(name string, spec Spec) *SchedulingPolicy {
+	return &SchedulingPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: GroupVersion.String(), Kind: Kind},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       spec,
+	}
+}
+
+var sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// Validate checks the spec as the CRD's schema does: a known slot, exactly
+// one module source, a well-formed pin and limits in range.
+func (s *Spec) Validate() error {
+	var errs []error
+	if _, ok := abi.ParseSlot(s.Slot); !ok {
+		errs = append(errs, fmt.Errorf("spec.slot %q: want one of %s", s.Slot, strings.Join(SlotNames(), ", ")))
+	}
+	switch {
+	case len(s.Module.Inline) > 0 && s.Module.ConfigMapRef != nil:
+		errs = append(errs, errors.New("spec.module: set exactly one of inline and configMapRef, not both"))
+	case len(s.Module.Inline) == 0 && s.Module.ConfigMapRef == nil:
+		errs = append(errs, errors.New("spec.module: set exactly one of inline and configMapRef"))
+	case s.Module.ConfigMapRef != nil && (s.Module.ConfigMapRef.Name == "" || s.Module.ConfigMapRef.Key == ""):
+		errs = append(errs, errors.New("spec.module.configMapRef: set both name and key"))
+	}
+	if s.SHA256 != "" && !sha256Pattern.MatchString(s.SHA256) {
+		errs = append(errs, fmt.Errorf("spec.sha256 %q: want 64 lowercase hex digits (sha256sum FILE prints them)", s.SHA256))
+	}
+	return errors.Join(errs...)
+}
+
+// SlotNames are the values spec.slot allows, in the ABI's order.
+func SlotNames() []string {
+	out := make([]string, len(abi.Slots))
+	for i, s := range abi.Slots {
+		out[i] = s.String()
+	}
+	return out
+}
+
+// Limits are base with the spec's sandbox overrides applied.
+func (s *Spec) Limits(base wasm.Limits) wasm.Limits {
+	if s.Sandbox == nil {
+		return base
+	}
+	if s.Sandbox.MemoryPages != nil {
+		base.MemoryPages = uint32(max(*s.Sandbox.MemoryPages, 0))
+	}
+	if s.Sandbox.Deadline != nil {
+		base.Deadline = s.Sandbox.Deadline.Duration
+	}
+	return base
+}
+
+// SlotKey is one slot of one profile.
+type SlotKey struct {
+	Profile string // the scheduler name, never "" (see Holders)
+	Slot    abi.Slot
+}
+
+func (k SlotKey) String() string { return k.Profile + "/" + k.Slot.String() }
+
+// Key is the slot p asks for, with an empty profile read as defaultProfile;
+// false when the slot is unknown.
+func (p *SchedulingPolicy) Key(defaultProfile string) (SlotKey, bool) {
+	slot, ok := abi.ParseSlot(p.Spec.Slot)
+	prof := p.Spec.Profile
+	if prof == "" {
+		prof = defaultProfile
+	}
+	return SlotKey{Profile: prof, Slot: slot}, ok
+}
+
+// Older orders objects for the same slot: the earlier creation time first,
+// then the name (creation times have one-second resolution).
+func Older(a, b *SchedulingPolicy) int {
+	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Name, b.Name)
+}
+
+// Holders picks, for every slot some object asks for, the object that holds
+// it: the oldest (Older). The others for the same slot are refused with
+// reason Conflict. Objects that are being deleted or whose spec is invalid
+// hold nothing.
+func Holders(objs []*SchedulingPolicy, defaultProfile string) map[SlotKey]*SchedulingPolicy {
+	sorted := slices.SortedFunc(slices.Values(objs), Older)
+	out := map[SlotKey]*SchedulingPolicy{}
+	for _, p := range sorted {
+		if p.DeletionTimestamp != nil || p.Spec.Validate() != nil {
+			continue
+		}
+		k, _ := p.Key(defaultProfile)
+		if _, taken := out[k]; !taken {
+			out[k] = p
+		}
+	}
+	return out
+}
+
+// RefusalReason is the Accepted condition's reason for an error of
+// wasmslot.Set.Load.
+func RefusalReason(err error) string {
+	switch {
+	case errors.Is(err, wasm.ErrForbiddenImport):
+		return ReasonForbiddenImport
+	case errors.Is(err, wasm.ErrABIMismatch):
+		return ReasonABIMismatch
+	case errors.Is(err, wasm.ErrTooLarge):
+		return ReasonTooLarge
+	}
+	switch wasmslot.Refusal(err) {
+	case "slot":
+		return ReasonABIMismatch // the module does not export the slot's functions
+	case "sha256":
+		return ReasonSHA256Mismatch
+	case "smoke":
+		return ReasonSmokeFailed
+	}
+	return ReasonInvalid
+}
+
+// Condition returns the Accepted condition in conds, or nil.
+func Condition(conds []metav1.Condition) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == ConditionAccepted {
+			return &conds[i]
+		}
+	}
+	return nil
+}
