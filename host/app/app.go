@@ -46,14 +46,14 @@ type App struct {
 	cluster     *cluster.Cluster
 	profiles    []*profile
 	swap        *swapper
-	reload      bool           // WithReload given: watch SIGHUP and the files
-	identity    string         // this replica's name (WithIdentity)
-	policy      *policyWatch   // nil: the policy API is off or not served
+	reload      bool         // WithReload given: watch SIGHUP and the files
+	identity    string       // this replica's name (WithIdentity)
+	policy      *policyWatch // nil: the policy API is off or not served
 	policyKick  chan struct{}
 	counters    map[string]*slotCounter // per profile: fallbacks since the module was loaded
-	handler     http.Handler   // /metrics, /healthz, /livez, /readyz, /policies, pprof
-	ln          net.Listener   // nil when metrics.bindAddress is empty
-	secure      *secure.Server // nil when secureServing.bindAddress is empty
+	handler     http.Handler            // /metrics, /healthz, /livez, /readyz, /policies, pprof
+	ln          net.Listener            // nil when metrics.bindAddress is empty
+	secure      *secure.Server          // nil when secureServing.bindAddress is empty
 
 	ready   atomic.Bool // the informers have synced
 	leading atomic.Bool // this replica has started scheduling
