@@ -583,6 +583,8 @@ func sample(name string) string {
 		"leaderElection.renewDeadline": "5s",
 		"leaderElection.retryPeriod":   "1s",
 		"metrics.bindAddress":          ":8080",
+		"client.contentType":           "application/json",
+		"client.acceptContentTypes":    "application/json",
 	}[name]; ok {
 		return v
 	}
