@@ -233,8 +233,11 @@ func TestKubeSchedulerConfigWeights(t *testing.T) {
 }
 
 // TestKubeSchedulerConfigTwoProfiles: two profiles of one file each
-// schedule the pods naming them, and report as themselves (the Scheduled
-// event's reportingController); a pod naming neither stays unscheduled.
+// schedule the pods naming them with their own plugins, and report as
+// themselves (the Scheduled event's reportingController); a pod naming
+// neither stays unscheduled. Nodes a and b are alike: pod-sched-a goes to
+// either; pod-sched-b (MostAllocated) follows it; a second sched-a pod
+// (LeastAllocated, the default) goes to the other, emptier node.
 func TestKubeSchedulerConfigTwoProfiles(t *testing.T) {
 	const body = `profiles:
 - schedulerName: sched-a
@@ -247,9 +250,15 @@ func TestKubeSchedulerConfigTwoProfiles(t *testing.T) {
 	forEachScheduler(t, func(t *testing.T, s *scheduler) {
 		ksNodes(t, s, "a", "b")
 		s.startWithConfig(t, body)
+		var first string
 		for _, sched := range []string{"sched-a", "sched-b"} {
 			name := "pod-" + sched
-			place(t, s, ksPod(s.ns, name, sched, "1", "2Gi"))
+			node := place(t, s, ksPod(s.ns, name, sched, "1", "2Gi"))
+			if first == "" {
+				first = node
+			} else if node != first {
+				t.Errorf("%s on %s, want %s: sched-b packs (MostAllocated)", name, node, first)
+			}
 			var controllers []string
 			if !waitForSoft(30*time.Second, func() bool {
 				controllers = nil
@@ -264,6 +273,9 @@ func TestKubeSchedulerConfigTwoProfiles(t *testing.T) {
 			} else if controllers[0] != sched {
 				t.Errorf("%s: Scheduled reported by %q, want %q", name, controllers[0], sched)
 			}
+		}
+		if got := place(t, s, ksPod(s.ns, "pod-sched-a2", "sched-a", "1", "2Gi")); got == first {
+			t.Errorf("pod-sched-a2 on %s with two pods, want the empty node: sched-a spreads (LeastAllocated)", got)
 		}
 		createPod(t, s.c, ksPod(s.ns, "pod-nobody", "nobody", "1", "2Gi"))
 		testenv.Consistently(t, 3*time.Second, 200*time.Millisecond, func() error {
