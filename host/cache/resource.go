@@ -160,3 +160,12 @@ func isExtendedResourceName(s string) bool {
 	}
 	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+s)) == 0
 }
+
+// IsScalarResourceName reports whether name is a resource Resource keeps in
+// Scalar (upstream's schedutil.IsScalarResourceName), for the scorers of a
+// configured resource list.
+func IsScalarResourceName(name v1.ResourceName) bool { return isScalarResourceName(name) }
+
+// IsExtendedResourceName is upstream's v1helper.IsExtendedResourceName, for
+// NodeResourcesFit's ignoredResources and ignoredResourceGroups.
+func IsExtendedResourceName(name v1.ResourceName) bool { return isExtendedResourceName(string(name)) }

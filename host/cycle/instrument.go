@@ -59,7 +59,8 @@ func buildProfiles(o *options) (plain, timed *framework.Profile, err error) {
 	}
 	wrapped := make([]framework.Entry, len(o.entries))
 	for i, e := range o.entries {
-		wrapped[i] = framework.Entry{Plugin: timePlugin(e.Plugin, o.rec, o.clock), Weight: e.Weight}
+		wrapped[i] = e
+		wrapped[i].Plugin = timePlugin(e.Plugin, o.rec, o.clock)
 	}
 	timed, err = framework.NewProfile(wrapped...)
 	if err != nil {

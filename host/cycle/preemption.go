@@ -28,6 +28,10 @@ type Preemption struct {
 	PDBs  func() []*policyv1.PodDisruptionBudget
 	Group func(namespace, name string) *schedv1beta1.PodGroup
 	Order policy.VictimOrder
+	// MinCandidates are DefaultPreemption's args; the zero value is
+	// upstream's defaults. WithBuilt sets them from the profile's
+	// configuration.
+	MinCandidates framework.PreemptionArgs
 }
 
 // victimOrder holds the victim-order slot: a swap stores a new one, and the
@@ -53,6 +57,14 @@ func (s *Scheduler) SetVictimOrder(o policy.VictimOrder) { s.order.p.Store(&o) }
 // host/preempt). Without it a pod that fits nowhere is only requeued.
 func WithPreemption(p Preemption) Option { return func(o *options) { o.preemption = &p } }
 
+// WithBuilt configures the scheduler from a profile's plugin configuration
+// (framework.Build): its entries, as WithPluginEntries; DefaultPreemption's
+// args for the preemption WithPreemption turns on; and, when the
+// configuration disables DefaultPreemption's postFilter, no preemption at
+// all (pods and pod groups), whatever WithPreemption says. Options apply
+// in any order.
+func WithBuilt(b framework.Built) Option { return func(o *options) { o.built = &b } }
+
 // Results of a preemption attempt, as upstream labels
 // scheduler_workload_preemption_attempts_total and
 // scheduler_preemption_evaluation_duration_seconds (its status codes).
@@ -72,6 +84,8 @@ func (s *Scheduler) input(f failure) preempt.Input {
 		Group:     p.Group,
 		Nominated: s.opts.nominator.InfosOn,
 		Rand:      s.rnd,
+		// DefaultPreemption's args.
+		MinCandidates: p.MinCandidates,
 		// The dry runs on candidate nodes run in parallel, as upstream's.
 		Parallelism: s.opts.parallelism,
 	}

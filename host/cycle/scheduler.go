@@ -125,6 +125,7 @@ type options struct {
 	plugins     *framework.Profile
 	entries     []framework.Entry
 	sample      int
+	built       *framework.Built // WithBuilt, applied after the other options
 }
 
 // WithProfile names the scheduler profile (its scheduler name) in events
@@ -182,6 +183,17 @@ func New(q Queue, c Cache, api API, ev events.EventRecorder, opts ...Option) *Sc
 	}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if b := o.built; b != nil {
+		o.entries = b.Entries
+		switch {
+		case b.PreemptionDisabled:
+			o.preemption = nil
+		case o.preemption != nil:
+			p := *o.preemption
+			p.MinCandidates = b.Preemption
+			o.preemption = &p
+		}
 	}
 	o.parallelism = max(o.parallelism, 1)
 	if o.nominator == nil {

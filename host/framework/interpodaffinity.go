@@ -41,10 +41,10 @@ var (
 // weightInterPodAffinity is upstream's default score weight.
 const weightInterPodAffinity = 2
 
-// hardPodAffinityWeight is upstream's default InterPodAffinityArgs
+// defaultHardPodAffinityWeight is upstream's default InterPodAffinityArgs
 // HardPodAffinityWeight: what an existing pod's required affinity term the
 // incoming pod matches adds to its topology domain's score.
-const hardPodAffinityWeight = 1
+const defaultHardPodAffinityWeight = 1
 
 // interPodAffinity is upstream's InterPodAffinity plugin with its default
 // arguments (HardPodAffinityWeight 1, IgnorePreferredTermsOfExistingPods
@@ -78,8 +78,14 @@ const hardPodAffinityWeight = 1
 // matchLabelKeys and mismatchLabelKeys of a term need nothing here: the
 // kube-apiserver merges them into its labelSelector when the pod is
 // created (KEP-3633), and upstream's scheduler does not read them either.
+//
+// The args: hardPodAffinityWeight (0 leaves the existing pods' required
+// terms out of the score), ignorePreferredTermsOfExistingPods (a pod
+// without preferred terms of its own skips the score).
 type interPodAffinity struct {
-	namespaces corelisters.NamespaceLister // nil: no namespace has labels
+	namespaces              corelisters.NamespaceLister // nil: no namespace has labels
+	hardPodAffinityWeight   int64
+	ignoreExistingPreferred bool
 }
 
 var (
@@ -426,6 +432,9 @@ func (pl interPodAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, sna
 			Err: fmt.Errorf("failed to parse pod: %w", affinityParseError(pod.Pod))}
 	}
 	hasPreferred := pa != nil && (len(pa.Preferred) > 0 || len(pa.PreferredAnti) > 0)
+	if pl.ignoreExistingPreferred && !hasPreferred {
+		return nil, nil
+	}
 	nodes := snap.WithPodAffinity()
 	if hasPreferred {
 		nodes = snap.List()
@@ -433,7 +442,8 @@ func (pl interPodAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, sna
 	if len(nodes) == 0 {
 		return nil, nil
 	}
-	s := &podAffinityScorer{pod: pod.Pod, nsLabels: pl.namespaceLabels(pod.Pod.Namespace), domains: domainScores{}}
+	s := &podAffinityScorer{pod: pod.Pod, nsLabels: pl.namespaceLabels(pod.Pod.Namespace), domains: domainScores{},
+		hardWeight: pl.hardPodAffinityWeight}
 	if hasPreferred {
 		var err error
 		if s.preferred, err = pl.mergeWeighted(pa.Preferred); err == nil {
@@ -492,6 +502,8 @@ type podAffinityScorer struct {
 	// namespaceSelector merged.
 	preferred, preferredAnti []fwk.WeightedAffinityTerm
 	domains                  domainScores
+	// hardWeight is the args' hardPodAffinityWeight.
+	hardWeight int64
 }
 
 // count adds what other, a pod on node, and the pod's terms make of each
@@ -509,8 +521,10 @@ func (s *podAffinityScorer) count(other *cache.PodInfo, node *v1.Node) {
 	if pa == nil {
 		return
 	}
-	for i := range pa.Required {
-		s.domains.add(&pa.Required[i], hardPodAffinityWeight, s.pod, s.nsLabels, node)
+	if s.hardWeight > 0 {
+		for i := range pa.Required {
+			s.domains.add(&pa.Required[i], s.hardWeight, s.pod, s.nsLabels, node)
+		}
 	}
 	for i := range pa.Preferred {
 		t := &pa.Preferred[i]

@@ -199,7 +199,7 @@ func TestInterPodAffinityRequiredSingleNode(t *testing.T) {
 	team1 := ipaSelector(ipaIn("team", "team1"))
 	invalid := `parsing pod: requiredAffinityTerms: values[0][service]: Invalid value: "{{.bad-value.}}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`
 	one := func(st *Status) []*Status { return []*Status{st} }
-	runIPAFilterCases(t, interPodAffinity{namespaces: upstreamNamespaces()}, []ipaFilterCase{
+	runIPAFilterCases(t, interPodAffinity{namespaces: upstreamNamespaces(), hardPodAffinityWeight: 1}, []ipaFilterCase{
 		{name: "A pod that has no required pod affinity scheduling rules can schedule onto a node with no existing pods",
 			pod: ipaPod(), nodes: node1, wantSkip: true},
 		{name: "satisfies with requiredDuringSchedulingIgnoredDuringExecution in PodAffinity using In operator that matches the existing pod",
@@ -330,7 +330,7 @@ func TestInterPodAffinityRequiredMultipleNodes(t *testing.T) {
 	}
 	host := func(n string) *v1.Node { return ipaNode(n, v1.LabelHostname, n) }
 	aff, anti, existing := statusPodAffinity, statusPodAntiAffinity, statusExistingAntiAffinity
-	runIPAFilterCases(t, interPodAffinity{namespaces: ipaNamespaces(ipaNamespace("NS1"))}, []ipaFilterCase{
+	runIPAFilterCases(t, interPodAffinity{namespaces: ipaNamespaces(ipaNamespace("NS1")), hardPodAffinityWeight: 1}, []ipaFilterCase{
 		{name: "A pod can be scheduled onto all the nodes that have the same topology key & label value with one of them has an existing pod that matches the affinity rules",
 			pod:   ipaPod().podAffinity(ipaTerm("region", ipaIn("foo", "bar"))),
 			pods:  []*podBuilder{ipaPod().node("node1").labels("foo", "bar")},
@@ -516,7 +516,7 @@ func TestInterPodAffinityAddRemovePod(t *testing.T) {
 			wantAnti:     topologyCounts{{"region", "r1"}: 2},
 			wantAffinity: topologyCounts{}},
 	}
-	pl := interPodAffinity{}
+	pl := interPodAffinity{hardPodAffinityWeight: 1}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			pending, added := tc.pending.info(), tc.added.info()
@@ -614,7 +614,7 @@ func TestInterPodAffinityIncomingCounts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f, _, st := interPodAffinity{}.PreFilter(tc.pod.info(), ipaSnapshot(nodes, tc.existing...))
+			f, _, st := interPodAffinity{hardPodAffinityWeight: 1}.PreFilter(tc.pod.info(), ipaSnapshot(nodes, tc.existing...))
 			if st != nil {
 				t.Fatal(st)
 			}
@@ -636,7 +636,7 @@ func TestInterPodAffinityRemoveLastMatchingPod(t *testing.T) {
 	pending := ipaPod().labels("foo", "bar").podAffinity(ipaTerm(v1.LabelHostname, ipaIn("foo", "bar"))).info()
 	matching := ipaPod().labels("foo", "bar").node("nodeA")
 	snap := ipaSnapshot([]*v1.Node{ipaNode("nodeA", v1.LabelHostname, "nodeA"), ipaNode("nodeB", v1.LabelHostname, "nodeB")}, matching)
-	f, _, st := interPodAffinity{}.PreFilter(pending, snap)
+	f, _, st := interPodAffinity{hardPodAffinityWeight: 1}.PreFilter(pending, snap)
 	if st != nil || f == nil {
 		t.Fatalf("PreFilter = %v, %v", f, st)
 	}
@@ -669,7 +669,7 @@ func TestInterPodAffinityTermsMatchOnePod(t *testing.T) {
 	podC := ipaPod().namespace("default").labels("foo", "bar", "baz", "qux").node("node-3")
 	nodes := []*v1.Node{ipaNode("node-1", v1.LabelHostname, "node-1"), ipaNode("node-2", v1.LabelHostname, "node-2"),
 		ipaNode("node-3", v1.LabelHostname, "node-3")}
-	pl := interPodAffinity{namespaces: ipaNamespaces(ipaNamespace("default"))}
+	pl := interPodAffinity{namespaces: ipaNamespaces(ipaNamespace("default")), hardPodAffinityWeight: 1}
 
 	snap := ipaSnapshot(nodes, podA, podB, podC)
 	f, _, st := pl.PreFilter(ipaPod().namespace("default").podAffinity(terms...).info(), snap)
@@ -707,7 +707,7 @@ func TestInterPodAffinityZoneHostAndNamespaceSelector(t *testing.T) {
 		ipaPod().namespace("default").labels("app", "foo").node("node-1"),
 		ipaPod().namespace("blue-ns").labels("app", "blocked", "team", "blue").node("node-1"),
 		ipaPod().namespace("default").labels("app", "bar").node("node-2"))
-	pl := interPodAffinity{namespaces: ipaNamespaces(ipaNamespace("default"), ipaNamespace("other"), ipaNamespace("blue-ns", "team", "blue"))}
+	pl := interPodAffinity{namespaces: ipaNamespaces(ipaNamespace("default"), ipaNamespace("other"), ipaNamespace("blue-ns", "team", "blue")), hardPodAffinityWeight: 1}
 	for _, tc := range []struct {
 		name string
 		pod  *podBuilder
@@ -822,7 +822,7 @@ func TestInterPodAffinityScore(t *testing.T) {
 	invalidAntiAffinityLabels := preferAnti(weighted(5, ipaTerm("az", ipaIn("security", "{{.bad-value.}}"))))
 	const maxScore = MaxNodeScore
 
-	runIPAScoreCases(t, interPodAffinity{namespaces: upstreamNamespaces()}, []ipaScoreCase{
+	runIPAScoreCases(t, interPodAffinity{namespaces: upstreamNamespaces(), hardPodAffinityWeight: 1}, []ipaScoreCase{
 		{name: "all nodes are same priority as Affinity is nil",
 			pod:   s1(),
 			nodes: []*v1.Node{node("node1", china), node("node2", india), node("node3", az1)}, wantSkip: true},
@@ -970,7 +970,7 @@ func TestInterPodAffinityScoreHardAffinitySymmetry(t *testing.T) {
 	existing := func() []*podBuilder {
 		return []*podBuilder{ipaPod().node("node1").affinity(hard), ipaPod().node("node2").affinity(hard)}
 	}
-	runIPAScoreCases(t, interPodAffinity{namespaces: upstreamNamespaces()}, []ipaScoreCase{
+	runIPAScoreCases(t, interPodAffinity{namespaces: upstreamNamespaces(), hardPodAffinityWeight: 1}, []ipaScoreCase{
 		{name: "with default weight", pod: ipaPod().labels("service", "S1"), pods: existing(), nodes: nodes,
 			want: []int64{MaxNodeScore, MaxNodeScore, 0}},
 		{name: "with no matching namespace", pod: ipaPod().namespace("subteam1.team2").labels("service", "S1"), pods: existing(),
@@ -1003,7 +1003,7 @@ func TestInterPodAffinitySkips(t *testing.T) {
 		if tc.pods == nil {
 			snap = nil
 		}
-		pl := interPodAffinity{}
+		pl := interPodAffinity{hardPodAffinityWeight: 1}
 		if f, names, st := pl.PreFilter(plain.info(), orEmpty(snap)); f != nil || names != nil || st != nil {
 			t.Errorf("%s: PreFilter = %v, %v, %v, want a skip", tc.name, f, names, st)
 		}
@@ -1135,7 +1135,7 @@ func TestInterPodAffinityNominatedPod(t *testing.T) {
 func TestInterPodAffinityMergeCopiesTerms(t *testing.T) {
 	pi := ipaPod().namespace("subteam1.team1").
 		podAffinity(ipaNS(ipaTerm("region", ipaIn("app", "x")), ipaSelector(ipaIn("team", "team1")))).info()
-	pl := interPodAffinity{namespaces: upstreamNamespaces()}
+	pl := interPodAffinity{namespaces: upstreamNamespaces(), hardPodAffinityWeight: 1}
 	f, _, st := pl.PreFilter(pi, ipaSnapshot([]*v1.Node{ipaNode("n1", "region", "r1")}))
 	if st != nil || f == nil {
 		t.Fatalf("PreFilter = %v, %v", f, st)

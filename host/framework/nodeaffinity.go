@@ -18,10 +18,17 @@ const (
 	// ReasonAffinityConflict rejects a pod whose required node affinity
 	// names nodes (metadata.name In) that no single term can agree on.
 	ReasonAffinityConflict = "pod affinity terms conflict"
+	// ReasonEnforcedNodeAffinity rejects a node that does not match the
+	// args' addedAffinity.
+	ReasonEnforcedNodeAffinity = "node(s) didn't match scheduler-enforced node affinity"
 )
 
-var statusNodeAffinity = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
-	Reasons: []string{ReasonNodeAffinity}}
+var (
+	statusNodeAffinity = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
+		Reasons: []string{ReasonNodeAffinity}}
+	statusEnforcedNodeAffinity = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
+		Reasons: []string{ReasonEnforcedNodeAffinity}}
+)
 
 // weightNodeAffinity is upstream's default score weight.
 const weightNodeAffinity = 2
@@ -37,7 +44,14 @@ const weightNodeAffinity = 2
 // without preferred terms), Score, NormalizeScore. Rejects:
 // UnschedulableAndUnresolvable (ReasonNodeAffinity; ReasonAffinityConflict
 // at PreFilter), Error for preferred terms that do not parse. Weight 2.
-type nodeAffinity struct{}
+//
+// The args' addedAffinity applies to every pod as upstream's: its required
+// selector is checked first (ReasonEnforcedNodeAffinity), its preferred
+// terms add to every pod's score. The zero value has none.
+type nodeAffinity struct {
+	added     *nodeaffinity.NodeSelector
+	addedPref *nodeaffinity.PreferredSchedulingTerms
+}
 
 var (
 	_ PreFilterPlugin = nodeAffinity{}
@@ -47,16 +61,19 @@ var (
 
 func (nodeAffinity) Name() string { return abi.PluginNodeAffinity }
 
-func (nodeAffinity) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
+func (pl nodeAffinity) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
 	spec := &pod.Pod.Spec
 	var required *v1.NodeSelector
 	if a := spec.Affinity; a != nil && a.NodeAffinity != nil {
 		required = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	}
 	if required == nil && spec.NodeSelector == nil {
+		if pl.added != nil {
+			return &affinityFilter{added: pl.added, addedOnly: true}, nil, nil
+		}
 		return nil, nil, nil
 	}
-	f := &affinityFilter{required: nodeaffinity.GetRequiredNodeAffinity(pod.Pod)}
+	f := &affinityFilter{required: nodeaffinity.GetRequiredNodeAffinity(pod.Pod), added: pl.added}
 	names, ok := affinityNodeNames(required)
 	if ok && len(names) == 0 {
 		return nil, nil, &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
@@ -68,12 +85,22 @@ func (nodeAffinity) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter,
 	return f, names, nil
 }
 
-// affinityFilter holds the parsed nodeSelector and required terms.
+// affinityFilter holds the parsed nodeSelector and required terms, and
+// the args' addedAffinity selector (nil: none; addedOnly: the pod has
+// neither nodeSelector nor required terms).
 type affinityFilter struct {
-	required nodeaffinity.RequiredNodeAffinity
+	required  nodeaffinity.RequiredNodeAffinity
+	added     *nodeaffinity.NodeSelector
+	addedOnly bool
 }
 
 func (f *affinityFilter) Filter(ni *cache.NodeInfo) *Status {
+	if f.added != nil && !f.added.Match(ni.Node()) {
+		return statusEnforcedNodeAffinity
+	}
+	if f.addedOnly {
+		return nil
+	}
 	// A parse error (which API validation prevents) does not match.
 	if ok, _ := f.required.Match(ni.Node()); !ok {
 		return statusNodeAffinity
@@ -120,9 +147,12 @@ func affinityNodeNames(required *v1.NodeSelector) ([]string, bool) {
 	return names, true
 }
 
-func (nodeAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (PodScorer, *Status) {
+func (pl nodeAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (PodScorer, *Status) {
 	a := pod.Pod.Spec.Affinity
 	if a == nil || a.NodeAffinity == nil || len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 0 {
+		if pl.addedPref != nil {
+			return &addedAffinityScorer{added: pl.addedPref}, nil
+		}
 		return nil, nil
 	}
 	terms, err := nodeaffinity.NewPreferredSchedulingTerms(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
@@ -131,8 +161,32 @@ func (nodeAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.S
 		return nil, &Status{Code: Error, Plugin: abi.PluginNodeAffinity,
 			Err: fmt.Errorf("parse preferred node affinity of pod %s/%s: %w", pod.Pod.Namespace, pod.Pod.Name, err)}
 	}
+	if pl.addedPref != nil {
+		return &addedAffinityScorer{pod: terms, added: pl.addedPref}, nil
+	}
 	return (*affinityScorer)(terms), nil
 }
+
+// addedAffinityScorer scores the args' preferred addedAffinity terms and
+// the pod's own (nil: none), as upstream's Score sums them.
+type addedAffinityScorer struct {
+	pod, added *nodeaffinity.PreferredSchedulingTerms
+}
+
+func (s *addedAffinityScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
+	for i, ni := range nodes {
+		scores[i] = 0
+		if node := ni.Node(); node != nil {
+			scores[i] = s.added.Score(node)
+			if s.pod != nil {
+				scores[i] += s.pod.Score(node)
+			}
+		}
+	}
+}
+
+// NormalizeScores is upstream's DefaultNormalizeScore.
+func (*addedAffinityScorer) NormalizeScores(scores []int64) { DefaultNormalizeScore(false, scores) }
 
 // affinityScorer is the parsed preferred terms.
 type affinityScorer nodeaffinity.PreferredSchedulingTerms

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"math"
+	"slices"
 
 	"github.com/wasmsched/wasmsched/host/cache"
 )
@@ -17,10 +18,17 @@ const weightNodeResourcesBalancedAllocation = 1
 // NodeResourcesBalancedAllocation plugin: among feasible nodes, those whose
 // cpu and memory fractions the pod brings closer together score higher.
 //
-// Extension points: PreScore (skips a pod that requests neither cpu nor
-// memory, upstream's best-effort skip), Score. No filter, so no rejection.
-// Weight 1.
-type nodeResourcesBalancedAllocation struct{}
+// Extension points: PreScore (skips a pod that requests none of the
+// resources, upstream's best-effort skip), Score. No filter, so no
+// rejection. Weight 1.
+//
+// The zero value is the plugin with upstream's default args (cpu and
+// memory).
+type nodeResourcesBalancedAllocation struct {
+	// resources are the args' resources; nil for cpu and memory, which
+	// balancedAllocation scores without per-pod state.
+	resources []scoredResource
+}
 
 var _ PreScorePlugin = nodeResourcesBalancedAllocation{}
 
@@ -28,7 +36,14 @@ func (nodeResourcesBalancedAllocation) Name() string {
 	return pluginNodeResourcesBalancedAllocation
 }
 
-func (nodeResourcesBalancedAllocation) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (PodScorer, *Status) {
+func (pl nodeResourcesBalancedAllocation) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (PodScorer, *Status) {
+	if pl.resources != nil {
+		reqs := podRequests(pl.resources, pod, true)
+		if !slices.ContainsFunc(reqs, func(r int64) bool { return r != 0 }) {
+			return nil, nil
+		}
+		return &balancedResourcesState{resources: pl.resources, reqs: reqs}, nil
+	}
 	if pod.Requests.MilliCPU == 0 && pod.Requests.Memory == 0 {
 		return nil, nil
 	}

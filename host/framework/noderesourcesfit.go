@@ -2,6 +2,7 @@ package framework
 
 import (
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -22,14 +23,27 @@ const weightNodeResourcesFit = 1
 // nodeResourcesFit is upstream's NodeResourcesFit plugin: the pod count,
 // cpu, memory, ephemeral-storage and each requested scalar resource must fit
 // in the node's allocatable minus what its pods request; among feasible
-// nodes, LeastAllocated scores.
+// nodes, the args' scoring strategy scores (LeastAllocated over cpu and
+// memory by default; MostAllocated; RequestedToCapacityRatio with a shape).
 //
 // Extension points: PreFilter (never skips: the pod count always counts),
 // Filter, PreScore, Score. Rejects: Unschedulable (ReasonTooManyPods,
 // ReasonInsufficient + resource; preemption may free room),
 // UnschedulableAndUnresolvable (the same reasons, when a request exceeds the
 // node's whole allocatable). Weight 1.
-type nodeResourcesFit struct{}
+//
+// The zero value is the plugin with upstream's default args.
+type nodeResourcesFit struct {
+	// ignored and ignoredGroups are the args' ignoredResources and
+	// ignoredResourceGroups: extended resources the filter does not check
+	// (nil: none). PreFilter looks them up once per pod and requested
+	// resource, never per node.
+	ignored, ignoredGroups map[string]bool
+	// scorer is the args' scoring strategy; nil for LeastAllocated over cpu
+	// and memory of weight 1 (the default), which leastAllocated scores
+	// without per-pod state.
+	scorer *resourceScorer
+}
 
 var _ interface {
 	PreFilterPlugin
@@ -38,10 +52,23 @@ var _ interface {
 
 func (nodeResourcesFit) Name() string { return abi.PluginNodeResourcesFit }
 
-func (nodeResourcesFit) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
+// isIgnored reports whether the filter skips the extended resource name
+// (upstream's fitsRequest with ignoredResources and ignoredResourceGroups).
+func (pl nodeResourcesFit) isIgnored(name v1.ResourceName) bool {
+	if pl.ignored == nil && pl.ignoredGroups == nil {
+		return false
+	}
+	if !cache.IsExtendedResourceName(name) {
+		return false
+	}
+	group, _, _ := strings.Cut(string(name), "/")
+	return pl.ignored[string(name)] || pl.ignoredGroups[group]
+}
+
+func (pl nodeResourcesFit) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
 	var f *fitScalarsFilter
 	for name, v := range pod.Requests.Scalar {
-		if v != 0 {
+		if v != 0 && !pl.isIgnored(name) {
 			if f == nil {
 				f = &fitScalarsFilter{pod: pod}
 				f.scalars = f.arr[:0]
@@ -165,8 +192,11 @@ func newFitStatus(mask int) *Status {
 	return st
 }
 
-func (nodeResourcesFit) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (PodScorer, *Status) {
-	return (*leastAllocatedScorer)(pod), nil
+func (pl nodeResourcesFit) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (PodScorer, *Status) {
+	if pl.scorer == nil {
+		return (*leastAllocatedScorer)(pod), nil
+	}
+	return &resourceScorerState{s: pl.scorer, reqs: podRequests(pl.scorer.resources, pod, false)}, nil
 }
 
 // leastAllocatedScorer's state is the pod itself.

@@ -16,31 +16,19 @@ import (
 // SchedulingGates and PrioritySort are policy slots (host/policy),
 // DefaultPreemption is host/preempt, DefaultBinder is host/cycle's binding.
 // The order is the filter order (the first rejecting filter names a node's
-// reason) and the pre-filter order.
+// reason) and the pre-filter order. It is Build(l, Config{})'s entries.
 //
 // A plugin not written yet stands here as an unsupported placeholder: a pod
 // carrying a hard constraint only it checks is refused in its name
 // (unsupported.go). Writing the plugin replaces its placeholder line.
-// VolumeZone has no placeholder: VolumeBinding's refuses the claims
-// VolumeZone would check.
+// VolumeZone has no placeholder of its own while VolumeBinding's stands:
+// that one refuses the claims VolumeZone would check.
 func DefaultEntries(l Listers) []Entry {
-	return []Entry{
-		{Plugin: nodeName{}},
-		{Plugin: nodeUnschedulable{}},
-		{Plugin: taintToleration{}, Weight: weightTaintToleration},
-		{Plugin: nodeAffinity{}, Weight: weightNodeAffinity},
-		{Plugin: nodePorts{}},
-		{Plugin: nodeResourcesFit{}, Weight: weightNodeResourcesFit},
-		{Plugin: unsupportedVolumeRestrictions},
-		{Plugin: unsupportedNodeVolumeLimits},
-		{Plugin: unsupportedVolumeBinding}, // weight 1 once written
-		{Plugin: newPodTopologySpread(l), Weight: weightPodTopologySpread},
-		{Plugin: interPodAffinity{namespaces: l.Namespaces}, Weight: weightInterPodAffinity},
-		{Plugin: unsupportedDynamicResources}, // weight 2 once written
-		{Plugin: nodeResourcesBalancedAllocation{}, Weight: weightNodeResourcesBalancedAllocation},
-		{Plugin: imageLocality{}, Weight: weightImageLocality},
-		{Plugin: nodeDeclaredFeatures{}},
+	b, err := Build(l, Config{})
+	if err != nil {
+		panic("framework: the default profile does not build: " + err.Error())
 	}
+	return b.Entries
 }
 
 // Listers are what plugins read from the API besides the snapshot, backed
@@ -75,10 +63,23 @@ func Prepare(pod *cache.PodInfo, snap *cache.Snapshot) (*PodState, *Status) {
 }
 
 // Entry is one plugin of a profile with its score weight (ignored unless
-// the plugin is a PreScorePlugin, and then at least 1).
+// the plugin is a PreScorePlugin that scores, and then at least 1), and
+// the extension points a configuration disabled for it (upstream's
+// per-extension-point disabled lists; Build sets them). The zero value of
+// the No fields runs every extension point the plugin implements.
 type Entry struct {
 	Plugin Plugin
 	Weight int64
+	// NoFilter leaves out the plugin's per-node filter while its PreFilter
+	// still runs (its node restriction and its rejections before any node
+	// stand), as upstream with the plugin's filter disabled. NoPreFilter
+	// leaves out its PreFilter too, and requires NoFilter: the filter of a
+	// PodFilter is what its PreFilter returns. For a placeholder
+	// (unsupported.go) either one is its whole check, so it takes both.
+	NoPreFilter, NoFilter bool
+	// NoScore leaves out the plugin's PreScore and score: it adds nothing to
+	// any node, and needs no weight.
+	NoScore bool
 }
 
 // Profile is an ordered list of plugins (upstream's KubeSchedulerProfile
@@ -88,7 +89,10 @@ type Profile struct {
 	names       []string
 	unsupported []*unsupportedPlugin
 	preFilters  []PreFilterPlugin
-	preScores   []weightedPreScore
+	// noFilter[i] is set when preFilters[i]'s filter is disabled (its
+	// PreFilter runs for its node restriction and rejections only).
+	noFilter  []bool
+	preScores []weightedPreScore
 }
 
 type weightedPreScore struct {
@@ -96,8 +100,10 @@ type weightedPreScore struct {
 	weight int64
 }
 
-// NewProfile builds a profile of entries, in order. Each plugin name may
-// appear once; a scorer needs a weight of at least 1.
+// NewProfile builds a profile of entries, in order, leaving out the
+// extension points an entry disables. Each plugin name may appear once; a
+// scorer that scores needs a weight of at least 1; NoPreFilter needs
+// NoFilter.
 func NewProfile(entries ...Entry) (*Profile, error) {
 	p := &Profile{}
 	seen := map[string]bool{}
@@ -110,15 +116,21 @@ func NewProfile(entries ...Entry) (*Profile, error) {
 			return nil, fmt.Errorf("plugin %s is listed twice in the profile", name)
 		}
 		seen[name] = true
+		if e.NoPreFilter && !e.NoFilter {
+			return nil, fmt.Errorf("plugin %s: its filter cannot run without its PreFilter (NoPreFilter needs NoFilter)", name)
+		}
 		p.names = append(p.names, name)
 		if u, ok := e.Plugin.(*unsupportedPlugin); ok {
-			p.unsupported = append(p.unsupported, u)
+			if !e.NoPreFilter || !e.NoFilter {
+				p.unsupported = append(p.unsupported, u)
+			}
 			continue
 		}
-		if f, ok := e.Plugin.(PreFilterPlugin); ok {
+		if f, ok := e.Plugin.(PreFilterPlugin); ok && !e.NoPreFilter {
 			p.preFilters = append(p.preFilters, f)
+			p.noFilter = append(p.noFilter, e.NoFilter)
 		}
-		if s, ok := e.Plugin.(PreScorePlugin); ok {
+		if s, ok := e.Plugin.(PreScorePlugin); ok && !e.NoScore {
 			if e.Weight < 1 {
 				return nil, fmt.Errorf("score plugin %s needs a weight of at least 1, not %d", name, e.Weight)
 			}
@@ -140,12 +152,15 @@ func mustProfile(entries ...Entry) *Profile {
 // included). The slice is the caller's.
 func (p *Profile) Plugins() []string { return append([]string(nil), p.names...) }
 
-// FilterPlugins are the names of the plugins with a filter, in filter order.
-// The slice is the caller's.
+// FilterPlugins are the names of the plugins with a filter, in filter order
+// (those whose filter is disabled while their PreFilter runs left out). The
+// slice is the caller's.
 func (p *Profile) FilterPlugins() []string {
-	out := make([]string, len(p.preFilters))
+	out := make([]string, 0, len(p.preFilters))
 	for i, f := range p.preFilters {
-		out[i] = f.Name()
+		if !p.noFilter[i] {
+			out = append(out, f.Name())
+		}
 	}
 	return out
 }

@@ -79,12 +79,12 @@ func (p *Profile) Prepare(pod *cache.PodInfo, snap *cache.Snapshot) (*PodState, 
 	ps := &PodState{pod: pod, profile: p, snap: snap}
 	ps.filters, ps.scorers = ps.filterArr[:0], ps.scorerArr[:0]
 	var last string // the last plugin that restricted the nodes
-	for _, pl := range p.preFilters {
+	for i, pl := range p.preFilters {
 		filter, nodeNames, st := pl.PreFilter(pod, snap)
 		if st != nil {
 			return nil, st
 		}
-		if filter != nil {
+		if filter != nil && !p.noFilter[i] {
 			if _, ok := filter.(PodUpdater); ok {
 				ps.updaters = append(ps.updaters, len(ps.filters))
 			}

@@ -26,24 +26,49 @@ const (
 // It implements no extension point; the profile runs the placeholders
 // itself, first. Writing the plugin replaces its placeholder in the profile.
 type unsupportedPlugin struct {
-	name    string
+	name   string
+	checks []unsupportedCheck
+}
+
+// unsupportedCheck is one constraint a placeholder refuses: the reason and
+// whether a pod carries it.
+type unsupportedCheck struct {
 	reason  string
 	carries func(*v1.Pod) bool
 }
 
 func (u *unsupportedPlugin) Name() string { return u.name }
 
-// The placeholders of the default profile, in upstream's filter order.
+// The constraints the placeholders refuse.
 var (
-	unsupportedVolumeRestrictions = &unsupportedPlugin{abi.PluginVolumeRestrictions, ReasonUnsupportedInTreeVolume,
-		func(p *v1.Pod) bool { return hasVolume(p, volumeInTree) }}
-	unsupportedNodeVolumeLimits = &unsupportedPlugin{abi.PluginNodeVolumeLimits, ReasonUnsupportedCSIVolume,
-		func(p *v1.Pod) bool { return hasVolume(p, volumeInlineCSI) }}
-	unsupportedVolumeBinding = &unsupportedPlugin{abi.PluginVolumeBinding, ReasonUnsupportedClaim,
-		func(p *v1.Pod) bool { return hasVolume(p, volumeClaim) }}
-	unsupportedDynamicResources = &unsupportedPlugin{abi.PluginDynamicResources, ReasonUnsupportedResourceClaim,
+	checkInTreeVolume  = unsupportedCheck{ReasonUnsupportedInTreeVolume, func(p *v1.Pod) bool { return hasVolume(p, volumeInTree) }}
+	checkCSIVolume     = unsupportedCheck{ReasonUnsupportedCSIVolume, func(p *v1.Pod) bool { return hasVolume(p, volumeInlineCSI) }}
+	checkClaim         = unsupportedCheck{ReasonUnsupportedClaim, func(p *v1.Pod) bool { return hasVolume(p, volumeClaim) }}
+	checkResourceClaim = unsupportedCheck{ReasonUnsupportedResourceClaim,
 		func(p *v1.Pod) bool { return len(p.Spec.ResourceClaims) > 0 }}
 )
+
+// volumePlaceholder is the placeholder of the volume plugin name (one of
+// VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone), which
+// also refuses claims when claims is set: VolumeBinding's does, and when a
+// configuration disables VolumeBinding's filter, the first of the others
+// still enabled does (Build), since each of them checks claims too.
+func volumePlaceholder(name string, claims bool) *unsupportedPlugin {
+	u := &unsupportedPlugin{name: name}
+	switch name {
+	case abi.PluginVolumeRestrictions:
+		u.checks = append(u.checks, checkInTreeVolume)
+	case abi.PluginNodeVolumeLimits:
+		u.checks = append(u.checks, checkCSIVolume)
+	}
+	if claims {
+		u.checks = append(u.checks, checkClaim)
+	}
+	return u
+}
+
+// unsupportedDynamicResources is DynamicResources' placeholder.
+var unsupportedDynamicResources = &unsupportedPlugin{abi.PluginDynamicResources, []unsupportedCheck{checkResourceClaim}}
 
 // The kinds of volume a placeholder refuses; a volume is of the first kind
 // it matches.
@@ -84,13 +109,15 @@ func hasVolume(p *v1.Pod, kind int) bool {
 func (p *Profile) refuseUnsupported(pod *v1.Pod) *Status {
 	var st *Status
 	for _, u := range p.unsupported {
-		if !u.carries(pod) {
-			continue
+		for _, c := range u.checks {
+			if !c.carries(pod) {
+				continue
+			}
+			if st == nil {
+				st = &Status{Code: UnschedulableAndUnresolvable, Plugin: u.name}
+			}
+			st.Reasons = append(st.Reasons, c.reason)
 		}
-		if st == nil {
-			st = &Status{Code: UnschedulableAndUnresolvable, Plugin: u.name}
-		}
-		st.Reasons = append(st.Reasons, u.reason)
 	}
 	return st
 }

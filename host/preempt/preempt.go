@@ -53,6 +53,11 @@ type Input struct {
 	// Rand picks the node Pod starts its dry runs at, as upstream picks a
 	// random offset; nil starts at the first node.
 	Rand *rand.Rand
+	// MinCandidates are DefaultPreemption's args (minCandidateNodesPercentage
+	// and minCandidateNodesAbsolute): how many candidate nodes Pod looks for
+	// before it stops dry-running; the zero value is upstream's defaults
+	// (10%, 100).
+	MinCandidates framework.PreemptionArgs
 	// Parallelism is how many candidate nodes Pod dry-runs at once
 	// (upstream's parallelism, 16 by default). 0 or 1 dry-runs them one
 	// after another in order, the deterministic path. In parallel the
@@ -110,13 +115,6 @@ const (
 	prefixPod       = "preemption: "
 	prefixGroup     = "pod group preemption: "
 	noNodeAvailable = "0/%d nodes are available:"
-)
-
-// Upstream's DefaultPreemptionArgs defaults: dry-run at least this share
-// of the nodes where preemption might help, and at least this many.
-const (
-	minCandidateNodesPercentage = 10
-	minCandidateNodesAbsolute   = 100
 )
 
 // Eligible is upstream's PodEligibleToPreemptOthers (KEP-902): a pod with
@@ -207,7 +205,7 @@ func Pod(ctx context.Context, preemptor *v1.Pod, in Input) (Result, bool, error)
 	}
 	d := dryRun{
 		r: r, ps: ps, pre: st, prio: corev1helpers.PodPriority(preemptor), nodes: potential, offset: offset,
-		want: numCandidates(n), statuses: map[string]*framework.Status{},
+		want: numCandidates(n, in.MinCandidates), statuses: map[string]*framework.Status{},
 	}
 	if in.Parallelism > 1 && n > 1 && st == nil {
 		d.parallel(ctx, min(in.Parallelism, n))
@@ -422,11 +420,13 @@ func (r *run) selectOnNode(ps *framework.PodState, prio int32, ni *cache.NodeInf
 	return c, nil, nil
 }
 
-// numCandidates is upstream's calculateNumCandidates: 10% of the nodes,
-// at least 100, at most all of them.
-func numCandidates(n int) int {
-	want := n * minCandidateNodesPercentage / 100
-	want = max(want, minCandidateNodesAbsolute)
+// numCandidates is upstream's calculateNumCandidates: args' percentage of
+// the n nodes (10% by default), at least its absolute number (100), at most
+// all of them.
+func numCandidates(n int, args framework.PreemptionArgs) int {
+	args = args.Defaulted()
+	want := n * int(args.MinCandidateNodesPercentage) / 100
+	want = max(want, int(args.MinCandidateNodesAbsolute))
 	return min(want, n)
 }
 
