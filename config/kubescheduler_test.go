@@ -460,3 +460,99 @@ func TestKubeSchedulerErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestKubeSchedulerPlugins: a profile's plugins and args reach Profile as
+// written (wasmsched's own entry removed); what framework.Build refuses
+// stops the load with the profile named.
+func TestKubeSchedulerPlugins(t *testing.T) {
+	got, err := Load(Source{File: writeFile(t, ksHeader+`
+profiles:
+- schedulerName: packer
+  plugins:
+    score:
+      disabled: [{name: NodeResourcesBalancedAllocation}]
+      enabled: [{name: TaintToleration, weight: 5}]
+  pluginConfig:
+  - name: NodeResourcesFit
+    args: {scoringStrategy: {type: MostAllocated}}
+  - name: wasmsched.io/Policies
+    args: {queueSort: {module: native}}
+  - name: DefaultPreemption
+    args: {minCandidateNodesAbsolute: 5}
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := got.Profiles[0]
+	wantPlugins := &kschedv1.Plugins{Score: kschedv1.PluginSet{
+		Disabled: []kschedv1.Plugin{{Name: "NodeResourcesBalancedAllocation"}},
+		Enabled:  []kschedv1.Plugin{{Name: "TaintToleration", Weight: ptr.To[int32](5)}},
+	}}
+	if diff := cmp.Diff(wantPlugins, p.Plugins); diff != "" {
+		t.Errorf("plugins (-want, +got):\n%s", diff)
+	}
+	var names []string
+	for _, pc := range p.PluginConfig {
+		names = append(names, pc.Name)
+	}
+	if diff := cmp.Diff([]string{"NodeResourcesFit", "DefaultPreemption"}, names); diff != "" {
+		t.Errorf("pluginConfig names (-want, +got):\n%s", diff)
+	}
+	if a, ok := p.PluginConfig[0].Args.Object.(*kschedv1.NodeResourcesFitArgs); !ok || a.ScoringStrategy == nil || a.ScoringStrategy.Type != kschedv1.MostAllocated {
+		t.Errorf("NodeResourcesFit args %#v: want the typed MostAllocated args", p.PluginConfig[0].Args.Object)
+	}
+	if !p.Policies[abi.SlotQueueSort].Native {
+		t.Errorf("queueSort %+v: want native", p.Policies[abi.SlotQueueSort])
+	}
+
+	for _, tc := range []struct{ name, profile, want string }{
+		{"unknown plugin", "  plugins:\n    multiPoint:\n      enabled: [{name: Coscheduling}]\n", "Coscheduling"},
+		{"bad args", "  pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: Mostallocated}}\n", "Mostallocated"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(Source{File: writeFile(t, ksHeader+"profiles:\n- schedulerName: a\n- schedulerName: b\n"+tc.profile)})
+			if err == nil {
+				t.Fatal("loaded; want an error")
+			}
+			for _, w := range []string{"profiles[1] (schedulerName b)", tc.want} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestHelpExamples: both examples of Help load, and describe the same
+// profiles and slots.
+func TestHelpExamples(t *testing.T) {
+	example := func(start string) string {
+		i := strings.Index(helpIntro, start)
+		if i < 0 {
+			t.Fatalf("Help has no example starting %q", start)
+		}
+		var lines []string
+		for _, l := range strings.Split(helpIntro[i:], "\n") {
+			if strings.TrimSpace(l) == "" {
+				break
+			}
+			lines = append(lines, strings.TrimPrefix(l, "     "))
+		}
+		return strings.ReplaceAll(strings.Join(lines, "\n")+"\n", "<64 hex digits>", pin)
+	}
+	ks, err := Load(Source{File: writeFile(t, example("     apiVersion"))})
+	if err != nil {
+		t.Fatalf("the KubeSchedulerConfiguration example: %v", err)
+	}
+	own, err := Load(Source{File: writeFile(t, example("     schedulerName"))})
+	if err != nil {
+		t.Fatalf("wasmsched's example: %v", err)
+	}
+	for i, c := range []*Config{ks, own} {
+		if len(c.Profiles) != 2 || c.Profiles[0].SchedulerName != "wasmsched" || c.Profiles[1].SchedulerName != "wasmsched-batch" ||
+			c.Profiles[0].Policies[abi.SlotQueueSort].Path != "/etc/wasmsched/fifo.wasm" ||
+			c.Profiles[1].Policies[abi.SlotBackoffSort].Path != "/etc/wasmsched/batch.wasm" {
+			t.Errorf("example %d: profiles %+v", i, c.Profiles)
+		}
+	}
+}

@@ -208,7 +208,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 			cycle.WithRecorder(cycleRec),
 			cycle.WithNominator(nominator),
 			cycle.WithPreemption(preemption),
-			cycle.WithPluginEntries(built.Entries...),
+			cycle.WithBuilt(built),
 			cycle.WithLogger(log.With("component", "cycle", "profile", p.name)))
 		p.set = wasmslot.NewSet(rt, Limits(cfg.Sandbox), policyRec, policy.Installer{
 			Sort: p.queue.SetSort, BackoffSort: p.queue.SetBackoffSort, PreEnqueue: p.queue.SetPreEnqueue,
