@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -237,10 +238,16 @@ func TestKubeSchedulerConfigWeights(t *testing.T) {
 // themselves (the Scheduled event's reportingController); a pod naming
 // neither stays unscheduled. Nodes a and b are alike: pod-sched-a goes to
 // either; pod-sched-b (MostAllocated) follows it; a second sched-a pod
-// (LeastAllocated, the default) goes to the other, emptier node.
+// (LeastAllocated, the default) goes to the other, emptier node. sched-a
+// carries wasmsched's own pluginConfig entry, which upstream ignores and
+// wasmsched applies (its queueSort slot runs the native policy).
 func TestKubeSchedulerConfigTwoProfiles(t *testing.T) {
 	const body = `profiles:
 - schedulerName: sched-a
+  pluginConfig:
+  - name: wasmsched.io/Policies
+    args:
+      queueSort: {module: native}
 - schedulerName: sched-b
   pluginConfig:
   - name: NodeResourcesFit
@@ -276,6 +283,22 @@ func TestKubeSchedulerConfigTwoProfiles(t *testing.T) {
 		}
 		if got := place(t, s, ksPod(s.ns, "pod-sched-a2", "sched-a", "1", "2Gi")); got == first {
 			t.Errorf("pod-sched-a2 on %s with two pods, want the empty node: sched-a spreads (LeastAllocated)", got)
+		}
+		if s.wasm != nil {
+			page, err := s.wasm.Get(context.Background(), "/policies")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var slots map[string]map[string]struct{ Module string }
+			if err := json.Unmarshal(page, &slots); err != nil {
+				t.Fatalf("GET /policies: %v", err)
+			}
+			if got := slots["sched-a"]["queueSort"].Module; got != "native:backoffpop" {
+				t.Errorf("sched-a queueSort %q, want native:backoffpop (its wasmsched.io/Policies entry)", got)
+			}
+			if got := slots["sched-b"]["queueSort"].Module; got != "builtin:backoffpop" {
+				t.Errorf("sched-b queueSort %q, want builtin:backoffpop", got)
+			}
 		}
 		createPod(t, s.c, ksPod(s.ns, "pod-nobody", "nobody", "1", "2Gi"))
 		testenv.Consistently(t, 3*time.Second, 200*time.Millisecond, func() error {
