@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	kschedv1 "k8s.io/kube-scheduler/config/v1"
@@ -136,6 +137,20 @@ var inTree = map[string]points{
 	abi.PluginNodeDeclaredFeatures:        pts(ptPreFilter, ptFilter),
 	abi.PluginGangScheduling:              pts(ptPreEnqueue, ptPermit),
 }
+
+// filterAlone are the plugins whose upstream filter runs without their
+// PreFilter (it needs no state from it, or recomputes it); scoreAlone
+// likewise for the score without its PreScore. Disabling such a plugin's
+// PreFilter (PreScore) alone changes nothing here, since wasmsched's
+// PreFilter is what makes its filter; upstream would still run the filter
+// but not the PreFilter's node restriction (NodeName, NodeAffinity), which
+// only changes the message of the nodes it leaves out.
+var (
+	filterAlone = map[string]bool{abi.PluginNodeName: true, abi.PluginNodeUnschedulable: true,
+		abi.PluginTaintToleration: true, abi.PluginNodeAffinity: true}
+	scoreAlone = map[string]bool{abi.PluginNodeResourcesFit: true, pluginNodeResourcesBalancedAllocation: true,
+		abi.PluginNodeAffinity: true}
+)
 
 // notImplemented are upstream's in-tree plugins wasmsched does not have,
 // off in upstream's default profile (behind alpha or beta gates that are off).
@@ -305,7 +320,7 @@ func checkNames(c *kschedv1.Plugins) error {
 				}
 				if _, ok := inTree[p.Name]; !ok {
 					return fmt.Errorf("%s: unknown plugin %q: wasmsched runs upstream v1.37.1's in-tree plugins only "+
-						"(out-of-tree plugins cannot be loaded; its policies are Wasm modules configured in wasmsched's own pluginConfig)", where, p.Name)
+						"(out-of-tree plugins cannot be loaded; what wasmsched lets you replace are its Wasm policy slots)", where, p.Name)
 				}
 				if field == "enabled" && (names[i] == "placementGenerate" || names[i] == "placementScore") {
 					return fmt.Errorf("%s: wasmsched has no %s extension point (upstream's TopologyAwareWorkloadScheduling, alpha): remove %q from it",
@@ -358,7 +373,9 @@ func checkNames(c *kschedv1.Plugins) error {
 //
 // A plugin's filter cannot run without its PreFilter (wasmsched's filters
 // are what the PreFilters return), nor its score without its PreScore:
-// such a configuration is refused. Disabling a filter while its PreFilter
+// such a configuration is refused, unless upstream's filter (score) runs
+// without them too (filterAlone, scoreAlone), when disabling the PreFilter
+// (PreScore) alone changes nothing. Disabling a filter while its PreFilter
 // stays keeps the PreFilter's node restriction and rejections, as upstream.
 // The filter order is upstream's filter order; the PreFilters run in the
 // same order.
@@ -393,12 +410,19 @@ func Build(l Listers, c Config) (Built, error) {
 			"runs (wasmsched's preemption always holds back a pod whose victims are being evicted); disable its postFilter too, " +
 			"or neither")
 	}
-	for name, implements := range inTree {
-		if implements.has(ptPreFilter) && on(name, ptFilter) && !on(name, ptPreFilter) {
+	// preFilterOn: the plugin's PreFilter runs, or its filter runs and
+	// upstream's runs without it (filterAlone), so wasmsched runs the
+	// PreFilter that makes its filter.
+	preFilterOn := func(name string) bool {
+		return on(name, ptPreFilter) || (filterAlone[name] && on(name, ptFilter))
+	}
+	for _, name := range slices.Sorted(maps.Keys(inTree)) {
+		implements := inTree[name]
+		if implements.has(ptPreFilter) && on(name, ptFilter) && !preFilterOn(name) {
 			return Built{}, fmt.Errorf("plugins.preFilter: %s's filter cannot run without its preFilter in wasmsched; "+
 				"disable its filter too, or neither", name)
 		}
-		if implements.has(ptPreScore) && on(name, ptScore) && !on(name, ptPreScore) {
+		if implements.has(ptPreScore) && on(name, ptScore) && !on(name, ptPreScore) && !scoreAlone[name] {
 			return Built{}, fmt.Errorf("plugins.preScore: %s's score cannot run without its preScore in wasmsched; "+
 				"disable its score too, or neither", name)
 		}
@@ -411,7 +435,7 @@ func Build(l Listers, c Config) (Built, error) {
 	}
 
 	b := Built{Preemption: args.preemption, PreemptionDisabled: !on(abi.PluginDefaultPreemption, ptPostFilter)}
-	filtering := func(name string) bool { return on(name, ptPreFilter) || on(name, ptFilter) }
+	filtering := func(name string) bool { return preFilterOn(name) || on(name, ptFilter) }
 	claims := "" // the volume placeholder that refuses claims
 	for _, n := range []string{abi.PluginVolumeBinding, pluginVolumeZone, abi.PluginVolumeRestrictions, abi.PluginNodeVolumeLimits} {
 		if filtering(n) {
@@ -463,7 +487,7 @@ func Build(l Listers, c Config) (Built, error) {
 		default:
 			continue // the plugins that live elsewhere (see above)
 		}
-		e := Entry{Plugin: p, NoPreFilter: !on(name, ptPreFilter), NoFilter: !on(name, ptFilter), NoScore: !on(name, ptScore)}
+		e := Entry{Plugin: p, NoPreFilter: !preFilterOn(name), NoFilter: !on(name, ptFilter), NoScore: !on(name, ptScore)}
 		_, filters := p.(PreFilterPlugin)
 		_, scores := p.(PreScorePlugin)
 		if (!filters || e.NoPreFilter) && (!scores || e.NoScore) {

@@ -217,6 +217,15 @@ score:
 				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1},
 		},
 		{
+			name: "PreFilter and PreScore disabled where upstream's filter and score run without them",
+			plugins: `
+preFilter:
+  disabled: [{name: TaintToleration}, {name: NodeAffinity}]
+preScore:
+  disabled: [{name: NodeResourcesFit}, {name: NodeResourcesBalancedAllocation}]`,
+			wantWeights: defaultWeights,
+		},
+		{
 			name: "DefaultPreemption's postFilter disabled",
 			plugins: `
 postFilter:
@@ -368,7 +377,9 @@ func TestBuildRefuses(t *testing.T) {
 		{name: "filter without PreFilter", plugins: "preFilter: {disabled: [{name: PodTopologySpread}]}",
 			want: "PodTopologySpread's filter cannot run without its preFilter"},
 		{name: "score without PreScore", plugins: "preScore: {disabled: [{name: '*'}]}",
-			want: "score cannot run without its preScore"},
+			want: "InterPodAffinity's score cannot run without its preScore"},
+		{name: "filter without PreFilter", plugins: "preFilter: {disabled: [{name: NodePorts}]}",
+			want: "NodePorts's filter cannot run without its preFilter"},
 		{name: "negative weight", plugins: "score: {enabled: [{name: ImageLocality, weight: -1}]}",
 			want: "negative weight -1"},
 		{name: "DefaultPreemption's preEnqueue alone", plugins: "preEnqueue: {disabled: [{name: DefaultPreemption}]}",
@@ -484,7 +495,9 @@ func TestArgsValidation(t *testing.T) {
 func TestArgsDefaults(t *testing.T) {
 	i32 := func(v int32) *int32 { return &v }
 	t.Run("DefaultPreemption", func(t *testing.T) {
-		for _, tc := range []struct{ in, want kschedv1.DefaultPreemptionArgs }{
+		for _, tc := range []struct {
+			in, want kschedv1.DefaultPreemptionArgs
+		}{
 			{kschedv1.DefaultPreemptionArgs{}, kschedv1.DefaultPreemptionArgs{MinCandidateNodesPercentage: i32(10), MinCandidateNodesAbsolute: i32(100)}},
 			{kschedv1.DefaultPreemptionArgs{MinCandidateNodesPercentage: i32(50)}, kschedv1.DefaultPreemptionArgs{MinCandidateNodesPercentage: i32(50), MinCandidateNodesAbsolute: i32(100)}},
 		} {
@@ -512,7 +525,9 @@ func TestArgsDefaults(t *testing.T) {
 		}
 	})
 	t.Run("NodeResourcesBalancedAllocation", func(t *testing.T) {
-		for _, tc := range []struct{ in, want kschedv1.NodeResourcesBalancedAllocationArgs }{
+		for _, tc := range []struct {
+			in, want kschedv1.NodeResourcesBalancedAllocationArgs
+		}{
 			{kschedv1.NodeResourcesBalancedAllocationArgs{}, kschedv1.NodeResourcesBalancedAllocationArgs{Resources: cpuMem}},
 			{kschedv1.NodeResourcesBalancedAllocationArgs{Resources: []kschedv1.ResourceSpec{{Name: "nvidia.com/gpu"}}},
 				kschedv1.NodeResourcesBalancedAllocationArgs{Resources: []kschedv1.ResourceSpec{{Name: "nvidia.com/gpu", Weight: 1}}}},

@@ -27,6 +27,21 @@
 // constraint that only such a plugin checks is refused before any node, in
 // its name, never placed as if the constraint were not there.
 //
+// # Configuration
+//
+// Build turns one KubeSchedulerConfiguration profile's plugins and
+// pluginConfig (config.go, args.go) into the profile's entries, merged over
+// upstream's default plugins as upstream merges them, with each plugin's
+// args decoded, defaulted and validated as upstream's v1 API does; what
+// wasmsched cannot honour is refused by name. A plugin holds its args as
+// plain fields set once (nodeResourcesFit's scoring strategy and ignored
+// resources, nodeAffinity's addedAffinity, ...): nothing is looked up per
+// node. The default args keep the plugins' fast paths (LeastAllocated and
+// BalancedAllocation over cpu and memory without per-pod state);
+// configured resource lists score through resourcescore.go, upstream's
+// resourceAllocationScorer. An Entry may leave out extension points
+// (NoPreFilter, NoFilter, NoScore), as a configuration disables them.
+//
 // # Adding a plugin
 //
 // Write <upstreamname>.go with a type implementing Plugin and the extension
@@ -34,9 +49,11 @@
 // to the pod's state, or nil to skip the pod, and optionally the nodes the
 // pod is restricted to), PreScorePlugin (a PodScorer, optionally a
 // ScoreNormalizer), and PodUpdater on its PodFilter when its state counts
-// pods on other nodes. Then list it once in defaultProfile, in upstream's
-// place, with its weight (replacing its placeholder, if it has one). Nothing
-// else changes: Prepare runs every PreFilter of the profile, Filter every
+// pods on other nodes. Then give Build its line (config.go: its case in
+// Build's switch, replacing its placeholder's if it has one; its args in
+// args.go if it takes any). Upstream's default plugin list (defaultPlugins)
+// and extension points (inTree) are already there. Nothing else changes:
+// Prepare runs every PreFilter of the profile, Filter every
 // filter the pod did not skip, Score every PreScore and scorer, and
 // preemption's dry runs and the cycle's nominated pods update the
 // PodUpdaters. (When the profile outgrows
@@ -102,8 +119,7 @@
 //   - Deviations from upstream, all outside what a default v1.37 cluster
 //     exercises: extended resources are never delegated to DRA (upstream's
 //     DRAExtendedResource, GA in v1.37, skips a resource the node does not
-//     advertise when a DeviceClass maps it); NodeResourcesFit has no ignored
-//     resources (upstream's default is none); the Lt/Gt toleration operators
+//     advertise when a DeviceClass maps it); the Lt/Gt toleration operators
 //     are off (upstream's TaintTolerationComparisonOperators, alpha, off); a
 //     pending pod never has a deferred resize, so the
 //     InPlacePodVerticalScalingSchedulerPreemption skips do not arise.

@@ -105,6 +105,7 @@ func TestNewProfileRefuses(t *testing.T) {
 		{"no plugin", []Entry{{}}},
 		{"twice", []Entry{{Plugin: nodeName{}}, {Plugin: nodeName{}}}},
 		{"scorer without weight", []Entry{{Plugin: taintToleration{}}}},
+		{"PreFilter off, filter on", []Entry{{Plugin: nodeName{}, NoPreFilter: true}}},
 	} {
 		if _, err := NewProfile(tc.entries...); err == nil {
 			t.Errorf("%s: NewProfile succeeded, want an error", tc.name)
@@ -180,5 +181,24 @@ func TestStateArraysHoldDefault(t *testing.T) {
 	}
 	if n, limit := len(Default().ScorePlugins()), len(ps.scorerArr); n > limit {
 		t.Errorf("the default profile has %d scorers, PodState.scorerArr holds %d", n, limit)
+	}
+}
+
+// TestNewProfileNoPoints checks that the No fields of an entry leave its
+// extension points out: a score left out needs no weight.
+func TestNewProfileNoPoints(t *testing.T) {
+	p, err := NewProfile(
+		Entry{Plugin: taintToleration{}, NoScore: true},
+		Entry{Plugin: nodeAffinity{}, NoFilter: true, Weight: 2},
+		Entry{Plugin: nodePorts{}, NoPreFilter: true, NoFilter: true},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"TaintToleration"}, p.FilterPlugins()); diff != "" {
+		t.Errorf("filters (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int64{"NodeAffinity": 2}, weightsOf(p)); diff != "" {
+		t.Errorf("scores (-want, +got):\n%s", diff)
 	}
 }
