@@ -262,6 +262,10 @@ func TestLoadErrors(t *testing.T) {
 		{"scheduler name not a string", Source{File: writeFile(t, "schedulerName: [a]\n")},
 			[]string{"schedulerName", "not a string"}},
 		// client
+		{"unknown content type", over("client.contentType", "application/yaml"),
+			[]string{"client.contentType", `"application/yaml"`, "application/json or application/vnd.kubernetes.protobuf"}},
+		{"unknown accepted content type", over("client.acceptContentTypes", "application/json, text/html;q=0.5"),
+			[]string{"client.acceptContentTypes", `" text/html;q=0.5" is not a content type the API server serves`}},
 		{"qps zero", over("client.qps", "0"),
 			[]string{"client.qps", "0 is out of range", "more than 0, up to 1000000"}},
 		{"qps negative", Source{File: writeFile(t, "client:\n  qps: -1\n")},
@@ -635,8 +639,10 @@ func sample(name string) string {
 		"metrics.bindAddress":          ":8080",
 		"secureServing.bindAddress":    ":8443",
 		// Alone, either would be refused: both or neither.
-		"secureServing.certFile": "",
-		"secureServing.keyFile":  "",
+		"secureServing.certFile":    "",
+		"secureServing.keyFile":     "",
+		"client.contentType":        "application/json",
+		"client.acceptContentTypes": "application/json",
 	}[name]; ok {
 		return v
 	}

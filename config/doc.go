@@ -6,6 +6,20 @@
 //
 // Only this package imports koanf; subsystems receive the typed values.
 //
+// # KubeSchedulerConfiguration files
+//
+// A file with apiVersion kubescheduler.config.k8s.io/v1 and kind
+// KubeSchedulerConfiguration is read as upstream kube-scheduler reads it
+// (kubescheduler.go): decoded strictly with the k8s.io/kube-scheduler
+// types, defaulted and validated as upstream for the top-level fields, and
+// mapped onto the same keys as the file layer, so that the environment and
+// the command line apply on top of either form. Its profiles keep their
+// plugins and pluginConfig for host/framework.Build, which config calls once
+// at load to refuse what wasmsched cannot run; a profile's pluginConfig entry
+// named PoliciesPlugin holds its policy slots (and, in the first profile,
+// the sandbox limits). What wasmsched cannot honour is refused, never
+// ignored: extenders, delayCacheUntilActive, removed fields.
+//
 // # Profiles
 //
 // A profile is a scheduler name with its own policy slots. The top-level

@@ -131,6 +131,12 @@ var keys = func() []key {
 			"queries per second to the API server (kube-scheduler's default)"),
 		intKey("client.burst", 100, 1, 1e6, func(c *Config) *int { return &c.Client.Burst },
 			"burst of queries to the API server above client.qps (kube-scheduler's default)"),
+		stringKey("client.kubeconfig", "", nil, func(c *Config) *string { return &c.Client.Kubeconfig },
+			"kubeconfig file of the cluster (empty: the in-cluster service account); the run command's -kubeconfig flag wins over it"),
+		stringKey("client.contentType", "", checkContentType, func(c *Config) *string { return &c.Client.ContentType },
+			"content type of requests to the API server, "+jsonContentType+" or "+protobufContentType+" (empty: client-go's, JSON; a KubeSchedulerConfiguration defaults it to protobuf, as kube-scheduler)"),
+		stringKey("client.acceptContentTypes", "", checkAcceptContentTypes, func(c *Config) *string { return &c.Client.AcceptContentTypes },
+			"Accept header of requests to the API server: content types separated by commas (empty: client-go's)"),
 
 		durationKey("queue.initialBackoff", time.Second, time.Millisecond, 24*time.Hour, func(c *Config) *time.Duration { return &c.Queue.InitialBackoff },
 			"backoff of a pod after its first failed attempt; it doubles per attempt"),
@@ -165,6 +171,8 @@ var keys = func() []key {
 			"host:port of the plain-HTTP listener, without authentication, serving /metrics, /healthz, /livez, /readyz and /policies, for development and tests (empty: no listener)"),
 		boolKey("metrics.profiling", false, func(c *Config) *bool { return &c.Metrics.Profiling },
 			"also serve Go's profiles under /debug/pprof/: on secureServing.bindAddress behind authorization, and on metrics.bindAddress without (keep that one on loopback)"),
+		boolKey("metrics.contentionProfiling", false, func(c *Config) *bool { return &c.Metrics.ContentionProfiling },
+			"with metrics.profiling, also record where goroutines block, for /debug/pprof/block (kube-scheduler's enableContentionProfiling; it costs some speed)"),
 
 		stringKey("secureServing.bindAddress", "0.0.0.0:10359", hostPort("10359"), func(c *Config) *string { return &c.SecureServing.BindAddress },
 			"host:port of the HTTPS listener (kube-scheduler's secure port): /metrics, /policies and /debug/pprof/ for callers the API server authenticates (TokenReview, client certificates) and authorizes (SubjectAccessReview on the non-resource URL), /healthz, /livez and /readyz for anyone (empty: no listener)"),

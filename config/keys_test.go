@@ -27,6 +27,11 @@ func TestKeyRoundTrip(t *testing.T) {
 	add(one("schedulerName", "s", func(c *Config) { c.SchedulerName = "s"; c.Profiles[0].SchedulerName = "s" }))
 	add(one("client.qps", "7.5", func(c *Config) { c.Client.QPS = 7.5 }))
 	add(one("client.burst", "7", func(c *Config) { c.Client.Burst = 7 }))
+	add(one("client.kubeconfig", "/k", func(c *Config) { c.Client.Kubeconfig = "/k" }))
+	add(one("client.contentType", "application/json", func(c *Config) { c.Client.ContentType = "application/json" }))
+	add(one("client.acceptContentTypes", "application/vnd.kubernetes.protobuf,application/json", func(c *Config) {
+		c.Client.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	}))
 	add(one("queue.initialBackoff", "3s", func(c *Config) { c.Queue.InitialBackoff = 3 * time.Second }))
 	add(one("queue.maxBackoff", "11s", func(c *Config) { c.Queue.MaxBackoff = 11 * time.Second }))
 	add(one("queue.maxInUnschedulable", "7m", func(c *Config) { c.Queue.MaxInUnschedulable = 7 * time.Minute }))
@@ -47,6 +52,7 @@ func TestKeyRoundTrip(t *testing.T) {
 	bothFiles := func(c *Config) { c.SecureServing.CertFile, c.SecureServing.KeyFile = "tls.crt", "tls.key" }
 	add("secureServing.certFile", roundTrip{over: tls, want: bothFiles})
 	add("secureServing.keyFile", roundTrip{over: tls, want: bothFiles})
+	add(one("metrics.contentionProfiling", "true", func(c *Config) { c.Metrics.ContentionProfiling = true }))
 	add(one("sandbox.memoryPages", "32768", func(c *Config) { c.Sandbox.MemoryPages = 32768 }))
 	add(one("sandbox.deadline", "7s", func(c *Config) { c.Sandbox.Deadline = 7 * time.Second }))
 	add(one("sandbox.poolSize", "0", func(c *Config) { c.Sandbox.PoolSize = 0 }))

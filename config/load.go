@@ -39,10 +39,28 @@ func Load(src Source) (*Config, error) {
 	}
 	var errs []error
 	profiles := profileValues{}
+	var ks *kubeSchedulerLayer
 	if src.File != "" {
-		if _, err := os.Stat(src.File); err != nil {
+		data, err := os.ReadFile(src.File)
+		if err != nil {
 			return nil, fmt.Errorf("config file: %w", err)
 		}
+		upstream, err := isKubeSchedulerFile(data)
+		if err != nil {
+			return nil, fmt.Errorf("config file %s: %w", src.File, err)
+		}
+		if upstream {
+			where := "config file " + src.File + " (" + KubeSchedulerKind + ")"
+			var kerrs []error
+			if ks, kerrs = loadKubeScheduler(data, where, profiles); len(kerrs) > 0 {
+				return nil, errors.Join(kerrs...)
+			}
+			if err := k.Load(confmap.Provider(ks.values, "."), nil); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if src.File != "" && ks == nil {
 		fk := koanf.New(".")
 		if err := fk.Load(file.Provider(src.File), yaml.Parser()); err != nil {
 			return nil, fmt.Errorf("config file %s: not valid YAML: %w", src.File, err)
@@ -119,7 +137,7 @@ func Load(src Source) (*Config, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return build(k, profiles)
+	return build(k, profiles, ks)
 }
 
 // unknownKeys are the errors for the names that are no key, each with the
@@ -143,8 +161,9 @@ func isEmpty(v any) bool {
 
 // build converts and checks every key, stores each in its field through
 // the key's binding, then checks what involves several keys and builds the
-// profiles.
-func build(k *koanf.Koanf, profiles profileValues) (*Config, error) {
+// profiles, with their plugins when the file was a KubeSchedulerConfiguration
+// (ks not nil).
+func build(k *koanf.Koanf, profiles profileValues, ks *kubeSchedulerLayer) (*Config, error) {
 	var t target
 	var errs []error
 	for _, key := range keys {
@@ -172,6 +191,13 @@ func build(k *koanf.Koanf, profiles profileValues) (*Config, error) {
 	c.Policies, perrs = policies("", &t.slots)
 	errs = append(errs, perrs...)
 	c.Profiles = []Profile{{SchedulerName: c.SchedulerName, Policies: maps.Clone(c.Policies)}}
+	if ks != nil {
+		ks.defaultProfile.apply(&c.Profiles[0])
+		if ks.lock != "" && c.LeaderElection.Enabled {
+			errs = append(errs, fmt.Errorf("leaderElection.enabled: leader election is on, but the %s sets leaderElection.resourceLock %q: wasmsched holds a Lease only; set resourceLock to %s",
+				KubeSchedulerKind, ks.lock, leasesLock))
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(profileSlots)) {
 		full := profilesKey + "." + name
 		if err := checkSchedulerName(name); err != nil {
@@ -186,7 +212,11 @@ func build(k *koanf.Koanf, profiles profileValues) (*Config, error) {
 		slots := profileSlots[name]
 		pol, perrs := policies(full+".", &slots)
 		errs = append(errs, perrs...)
-		c.Profiles = append(c.Profiles, Profile{SchedulerName: name, Policies: pol})
+		p := Profile{SchedulerName: name, Policies: pol}
+		if ks != nil {
+			ks.others[name].apply(&p)
+		}
+		c.Profiles = append(c.Profiles, p)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -3,6 +3,8 @@ package config
 import (
 	"time"
 
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
+
 	"github.com/wasmsched/wasmsched/abi"
 )
 
@@ -30,7 +32,8 @@ type Config struct {
 	// which take precedence over Policies.
 	PolicyAPI PolicyAPI
 	// Profiles are every scheduler name served. Profiles[0] is the default
-	// profile (SchedulerName and Policies); the others follow sorted by name.
+	// profile (SchedulerName and Policies; a KubeSchedulerConfiguration's
+	// first profile); the others follow sorted by name.
 	Profiles []Profile
 }
 
@@ -39,6 +42,13 @@ type Client struct {
 	// QPS and Burst rate-limit the client (client-go's rest.Config fields).
 	QPS   float32
 	Burst int
+	// Kubeconfig is the cluster's kubeconfig file; "" for the in-cluster
+	// service account. The run command's -kubeconfig wins over it.
+	Kubeconfig string
+	// ContentType and AcceptContentTypes are rest.Config's; "" keeps
+	// client-go's (JSON).
+	ContentType        string
+	AcceptContentTypes string
 }
 
 // Queue configures the scheduling queue.
@@ -89,6 +99,10 @@ type Metrics struct {
 	// as kube-scheduler's enableProfiling does. Off by default: the listener
 	// has no authentication.
 	Profiling bool
+	// ContentionProfiling, with Profiling, records where goroutines block
+	// (runtime.SetBlockProfileRate(1)), as kube-scheduler's
+	// enableContentionProfiling.
+	ContentionProfiling bool
 }
 
 // SecureServing configures the HTTPS listener, kube-scheduler's secure
@@ -151,10 +165,28 @@ type Module struct {
 // native reference policy; a file of that name is written ./native.
 const NativeModule = "native"
 
-// Profile is one scheduler name and its policy slots.
+// Profile is one scheduler name, its policy slots and its plugins.
 type Profile struct {
 	SchedulerName string
 	// Policies holds the slots whose module comes from a file or is native;
 	// a slot not listed uses the built-in Wasm module. Never nil.
 	Policies map[abi.Slot]Module
+	// PercentageOfNodesToScore is the profile's own share of feasible nodes
+	// to find before scoring; nil: Scheduling.PercentageOfNodesToScore.
+	PercentageOfNodesToScore *int32
+	// Plugins and PluginConfig are the profile's plugin sets and args as a
+	// KubeSchedulerConfiguration profile writes them (wasmsched's own
+	// PoliciesPlugin entry removed): nil for upstream's default plugins with
+	// their default args. host/framework.Build turns them into plugins.
+	Plugins      *kschedv1.Plugins
+	PluginConfig []kschedv1.PluginConfig
+}
+
+// Percentage is the profile's share of feasible nodes to find before
+// scoring, given the global one.
+func (p Profile) Percentage(global int32) int32 {
+	if p.PercentageOfNodesToScore != nil {
+		return *p.PercentageOfNodesToScore
+	}
+	return global
 }

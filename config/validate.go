@@ -93,6 +93,34 @@ func hostPort(port string) func(string) error {
 	}
 }
 
+// The content types the API server speaks to client-go.
+const (
+	jsonContentType     = "application/json"
+	protobufContentType = "application/vnd.kubernetes.protobuf"
+)
+
+func checkContentType(s string) error {
+	if s != "" && s != jsonContentType && s != protobufContentType {
+		return fmt.Errorf("%q: want %s or %s (or empty for client-go's default)", s, jsonContentType, protobufContentType)
+	}
+	return nil
+}
+
+// checkAcceptContentTypes allows a comma-separated list of the content
+// types, each optionally with parameters (;q=0.9).
+func checkAcceptContentTypes(s string) error {
+	if s == "" {
+		return nil
+	}
+	for _, t := range strings.Split(s, ",") {
+		mt, _, _ := strings.Cut(strings.TrimSpace(t), ";")
+		if err := checkContentType(strings.TrimSpace(mt)); err != nil || mt == "" {
+			return fmt.Errorf("%q: %q is not a content type the API server serves: want %s and/or %s, separated by commas", s, t, jsonContentType, protobufContentType)
+		}
+	}
+	return nil
+}
+
 // leaderElectionJitter is client-go's leaderelection.JitterFactor: a
 // renewDeadline must exceed retryPeriod times it.
 const leaderElectionJitter = 1.2

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"strconv"
 
 	"k8s.io/client-go/dynamic"
@@ -24,8 +25,8 @@ import (
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file of the cluster (empty: the in-cluster service account)")
-	cfgFile := fs.String("config", "", "configuration file (YAML); `wasmsched help config` lists the keys")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file of the cluster (default from the config, client.kubeconfig or clientConnection.kubeconfig; empty: the in-cluster service account)")
+	cfgFile := fs.String("config", "", "configuration file (YAML): wasmsched's keys or a KubeSchedulerConfiguration v1; `wasmsched help config` describes both")
 	name := fs.String("scheduler-name", "", "scheduler name of the default profile: pods with this spec.schedulerName are scheduled (default from the config, wasmsched)")
 	metricsAddr := fs.String("metrics-bind-address", "", "address of the plain-HTTP listener of /metrics, the probes and /policies, without authentication (default from the config, 127.0.0.1:10351; empty disables); the HTTPS listener is secureServing.bindAddress (-set)")
 	leaderElect := fs.Bool("leader-elect", false, "acquire a Lease before scheduling, so that only one replica schedules")
@@ -59,11 +60,23 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("configuration: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if *kubeconfig == "" {
+		*kubeconfig = cfg.Client.Kubeconfig // clientConnection.kubeconfig
+	}
 	restCfg, err := restConfig(*kubeconfig)
 	if err != nil {
 		return err
 	}
 	restCfg.QPS, restCfg.Burst = cfg.Client.QPS, cfg.Client.Burst
+	if cfg.Client.ContentType != "" {
+		restCfg.ContentType = cfg.Client.ContentType
+	}
+	if cfg.Client.AcceptContentTypes != "" {
+		restCfg.AcceptContentTypes = cfg.Client.AcceptContentTypes
+	}
+	if cfg.Metrics.Profiling && cfg.Metrics.ContentionProfiling {
+		runtime.SetBlockProfileRate(1) // as kube-scheduler's enableContentionProfiling
+	}
 	restCfg.UserAgent = "wasmsched"
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {

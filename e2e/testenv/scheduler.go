@@ -35,6 +35,11 @@ type KubeSchedulerOptions struct {
 	Verbosity int
 	// ReadyTimeout bounds the wait for /readyz; default 60 s.
 	ReadyTimeout time.Duration
+	// Config, when set, is the KubeSchedulerConfiguration given as --config
+	// instead of the one made from SchedulerName, QPS and Burst: it must
+	// name the Env's kubeconfig in clientConnection.kubeconfig (with
+	// --config, kube-scheduler ignores --kubeconfig).
+	Config string
 }
 
 // KubeScheduler is upstream kube-scheduler v1.37.1 running against the Env.
@@ -94,6 +99,9 @@ leaderElection:
 profiles:
 - schedulerName: %s
 `, e.Kubeconfig, strconv.FormatFloat(o.QPS, 'f', -1, 64), o.Burst, o.SchedulerName)
+	if o.Config != "" {
+		text = o.Config
+	}
 	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
 		return nil, err
 	}

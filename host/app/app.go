@@ -221,19 +221,24 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 	a.onClose(a.cluster.Shutdown)
 	preemption := cycle.Preemption{PDBs: a.pdbs, Group: a.podGroups()}
 	api := cycle.NewAPI(client, a.cluster.PodLister())
-	// The default profile reading the informers; the scheduler also builds
-	// it with its plugins timed, for the sampled cycles of
-	// scheduler_plugin_execution_duration_seconds.
-	entries := framework.DefaultEntries(a.cluster.Listers())
 	for i, p := range a.profiles {
+		// The profile's plugins (upstream's defaults unless a
+		// KubeSchedulerConfiguration changed them) reading the informers;
+		// the scheduler also builds them timed, for the sampled cycles of
+		// scheduler_plugin_execution_duration_seconds.
+		pc := cfg.Profiles[i]
+		built, err := framework.Build(a.cluster.Listers(), framework.Config{Plugins: pc.Plugins, PluginConfig: pc.PluginConfig})
+		if err != nil {
+			return nil, fmt.Errorf("profile %s: plugins: %w", p.name, err)
+		}
 		p.sched = cycle.New(p.queue, a.cache, api, a.broadcaster.NewRecorder(p.name),
 			cycle.WithProfile(p.name),
-			cycle.WithPercentageOfNodesToScore(cfg.Scheduling.PercentageOfNodesToScore),
+			cycle.WithPercentageOfNodesToScore(pc.Percentage(cfg.Scheduling.PercentageOfNodesToScore)),
 			cycle.WithParallelism(cfg.Scheduling.Parallelism),
 			cycle.WithRecorder(cycleRec),
 			cycle.WithNominator(nominator),
 			cycle.WithPreemption(preemption),
-			cycle.WithPluginEntries(entries...),
+			cycle.WithBuilt(built),
 			cycle.WithLogger(log.With("component", "cycle", "profile", p.name)))
 		counter := &slotCounter{Recorder: policyRec, tripped: a.kickPolicies}
 		a.counters[p.name] = counter

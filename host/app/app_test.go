@@ -267,6 +267,53 @@ func TestReloadModuleFiles(t *testing.T) {
 	}
 }
 
+// TestReloadKubeSchedulerConfiguration: a reload of a
+// KubeSchedulerConfiguration swaps the slots of its wasmsched.io/Policies
+// entries, per profile, and says that a change to a profile's scoring
+// needs a restart.
+func TestReloadKubeSchedulerConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	file, mod := filepath.Join(dir, "config.yaml"), filepath.Join(dir, "sort.wasm")
+	if err := os.WriteFile(mod, readModule(t, prioritySort), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write := func(queueSort, percentage string) {
+		t.Helper()
+		text := `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: wasmsched
+- schedulerName: other
+  percentageOfNodesToScore: ` + percentage + `
+  pluginConfig:
+  - name: wasmsched.io/Policies
+    args:
+      queueSort: {module: ` + queueSort + `}
+`
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(mod, "50")
+	var logs syncBuffer
+	a := newTestApp(t, map[string]string{"file": file}, &logs)
+	if got := a.Policies("other")[abi.SlotQueueSort].Name; got != mod {
+		t.Fatalf("profile other: queueSort %s at start, want %s", got, mod)
+	}
+	write("native", "60")
+	a.swap.reload(context.Background(), "test")
+	if got := a.Policies("other")[abi.SlotQueueSort].Name; got != "native:backoffpop" {
+		t.Errorf("profile other: queueSort %s after the reload, want native:backoffpop", got)
+	}
+	if got := a.Policies("wasmsched")[abi.SlotQueueSort].Name; got != "builtin:backoffpop" {
+		t.Errorf("profile wasmsched: queueSort %s, want builtin:backoffpop (unchanged)", got)
+	}
+	if !strings.Contains(logs.String(), "apply after a restart") || !strings.Contains(logs.String(), "profile=other") {
+		t.Errorf("the changed percentageOfNodesToScore is not reported as needing a restart:\n%s", logs.String())
+	}
+}
+
 // TestReloadOnFileChange: while watch runs, writing the configuration file
 // reloads it.
 func TestReloadOnFileChange(t *testing.T) {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
 )
 
 // elect schedules while this replica holds the Lease. Losing it ends Run
@@ -14,6 +16,13 @@ import (
 // already, and a fresh start rebuilds the state from the apiserver.
 func (a *App) elect(ctx context.Context) error {
 	le, log := a.election, a.log
+	if le.Namespace == metav1.NamespaceSystem && le.Name == kschedv1.SchedulerDefaultLockObjectName {
+		// A KubeSchedulerConfiguration's default Lease: next to the
+		// cluster's own kube-scheduler, the two would take turns.
+		log.Warn("leader election uses kube-scheduler's own Lease: while this replica leads, a kube-scheduler using it does not schedule; "+
+			"set leaderElection.resourceName (or -set leaderElection.name) to a Lease of wasmsched's own if both should run",
+			"lease", le.Namespace+"/"+le.Name)
+	}
 	id := a.identity
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, le.Namespace, le.Name,
 		a.client.CoreV1(), a.client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})

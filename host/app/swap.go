@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -255,6 +256,15 @@ func (s *swapper) reload(ctx context.Context, why string) {
 				"sha256", src.digest(), "took", time.Since(start).Round(time.Microsecond))
 		}
 	}
+	if s.current != nil {
+		for _, pc := range cfg.Profiles {
+			for _, old := range s.current.Profiles {
+				if old.SchedulerName == pc.SchedulerName && !samePlugins(old, pc) {
+					s.log.Warn("configuration reload: plugins, plugin args and percentageOfNodesToScore apply after a restart", "profile", pc.SchedulerName)
+				}
+			}
+		}
+	}
 	if s.current != nil && cfg.Sandbox != s.current.Sandbox {
 		s.log.Warn("configuration reload: sandbox limits apply to modules loaded from now on; restart to apply them everywhere")
 	}
@@ -341,4 +351,11 @@ func (s *swapper) watch(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// samePlugins reports whether two loads of a profile configure the same
+// plugins, which only a restart changes.
+func samePlugins(a, b config.Profile) bool {
+	return reflect.DeepEqual(a.Plugins, b.Plugins) && reflect.DeepEqual(a.PluginConfig, b.PluginConfig) &&
+		reflect.DeepEqual(a.PercentageOfNodesToScore, b.PercentageOfNodesToScore)
 }
