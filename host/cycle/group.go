@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
 	"github.com/wasmsched/wasmsched/host/queue"
 )
@@ -47,16 +48,26 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 	}
 	need := int(podview.MinCount(g.PodGroup())) - s.boundMembers(g)
 	var (
-		placed   []*v1.Pod    // assumed copies, in member order
-		bindable []*queue.Pod // their queue pods
+		placed   []*v1.Pod             // assumed copies, in member order
+		states   []*framework.PodState // their states, reserved
+		bindable []*queue.Pod          // their queue pods
 		misfits  []*queue.Pod
 		reasons  []failure
 	)
+	prof := s.prof
+	// unreserveAll undoes the members' reservations, last first, as
+	// upstream reverts a pod group that failed: all or nothing.
+	unreserveAll := func() {
+		for i := len(placed) - 1; i >= 0; i-- {
+			s.unreserve(ctx, prof, states[i], placed[i])
+		}
+	}
 	for _, p := range live {
 		pl := s.placement(p.Object())
-		node, f := s.place(ctx, pl)
+		node, ps, f := s.place(ctx, pl)
 		if node == "" {
 			if f.err != nil {
+				unreserveAll()
 				s.failGroup(ctx, g, live, f, start)
 				return
 			}
@@ -66,12 +77,26 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 		assumed := pl.pod.DeepCopy()
 		assumed.Spec.NodeName = node
 		if err := s.snap.Assume(cache.NewPodInfo(assumed)); err != nil {
+			unreserveAll()
 			s.failGroup(ctx, g, live, failure{err: fmt.Errorf("place member %s on node %s: %w", klogRef(assumed), node, err)}, start)
 			return
 		}
-		placed, bindable = append(placed, assumed), append(bindable, p)
+		// Reserved on the snapshot as it is assumed there, as upstream's
+		// pod-group cycle: a later member sees what it holds.
+		if f, ok := s.reserve(ctx, prof, ps, assumed); !ok {
+			s.snap.Forget(assumed.UID, node)
+			if f.err != nil {
+				unreserveAll()
+				s.failGroup(ctx, g, live, f, start)
+				return
+			}
+			misfits, reasons = append(misfits, p), append(reasons, f)
+			continue
+		}
+		placed, states, bindable = append(placed, assumed), append(states, ps), append(bindable, p)
 	}
 	if len(misfits) > 0 && len(placed) < need {
+		unreserveAll()
 		// As upstream: a member that did not fit reports its own filters'
 		// reasons; the others report the unmet quorum (and the preemption).
 		minCount := int(podview.MinCount(g.PodGroup()))
@@ -97,13 +122,14 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 			for _, a := range placed[:i] {
 				_ = s.cache.ForgetPod(a)
 			}
+			unreserveAll()
 			s.failGroup(ctx, g, live, failure{err: fmt.Errorf("assume member %s: %w", klogRef(assumed), err)}, start)
 			return
 		}
 	}
 	for i, p := range bindable {
 		s.opts.nominator.Remove(p.UID())
-		s.bind(ctx, p, placed[i], start)
+		s.bind(ctx, p, placed[i], prof, states[i], start)
 	}
 	// The group has its quorum: a member that did not fit waits on its own.
 	for i, p := range misfits {

@@ -23,6 +23,9 @@ const (
 	ExtensionPointPreScore           = "PreScore"
 	ExtensionPointScore              = "Score"
 	ExtensionPointNormalize          = "ScoreExtensionNormalize"
+	ExtensionPointReserve            = framework.PointReserve
+	ExtensionPointUnreserve          = framework.PointUnreserve
+	ExtensionPointPreBind            = framework.PointPreBind
 	ExtensionPointBind               = "Bind"
 	ExtensionPointPodGroupPostFilter = "PodGroupPostFilter"
 )
@@ -65,6 +68,9 @@ func buildProfiles(o *options) (plain, timed *framework.Profile, err error) {
 	timed, err = framework.NewProfile(wrapped...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("timed profile: %w", err)
+	}
+	if timed.HasReserve() || timed.HasPreBind() {
+		timed = timed.WithPluginTimer(&pluginClock{rec: o.rec, clock: o.clock})
 	}
 	return plain, timed, nil
 }
@@ -146,6 +152,9 @@ type timedPreFilter struct {
 
 func (w *timedPreFilter) Name() string { return w.inner.Name() }
 
+// Unwrap lets the profile find the plugin's Reserve and PreBind.
+func (w *timedPreFilter) Unwrap() framework.Plugin { return w.inner }
+
 func (w *timedPreFilter) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	start := w.t.clock.Now()
 	f, nodes, st := w.inner.PreFilter(pod, snap)
@@ -165,6 +174,8 @@ type timedPreScore struct {
 }
 
 func (w *timedPreScore) Name() string { return w.inner.Name() }
+
+func (w *timedPreScore) Unwrap() framework.Plugin { return w.inner }
 
 func (w *timedPreScore) PreScore(pod *cache.PodInfo, nodes []*cache.NodeInfo, snap *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	start := w.t.clock.Now()
@@ -193,6 +204,10 @@ type timedFilter struct {
 	inner framework.PodFilter
 	t     *pluginTimer
 }
+
+// Unwrap lets framework.PodState.PluginFilter return the plugin's own
+// filter.
+func (w *timedFilter) Unwrap() framework.PodFilter { return w.inner }
 
 func (w *timedFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	start := w.t.clock.Now()

@@ -18,6 +18,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/utils/clock"
 
+	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
@@ -35,6 +36,11 @@ type Queue interface {
 	// preemption failed).
 	Hold(e queue.Entity)
 	Release(e queue.Entity, activate bool)
+	// MoveOnEvent and MoveOnEventFor move the pods a cluster event may
+	// help: the cycle sends the deletion of an assumed pod whose binding
+	// failed, as upstream's handleBindingCycleError.
+	MoveOnEvent(ev abi.Event)
+	MoveOnEventFor(ev abi.Event, only func(abi.PodView) bool)
 }
 
 // Cache is what the cycle needs of the scheduler cache (host/cache).
@@ -264,7 +270,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, p *queue.Pod) {
 		return
 	}
 	pl := s.placement(pod)
-	node, f := s.place(ctx, pl)
+	node, ps, f := s.place(ctx, pl)
 	if node == "" {
 		s.preemptForPod(ctx, p, &f)
 		s.fail(ctx, p, f, start)
@@ -276,10 +282,17 @@ func (s *Scheduler) schedulePod(ctx context.Context, p *queue.Pod) {
 		s.fail(ctx, p, failure{err: fmt.Errorf("assume pod on node %s: %w", node, err)}, start)
 		return
 	}
+	if f, ok := s.reserve(ctx, s.prof, ps, assumed); !ok {
+		if err := s.cache.ForgetPod(assumed); err != nil {
+			s.opts.log.Error("forget a pod whose reservation failed", "pod", klogRef(assumed), "err", err)
+		}
+		s.fail(ctx, p, f, start)
+		return
+	}
 	// Assumed, the pod holds its room in the cache: a nomination would count
 	// it twice.
 	s.opts.nominator.Remove(pod.UID)
-	s.bind(ctx, p, assumed, start)
+	s.bind(ctx, p, assumed, s.prof, ps, start)
 }
 
 // statusError is an Error status for observe.
@@ -307,27 +320,31 @@ func (s *Scheduler) placement(pod *v1.Pod) placement {
 
 // failure says why a pod was not placed: err for an error, otherwise the
 // filters' diagnosis (and a message, when the diagnosis is not the reason).
+// rejected marks a rejection without a diagnosis (a PreBind's): the pod is
+// unschedulable, but no plugin is named to requeue it.
 type failure struct {
-	err     error
-	diag    *framework.Diagnosis
-	nodes   int
-	message string
+	err      error
+	diag     *framework.Diagnosis
+	nodes    int
+	message  string
+	rejected bool
 }
 
 // place finds a node for pl.pod on s.snap: filters (round-robin from where
 // the last cycle stopped, stopping at upstream's adaptive number of
 // feasible nodes), scores, and picks the best, ties at random. It returns
-// "" and why when nothing fits.
-func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
+// the node and the pod's state (for its reserve and binding), or "" and
+// why when nothing fits.
+func (s *Scheduler) place(ctx context.Context, pl placement) (string, *framework.PodState, failure) {
 	start := s.opts.clock.Now()
 	ps, st := s.prof.Prepare(pl.info, s.snap)
 	s.observe(ExtensionPointPreFilter, st, start)
 	if st != nil && st.Code == framework.Error {
-		return "", failure{err: st.AsError()}
+		return "", nil, failure{err: st.AsError()}
 	}
 	nodes := s.snap.List()
 	if len(nodes) == 0 {
-		return "", failure{err: ErrNoNodes}
+		return "", nil, failure{err: ErrNoNodes}
 	}
 	if st == nil {
 		s.addNominated(ps, pl.pod)
@@ -338,7 +355,7 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
 		if i, ok := slices.BinarySearchFunc(nodes, nn, func(ni *cache.NodeInfo, name string) int {
 			return strings.Compare(ni.Node().Name, name)
 		}); ok && framework.Filter(ps, nodes[i]).IsSuccess() {
-			return nn, failure{}
+			return nn, ps, failure{}
 		}
 	}
 	diag := &framework.Diagnosis{}
@@ -346,7 +363,7 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
 		// Rejected before any node was looked at (e.g. an unsatisfiable
 		// affinity): every node counts as rejected by that plugin.
 		diag.RecordPreFilter(st)
-		return "", failure{diag: diag, nodes: len(nodes)}
+		return "", nil, failure{diag: diag, nodes: len(nodes)}
 	}
 	want := int(framework.NumFeasibleNodesToFind(s.opts.percentage, int32(len(nodes))))
 	start = s.opts.clock.Now()
@@ -354,17 +371,17 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
 	s.nextStart = next
 	if err := diag.Err(); err != nil {
 		s.observe(ExtensionPointFilter, statusError, start)
-		return "", failure{err: err}
+		return "", nil, failure{err: err}
 	}
 	s.observe(ExtensionPointFilter, nil, start)
 	switch len(feasible) {
 	case 0:
 		if err := ctx.Err(); err != nil {
-			return "", failure{err: err}
+			return "", nil, failure{err: err}
 		}
-		return "", failure{diag: diag, nodes: len(nodes)}
+		return "", nil, failure{diag: diag, nodes: len(nodes)}
 	case 1:
-		return feasible[0].Node().Name, failure{}
+		return feasible[0].Node().Name, ps, failure{}
 	}
 	if cap(s.scores) < len(feasible) {
 		s.scores = make([]int64, len(feasible))
@@ -374,9 +391,9 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, failure) {
 	_, st = framework.Score(ps, feasible, scores)
 	s.observe(ExtensionPointScore, st, start)
 	if st != nil {
-		return "", failure{err: st.AsError()}
+		return "", nil, failure{err: st.AsError()}
 	}
-	return framework.SelectHost(feasible, scores, s.rnd).Node().Name, failure{}
+	return framework.SelectHost(feasible, scores, s.rnd).Node().Name, ps, failure{}
 }
 
 // addNominated makes ps check each node with the pods nominated to it (those
@@ -411,11 +428,18 @@ func (s *Scheduler) addNominated(ps *framework.PodState, pod *v1.Pod) {
 	}
 }
 
-// bind binds the assumed pod asynchronously, then hands it back.
-func (s *Scheduler) bind(ctx context.Context, p *queue.Pod, assumed *v1.Pod, start time.Time) {
+// bind binds the assumed pod asynchronously, after the profile's PreBind,
+// then hands it back; prof is the profile the cycle placed it with and ps
+// its state, which the binding goroutine owns from here.
+func (s *Scheduler) bind(ctx context.Context, p *queue.Pod, assumed *v1.Pod, prof *framework.Profile,
+	ps *framework.PodState, start time.Time) {
 	s.binds.Add(1)
 	go func() {
 		defer s.binds.Done()
+		if f, ok := s.preBind(ctx, prof, ps, assumed); !ok {
+			s.bindingFailed(ctx, prof, ps, p, assumed, f, start)
+			return
+		}
 		node := assumed.Spec.NodeName
 		bindStart := s.opts.clock.Now()
 		err := s.api.Bind(ctx, assumed, node)
@@ -437,10 +461,7 @@ func (s *Scheduler) bind(ctx context.Context, p *queue.Pod, assumed *v1.Pod, sta
 			s.opts.log.Debug("bound", "pod", klogRef(assumed), "node", node)
 			return
 		}
-		if ferr := s.cache.ForgetPod(assumed); ferr != nil {
-			s.opts.log.Error("forget a pod whose binding failed", "pod", klogRef(assumed), "err", ferr)
-		}
-		s.fail(ctx, p, failure{err: fmt.Errorf("binding rejected: %w", err)}, start)
+		s.bindingFailed(ctx, prof, ps, p, assumed, failure{err: fmt.Errorf("binding rejected: %w", err)}, start)
 	}()
 }
 

@@ -487,21 +487,33 @@ func Build(l Listers, c Config) (Built, error) {
 		default:
 			continue // the plugins that live elsewhere (see above)
 		}
-		e := Entry{Plugin: p, NoPreFilter: !preFilterOn(name), NoFilter: !on(name, ptFilter), NoScore: !on(name, ptScore)}
-		_, filters := p.(PreFilterPlugin)
-		_, scores := p.(PreScorePlugin)
-		if (!filters || e.NoPreFilter) && (!scores || e.NoScore) {
-			continue // disabled everywhere it runs
+		if e, ok := entryFor(p, preFilterOn(name), func(pt int) bool { return on(name, pt) }, weights[name]); ok {
+			b.Entries = append(b.Entries, e)
 		}
-		if scores && !e.NoScore {
-			e.Weight = weights[name]
-		}
-		b.Entries = append(b.Entries, e)
 	}
 	if _, err := NewProfile(b.Entries...); err != nil {
 		return Built{}, fmt.Errorf("plugins: %w", err)
 	}
 	return b, nil
+}
+
+// entryFor is p's entry with the extension points on does not enable left
+// out (preFilterOn: its PreFilter runs), weight its score weight; ok is
+// false when p is disabled at every point it implements.
+func entryFor(p Plugin, preFilterOn bool, on func(pt int) bool, weight int64) (e Entry, ok bool) {
+	e = Entry{Plugin: p, NoPreFilter: !preFilterOn, NoFilter: !on(ptFilter), NoScore: !on(ptScore),
+		NoReserve: !on(ptReserve), NoPreBind: !on(ptPreBind)}
+	_, filters := p.(PreFilterPlugin)
+	_, scores := p.(PreScorePlugin)
+	_, reserves := p.(ReservePlugin)
+	_, preBinds := p.(PreBindPlugin)
+	if (!filters || e.NoPreFilter) && (!scores || e.NoScore) && (!reserves || e.NoReserve) && (!preBinds || e.NoPreBind) {
+		return Entry{}, false
+	}
+	if scores && !e.NoScore {
+		e.Weight = weight
+	}
+	return e, true
 }
 
 // profileOrder is the order of the profile's plugins: multiPoint's merged

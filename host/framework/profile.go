@@ -80,6 +80,9 @@ type Entry struct {
 	// NoScore leaves out the plugin's PreScore and score: it adds nothing to
 	// any node, and needs no weight.
 	NoScore bool
+	// NoReserve leaves out a ReservePlugin's Reserve and Unreserve;
+	// NoPreBind a PreBindPlugin's PreBind.
+	NoReserve, NoPreBind bool
 }
 
 // Profile is an ordered list of plugins (upstream's KubeSchedulerProfile
@@ -93,6 +96,14 @@ type Profile struct {
 	// PreFilter runs for its node restriction and rejections only).
 	noFilter  []bool
 	preScores []weightedPreScore
+	// keep[i] is set when preFilters[i] also reserves or pre-binds: its
+	// filter for a pod is kept by name (PodState.PluginFilter), even when
+	// disabled, for its later points to read. nil when none does.
+	keep     []bool
+	reserves []ReservePlugin
+	preBinds []PreBindPlugin
+	// timer times Reserve, Unreserve and PreBind (WithPluginTimer).
+	timer PluginTimer
 }
 
 type weightedPreScore struct {
@@ -136,8 +147,42 @@ func NewProfile(entries ...Entry) (*Profile, error) {
 			}
 			p.preScores = append(p.preScores, weightedPreScore{s, e.Weight})
 		}
+		inner := unwrapPlugin(e.Plugin)
+		r, reserves := inner.(ReservePlugin)
+		if reserves && !e.NoReserve {
+			p.reserves = append(p.reserves, r)
+		}
+		b, preBinds := inner.(PreBindPlugin)
+		if preBinds && !e.NoPreBind {
+			p.preBinds = append(p.preBinds, b)
+		}
+		if _, ok := e.Plugin.(PreFilterPlugin); ok && !e.NoPreFilter && (reserves && !e.NoReserve || preBinds && !e.NoPreBind) {
+			p.keep = append(p.keep, make([]bool, len(p.preFilters)-len(p.keep))...)
+			p.keep[len(p.preFilters)-1] = true
+		}
+	}
+	if p.keep != nil {
+		p.keep = append(p.keep, make([]bool, len(p.preFilters)-len(p.keep))...)
 	}
 	return p, nil
+}
+
+// PluginWrapper is implemented by a Plugin that wraps another to time its
+// filters and scores (the cycle's timed profile): the profile runs the
+// wrapped plugin's Reserve, Unreserve and PreBind, which the profile's
+// PluginTimer times.
+type PluginWrapper interface {
+	Unwrap() Plugin
+}
+
+func unwrapPlugin(p Plugin) Plugin {
+	for {
+		w, ok := p.(PluginWrapper)
+		if !ok {
+			return p
+		}
+		p = w.Unwrap()
+	}
 }
 
 func mustProfile(entries ...Entry) *Profile {

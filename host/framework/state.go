@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/go-logr/logr"
 
@@ -45,6 +46,19 @@ type PodState struct {
 	nodeNames    []string
 	restrictedBy []string
 	absent       *Status
+
+	// kept are the filters of the plugins that also reserve or pre-bind
+	// (PluginFilter); nil when the profile has none.
+	kept []keptFilter
+	// data is what reserve and preBind plugins store for the pod (Write),
+	// from the cycle into the binding goroutine; nil until written.
+	dataMu sync.Mutex
+	data   map[string]any
+}
+
+type keptFilter struct {
+	plugin string
+	filter PodFilter
 }
 
 type weightedScorer struct {
@@ -83,6 +97,9 @@ func (p *Profile) Prepare(pod *cache.PodInfo, snap *cache.Snapshot) (*PodState, 
 		filter, nodeNames, st := pl.PreFilter(pod, snap)
 		if st != nil {
 			return nil, st
+		}
+		if p.keep != nil && p.keep[i] && filter != nil {
+			ps.kept = append(ps.kept, keptFilter{pl.Name(), filter})
 		}
 		if filter != nil && !p.noFilter[i] {
 			if _, ok := filter.(PodUpdater); ok {
@@ -155,6 +172,62 @@ func (ps *PodState) restrict(last string) *Status {
 // Pod is the pod the state was prepared for.
 func (ps *PodState) Pod() *cache.PodInfo { return ps.pod }
 
+// FilterWrapper is implemented by a PodFilter that wraps another (the
+// cycle's timed filters): PluginFilter unwraps it.
+type FilterWrapper interface {
+	Unwrap() PodFilter
+}
+
+// PluginFilter returns the filter plugin's PreFilter returned for the pod,
+// nil if it skipped the pod: how a plugin's Reserve and PreBind reach what
+// its PreFilter and filter worked out (upstream's CycleState data written
+// in PreFilter), since the filter is the plugin's per-pod state. Only the
+// filters of plugins that also reserve or pre-bind are kept, even when
+// their filter is disabled.
+func (ps *PodState) PluginFilter(plugin string) PodFilter {
+	for _, k := range ps.kept {
+		if k.plugin == plugin {
+			f := k.filter
+			for {
+				w, ok := f.(FilterWrapper)
+				if !ok {
+					return f
+				}
+				f = w.Unwrap()
+			}
+		}
+	}
+	return nil
+}
+
+// Write stores v under key for the pod (upstream's CycleState.Write):
+// what a reserve or preBind plugin keeps between its points, from the
+// scheduling cycle into the pod's binding goroutine. Keys are the plugin's
+// name or start with it. Safe for concurrent use.
+func (ps *PodState) Write(key string, v any) {
+	ps.dataMu.Lock()
+	defer ps.dataMu.Unlock()
+	if ps.data == nil {
+		ps.data = make(map[string]any)
+	}
+	ps.data[key] = v
+}
+
+// Read returns what Write stored under key.
+func (ps *PodState) Read(key string) (any, bool) {
+	ps.dataMu.Lock()
+	defer ps.dataMu.Unlock()
+	v, ok := ps.data[key]
+	return v, ok
+}
+
+// Delete removes key.
+func (ps *PodState) Delete(key string) {
+	ps.dataMu.Lock()
+	defer ps.dataMu.Unlock()
+	delete(ps.data, key)
+}
+
 // candidates returns the nodes the pod is restricted to, in nodes' order, or
 // nodes itself when it is not restricted.
 func (ps *PodState) candidates(nodes []*cache.NodeInfo) []*cache.NodeInfo {
@@ -181,7 +254,7 @@ func (ps *PodState) Clone() *PodState {
 		return ps
 	}
 	c := &PodState{pod: ps.pod, profile: ps.profile, snap: ps.snap, updaters: ps.updaters,
-		nodeNames: ps.nodeNames, restrictedBy: ps.restrictedBy, absent: ps.absent}
+		nodeNames: ps.nodeNames, restrictedBy: ps.restrictedBy, absent: ps.absent, kept: ps.kept}
 	c.filters = append(c.filterArr[:0], ps.filters...)
 	c.scorers = append(c.scorerArr[:0], ps.scorers...)
 	for _, i := range c.updaters {

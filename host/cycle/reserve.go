@@ -1,0 +1,125 @@
+package cycle
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/framework"
+	"github.com/wasmsched/wasmsched/host/podview"
+	"github.com/wasmsched/wasmsched/host/queue"
+)
+
+// reserve runs the profile's Reserve for the assumed pod on node, and on a
+// failure every reserve plugin's Unreserve, as upstream's assumeAndReserve:
+// the caller forgets the assumed pod then. It returns nil at once when the
+// profile has no reserve plugin (the default profile), and the failure as
+// the cycle reports it: a rejection as a FitError of the one node
+// ("0/1 nodes are available: 1 <reason>."), anything else as an error.
+func (s *Scheduler) reserve(ctx context.Context, prof *framework.Profile, ps *framework.PodState, assumed *v1.Pod) (failure, bool) {
+	if !prof.HasReserve() {
+		return failure{}, true
+	}
+	node := assumed.Spec.NodeName
+	start := s.opts.clock.Now()
+	st := prof.Reserve(ctx, ps, assumed, node)
+	s.observe(ExtensionPointReserve, st, start)
+	if st == nil {
+		return failure{}, true
+	}
+	s.unreserve(ctx, prof, ps, assumed)
+	return statusFailure(st, node), false
+}
+
+// unreserve runs every reserve plugin's Unreserve (nothing without one).
+func (s *Scheduler) unreserve(ctx context.Context, prof *framework.Profile, ps *framework.PodState, assumed *v1.Pod) {
+	if !prof.HasReserve() {
+		return
+	}
+	start := s.opts.clock.Now()
+	prof.Unreserve(ctx, ps, assumed, assumed.Spec.NodeName)
+	s.observe(ExtensionPointUnreserve, nil, start)
+}
+
+// statusFailure is a Reserve failure on node as upstream reports it: a
+// rejection is a FitError with node the only node looked at, so the pod's
+// message is "0/1 nodes are available: 1 <reason>." and the rejecting
+// plugin is the one that can requeue it; an Error fails the attempt.
+func statusFailure(st *framework.Status, node string) failure {
+	if !st.IsRejected() {
+		return failure{err: st.AsError()}
+	}
+	diag := &framework.Diagnosis{}
+	diag.Add(node, st)
+	return failure{diag: diag, nodes: 1}
+}
+
+// preBind runs the profile's PreBind on the binding goroutine (nothing
+// without a preBind plugin). A rejection is reported with its own message
+// and no rejecting plugin, as upstream (it is not a FitError: the pod backs
+// off and retries); an Error as an error.
+func (s *Scheduler) preBind(ctx context.Context, prof *framework.Profile, ps *framework.PodState, assumed *v1.Pod) (failure, bool) {
+	if !prof.HasPreBind() {
+		return failure{}, true
+	}
+	start := s.opts.clock.Now()
+	st := prof.PreBind(ctx, ps, assumed, assumed.Spec.NodeName)
+	s.observe(ExtensionPointPreBind, st, start)
+	switch {
+	case st == nil:
+		return failure{}, true
+	case st.IsRejected():
+		return failure{message: st.Message(), rejected: true}, false
+	}
+	return failure{err: st.AsError()}, false
+}
+
+// bindingFailed is upstream's handleBindingCycleError: the reserve plugins'
+// Unreserve, the assumed pod forgotten, the pods its room may now fit moved
+// as upstream moves them on an assigned pod's deletion (after the pod is
+// handed back when it was rejected, so the event does not requeue the pod
+// itself), and the pod handed back with its failure.
+func (s *Scheduler) bindingFailed(ctx context.Context, prof *framework.Profile, ps *framework.PodState, p *queue.Pod,
+	assumed *v1.Pod, f failure, start time.Time) {
+	s.unreserve(ctx, prof, ps, assumed)
+	if err := s.cache.ForgetPod(assumed); err != nil {
+		s.opts.log.Error("forget a pod whose binding failed", "pod", klogRef(assumed), "err", err)
+		s.fail(ctx, p, f, start)
+		return
+	}
+	ev := podview.PodEvent(abi.ActionDelete, assumed, nil, nil)
+	if f.rejected {
+		uid := string(assumed.UID)
+		s.fail(ctx, p, f, start)
+		s.q.MoveOnEventFor(ev, func(v abi.PodView) bool { return v.UID() != uid })
+		return
+	}
+	s.q.MoveOnEvent(ev)
+	s.fail(ctx, p, f, start)
+}
+
+// pluginClock times the plugins of the timed profile at Reserve, Unreserve
+// and PreBind (framework.PluginTimer), with one observer per plugin, point
+// and status, asked for on first use.
+type pluginClock struct {
+	rec   Recorder
+	clock clock.PassiveClock
+	obs   sync.Map // "plugin point status" -> func(time.Duration)
+}
+
+func (c *pluginClock) Now() time.Time { return c.clock.Now() }
+
+func (c *pluginClock) Observe(plugin, point string, code framework.Code, start time.Time) {
+	d := c.clock.Since(start)
+	status := code.String()
+	k := plugin + " " + point + " " + status
+	o, ok := c.obs.Load(k)
+	if !ok {
+		o, _ = c.obs.LoadOrStore(k, c.rec.PluginObserver(plugin, point, status))
+	}
+	o.(func(time.Duration))(d)
+}

@@ -1,0 +1,180 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// ReservePlugin is a plugin with upstream's Reserve extension point: it
+// holds what the pod needs beside its room on the node (a volume, a device)
+// once the pod is assumed on nodeName, so that the next cycles see it taken,
+// and gives it back in Unreserve when the pod's placement is undone.
+type ReservePlugin interface {
+	Plugin
+	// Reserve runs on the cycle's goroutine right after pod (the assumed
+	// copy, spec.nodeName set to nodeName) was assumed. It returns nil, a
+	// rejection (Unschedulable, UnschedulableAndUnresolvable or Pending:
+	// the pod is reported unschedulable on nodeName as a FitError of one
+	// node) or an Error. On any failure the cycle calls Unreserve of every
+	// reserve plugin, this one included.
+	Reserve(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status
+	// Unreserve undoes Reserve. It runs when Reserve, PreBind or Bind of
+	// the pod failed, on the cycle's or the binding goroutine, for every
+	// reserve plugin whether or not its Reserve ran, so it must be
+	// idempotent and do nothing when nothing was reserved.
+	Unreserve(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string)
+}
+
+// PreBindPlugin is a plugin with upstream's PreBind extension point: it
+// writes to the API what the binding depends on (a PersistentVolume's
+// claimRef, a ResourceClaim's allocation) before the pod is bound. PreBind
+// runs on the pod's binding goroutine, off the scheduling cycle, so it may
+// wait on the API; it must end when ctx ends.
+//
+// There is no PreBindPreFlight (see docs/RATIONALE.md): a PreBind with
+// nothing to do for a pod returns nil at once.
+type PreBindPlugin interface {
+	Plugin
+	// PreBind returns nil, a rejection or an Error; on a failure the pod is
+	// not bound: the reserve plugins' Unreserve run, the pod is forgotten
+	// and requeued with backoff.
+	PreBind(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status
+}
+
+// Extension point names of the points that run once per placed pod, as
+// upstream's metrics label them.
+const (
+	PointReserve   = "Reserve"
+	PointUnreserve = "Unreserve"
+	PointPreBind   = "PreBind"
+)
+
+// PluginTimer observes each plugin's run at Reserve, Unreserve and PreBind
+// (upstream's scheduler_plugin_execution_duration_seconds for those
+// points). The cycle's sampled timed profile has one (WithPluginTimer); the
+// plain profile has none and pays nothing.
+type PluginTimer interface {
+	Now() time.Time
+	// Observe is one run of plugin at point, begun at start, with code.
+	Observe(plugin, point string, code Code, start time.Time)
+}
+
+// WithPluginTimer returns a copy of p whose Reserve, Unreserve and PreBind
+// time every plugin with t.
+func (p *Profile) WithPluginTimer(t PluginTimer) *Profile {
+	c := *p
+	c.timer = t
+	return &c
+}
+
+// HasReserve reports whether the profile has a reserve plugin: without one
+// the cycle skips the Reserve and Unreserve steps altogether.
+func (p *Profile) HasReserve() bool { return len(p.reserves) > 0 }
+
+// HasPreBind reports whether the profile has a preBind plugin.
+func (p *Profile) HasPreBind() bool { return len(p.preBinds) > 0 }
+
+// ReservePlugins are the names of the reserve plugins, in the order Reserve
+// runs them. The slice is the caller's.
+func (p *Profile) ReservePlugins() []string {
+	out := make([]string, len(p.reserves))
+	for i, r := range p.reserves {
+		out[i] = r.Name()
+	}
+	return out
+}
+
+// PreBindPlugins are the names of the preBind plugins, in order.
+func (p *Profile) PreBindPlugins() []string {
+	out := make([]string, len(p.preBinds))
+	for i, b := range p.preBinds {
+		out[i] = b.Name()
+	}
+	return out
+}
+
+// Reserve runs the reserve plugins' Reserve in profile order for pod (the
+// assumed copy) on nodeName, stopping at the first failure, as upstream's
+// RunReservePluginsReserve: a rejection comes back with the plugin's name
+// set, any other failure as an Error "running Reserve plugin %q: <err>".
+// The caller runs Unreserve after a failure.
+func (p *Profile) Reserve(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status {
+	for _, pl := range p.reserves {
+		var start time.Time
+		if p.timer != nil {
+			start = p.timer.Now()
+		}
+		st := pl.Reserve(ctx, ps, pod, nodeName)
+		if p.timer != nil {
+			p.timer.Observe(pl.Name(), PointReserve, codeOf(st), start)
+		}
+		if st = pluginFailure(st, pl.Name(), PointReserve); st != nil {
+			return st
+		}
+	}
+	return nil
+}
+
+// Unreserve runs every reserve plugin's Unreserve in the reverse of the
+// profile order, as upstream's RunReservePluginsUnreserve.
+func (p *Profile) Unreserve(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) {
+	for i := len(p.reserves) - 1; i >= 0; i-- {
+		pl := p.reserves[i]
+		var start time.Time
+		if p.timer != nil {
+			start = p.timer.Now()
+		}
+		pl.Unreserve(ctx, ps, pod, nodeName)
+		if p.timer != nil {
+			p.timer.Observe(pl.Name(), PointUnreserve, Success, start)
+		}
+	}
+}
+
+// PreBind runs the preBind plugins in profile order, stopping at the first
+// failure, as upstream's RunPreBindPlugins (without its parallel groups,
+// which only PreBindPreFlight enables): a rejection comes back with the
+// plugin's name set, any other failure as an Error
+// "running PreBind plugin %q: <err>".
+func (p *Profile) PreBind(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status {
+	for _, pl := range p.preBinds {
+		var start time.Time
+		if p.timer != nil {
+			start = p.timer.Now()
+		}
+		st := pl.PreBind(ctx, ps, pod, nodeName)
+		if p.timer != nil {
+			p.timer.Observe(pl.Name(), PointPreBind, codeOf(st), start)
+		}
+		if st = pluginFailure(st, pl.Name(), PointPreBind); st != nil {
+			return st
+		}
+	}
+	return nil
+}
+
+func codeOf(st *Status) Code {
+	if st == nil {
+		return Success
+	}
+	return st.Code
+}
+
+// pluginFailure is a plugin's status at point as the framework returns it:
+// nil for success, a rejection with its plugin named (a copy: statuses may
+// be shared), an Error wrapped with the plugin's name as upstream's.
+func pluginFailure(st *Status, plugin, point string) *Status {
+	if st.IsSuccess() {
+		return nil
+	}
+	if st.IsRejected() {
+		c := *st
+		c.Plugin = plugin
+		return &c
+	}
+	return &Status{Code: Error, Plugin: plugin,
+		Err: fmt.Errorf("running %s plugin %q: %w", point, plugin, st.AsError())}
+}
