@@ -380,16 +380,9 @@ func checkNames(c *kschedv1.Plugins) error {
 // The filter order is upstream's filter order; the PreFilters run in the
 // same order.
 func Build(l Listers, c Config) (Built, error) {
-	if err := checkNames(c.Plugins); err != nil {
+	merged, eff, err := effective(c)
+	if err != nil {
 		return Built{}, err
-	}
-	merged := mergePlugins(defaultPlugins(), c.Plugins)
-	var eff [numPoints][]string
-	for pt := range eff {
-		var err error
-		if eff[pt], err = expand(merged, pt); err != nil {
-			return Built{}, err
-		}
 	}
 	on := func(name string, pt int) bool { return slices.Contains(eff[pt], name) }
 
@@ -495,6 +488,23 @@ func Build(l Listers, c Config) (Built, error) {
 		return Built{}, fmt.Errorf("plugins: %w", err)
 	}
 	return b, nil
+}
+
+// effective checks c's plugin names and returns c merged over the default
+// plugins and each extension point's effective plugin list, in order.
+func effective(c Config) (*kschedv1.Plugins, [numPoints][]string, error) {
+	var eff [numPoints][]string
+	if err := checkNames(c.Plugins); err != nil {
+		return nil, eff, err
+	}
+	merged := mergePlugins(defaultPlugins(), c.Plugins)
+	for pt := range eff {
+		var err error
+		if eff[pt], err = expand(merged, pt); err != nil {
+			return nil, eff, err
+		}
+	}
+	return merged, eff, nil
 }
 
 // entryFor is p's entry with the extension points on does not enable left

@@ -1,0 +1,375 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
+
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// callLog records the calls of the binder plugins below, in order.
+type callLog struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (l *callLog) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, s)
+}
+
+func (l *callLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.calls
+	l.calls = nil
+	return out
+}
+
+// binder is a test plugin with a PreFilter, Reserve and PreBind. Its
+// filter is its per-pod state; reserve and preBind are what its Reserve
+// and PreBind return.
+type binder struct {
+	name             string
+	log              *callLog
+	reserve, preBind *Status
+}
+
+func (b *binder) Name() string { return b.name }
+
+type binderFilter struct{ name string }
+
+func (binderFilter) Filter(*cache.NodeInfo) *Status { return nil }
+
+func (b *binder) PreFilter(*cache.PodInfo, *cache.Snapshot) (PodFilter, []string, *Status) {
+	return &binderFilter{b.name}, nil, nil
+}
+
+func (b *binder) Reserve(_ context.Context, ps *PodState, pod *v1.Pod, node string) *Status {
+	b.log.add(b.name + " Reserve " + pod.Name + " " + node)
+	ps.Write(b.name, node)
+	return b.reserve
+}
+
+func (b *binder) Unreserve(_ context.Context, _ *PodState, pod *v1.Pod, node string) {
+	b.log.add(b.name + " Unreserve " + pod.Name + " " + node)
+}
+
+func (b *binder) PreBind(_ context.Context, ps *PodState, pod *v1.Pod, node string) *Status {
+	v, _ := ps.Read(b.name)
+	b.log.add(b.name + " PreBind " + pod.Name + " " + node + " reserved=" + stringOr(v))
+	return b.preBind
+}
+
+func stringOr(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+var (
+	_ ReservePlugin   = (*binder)(nil)
+	_ PreBindPlugin   = (*binder)(nil)
+	_ PreFilterPlugin = (*binder)(nil)
+)
+
+func binders(log *callLog, names ...string) []*binder {
+	out := make([]*binder, len(names))
+	for i, n := range names {
+		out[i] = &binder{name: n, log: log}
+	}
+	return out
+}
+
+func entriesOf(bs []*binder) []Entry {
+	out := make([]Entry, len(bs))
+	for i, b := range bs {
+		out[i] = Entry{Plugin: b}
+	}
+	return out
+}
+
+func reservePod() *v1.Pod {
+	p := makePod().p
+	p.Name = "p"
+	p.Spec.NodeName = "n1"
+	return p
+}
+
+func TestReserveOrderAndUnreserveReversed(t *testing.T) {
+	log := &callLog{}
+	prof := mustProfile(entriesOf(binders(log, "A", "B", "C"))...)
+	if got, want := prof.ReservePlugins(), []string{"A", "B", "C"}; !slices.Equal(got, want) {
+		t.Fatalf("ReservePlugins = %v, want %v", got, want)
+	}
+	pod := reservePod()
+	ps, st := prof.Prepare(cache.NewPodInfo(pod), nil)
+	if st != nil {
+		t.Fatal(st)
+	}
+	ctx := context.Background()
+	if st := prof.Reserve(ctx, ps, pod, "n1"); st != nil {
+		t.Fatalf("Reserve = %v, want success", st)
+	}
+	prof.Unreserve(ctx, ps, pod, "n1")
+	if st := prof.PreBind(ctx, ps, pod, "n1"); st != nil {
+		t.Fatalf("PreBind = %v, want success", st)
+	}
+	want := []string{"A Reserve p n1", "B Reserve p n1", "C Reserve p n1",
+		"C Unreserve p n1", "B Unreserve p n1", "A Unreserve p n1",
+		"A PreBind p n1 reserved=n1", "B PreBind p n1 reserved=n1", "C PreBind p n1 reserved=n1"}
+	if got := log.take(); !slices.Equal(got, want) {
+		t.Errorf("calls:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestReserveAndPreBindStopAtFirstFailure(t *testing.T) {
+	shared := &Status{Code: Unschedulable, Reasons: []string{"volume taken"}}
+	for _, tc := range []struct {
+		name      string
+		status    *Status
+		wantCode  Code
+		wantMsg   string
+		wantCalls int
+	}{
+		{"rejected", shared, Unschedulable, "volume taken", 2},
+		{"pending", &Status{Code: Pending, Reasons: []string{"waiting"}}, Pending, "waiting", 2},
+		{"unresolvable", &Status{Code: UnschedulableAndUnresolvable, Reasons: []string{"gone"}}, UnschedulableAndUnresolvable, "gone", 2},
+		{"error", &Status{Code: Error, Err: errors.New("boom")}, Error, "running %s plugin \"B\": boom", 2},
+		{"error without err", &Status{Code: Error, Reasons: []string{"bad"}}, Error, "running %s plugin \"B\": bad", 2},
+		{"success status", &Status{Code: Success}, Success, "", 3},
+	} {
+		for _, point := range []string{PointReserve, PointPreBind} {
+			t.Run(tc.name+" "+point, func(t *testing.T) {
+				log := &callLog{}
+				bs := binders(log, "A", "B", "C")
+				if point == PointReserve {
+					bs[1].reserve = tc.status
+				} else {
+					bs[1].preBind = tc.status
+				}
+				prof := mustProfile(entriesOf(bs)...)
+				pod := reservePod()
+				ps, _ := prof.Prepare(cache.NewPodInfo(pod), nil)
+				var st *Status
+				if point == PointReserve {
+					st = prof.Reserve(context.Background(), ps, pod, "n1")
+				} else {
+					st = prof.PreBind(context.Background(), ps, pod, "n1")
+				}
+				if got := len(log.take()); got != tc.wantCalls {
+					t.Errorf("%d plugins ran, want %d", got, tc.wantCalls)
+				}
+				if tc.wantCode == Success {
+					if st != nil {
+						t.Fatalf("status %+v, want success", st)
+					}
+					return
+				}
+				if st == nil || st.Code != tc.wantCode || st.Plugin != "B" {
+					t.Fatalf("status %+v, want code %v from plugin B", st, tc.wantCode)
+				}
+				want := tc.wantMsg
+				if tc.wantCode == Error {
+					want = fmt.Sprintf(want, point)
+				}
+				if got := st.Message(); got != want {
+					t.Errorf("message %q, want %q", got, want)
+				}
+				if shared.Plugin != "" {
+					t.Errorf("the plugin's shared status was changed: %+v", shared)
+				}
+			})
+		}
+	}
+}
+
+func TestReserveDisabledPerPoint(t *testing.T) {
+	log := &callLog{}
+	bs := binders(log, "A", "B", "C")
+	prof := mustProfile(Entry{Plugin: bs[0], NoReserve: true}, Entry{Plugin: bs[1], NoPreBind: true}, Entry{Plugin: bs[2]})
+	if got, want := prof.ReservePlugins(), []string{"B", "C"}; !slices.Equal(got, want) {
+		t.Errorf("ReservePlugins = %v, want %v", got, want)
+	}
+	if got, want := prof.PreBindPlugins(), []string{"A", "C"}; !slices.Equal(got, want) {
+		t.Errorf("PreBindPlugins = %v, want %v", got, want)
+	}
+	if !prof.HasReserve() || !prof.HasPreBind() {
+		t.Error("HasReserve/HasPreBind false with such plugins")
+	}
+	pod := reservePod()
+	ps, _ := prof.Prepare(cache.NewPodInfo(pod), nil)
+	ctx := context.Background()
+	_ = prof.Reserve(ctx, ps, pod, "n1")
+	prof.Unreserve(ctx, ps, pod, "n1")
+	_ = prof.PreBind(ctx, ps, pod, "n1")
+	want := []string{"B Reserve p n1", "C Reserve p n1", "C Unreserve p n1", "B Unreserve p n1",
+		"A PreBind p n1 reserved=", "C PreBind p n1 reserved=n1"}
+	if got := log.take(); !slices.Equal(got, want) {
+		t.Errorf("calls:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestDefaultProfileHasNoReserveOrPreBind(t *testing.T) {
+	if Default().HasReserve() || Default().HasPreBind() {
+		t.Errorf("default profile reserves %v, pre-binds %v: the cycle would pay for them on every pod",
+			Default().ReservePlugins(), Default().PreBindPlugins())
+	}
+}
+
+// TestBuildReservePreBindPerPoint checks that a configuration's reserve
+// and preBind lists decide, per plugin, whether its Reserve and PreBind
+// run, as for the other points (entryFor is Build's entry for a plugin).
+func TestBuildReservePreBindPerPoint(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		plugins                *kschedv1.Plugins
+		wantNoRes, wantNoBind  bool
+		wantNoFilter, disabled bool
+	}{
+		{name: "default", plugins: nil},
+		{name: "reserve disabled", plugins: &kschedv1.Plugins{
+			Reserve: kschedv1.PluginSet{Disabled: []kschedv1.Plugin{{Name: abi.PluginVolumeBinding}}}}, wantNoRes: true},
+		{name: "every reserve disabled", plugins: &kschedv1.Plugins{
+			Reserve: kschedv1.PluginSet{Disabled: []kschedv1.Plugin{{Name: abi.PluginWildcard}}}}, wantNoRes: true},
+		{name: "preBind disabled", plugins: &kschedv1.Plugins{
+			PreBind: kschedv1.PluginSet{Disabled: []kschedv1.Plugin{{Name: abi.PluginVolumeBinding}}}}, wantNoBind: true},
+		{name: "only reserve and preBind left", plugins: &kschedv1.Plugins{
+			PreFilter: kschedv1.PluginSet{Disabled: []kschedv1.Plugin{{Name: abi.PluginVolumeBinding}}},
+			Filter:    kschedv1.PluginSet{Disabled: []kschedv1.Plugin{{Name: abi.PluginVolumeBinding}}}}, wantNoFilter: true},
+		{name: "disabled everywhere", plugins: &kschedv1.Plugins{
+			MultiPoint: kschedv1.PluginSet{Disabled: []kschedv1.Plugin{{Name: abi.PluginVolumeBinding}}}}, disabled: true},
+		{name: "enabled at reserve alone", plugins: &kschedv1.Plugins{
+			MultiPoint: kschedv1.PluginSet{Disabled: []kschedv1.Plugin{{Name: abi.PluginVolumeBinding}}},
+			Reserve:    kschedv1.PluginSet{Enabled: []kschedv1.Plugin{{Name: abi.PluginVolumeBinding}}}},
+			wantNoBind: true, wantNoFilter: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, eff, err := effective(Config{Plugins: tc.plugins})
+			if err != nil {
+				t.Fatal(err)
+			}
+			on := func(pt int) bool { return slices.Contains(eff[pt], abi.PluginVolumeBinding) }
+			p := &binder{name: abi.PluginVolumeBinding, log: &callLog{}}
+			e, ok := entryFor(p, on(ptPreFilter), on, 1)
+			if ok == tc.disabled {
+				t.Fatalf("entry kept %v, want %v", ok, !tc.disabled)
+			}
+			if !ok {
+				return
+			}
+			if e.NoReserve != tc.wantNoRes || e.NoPreBind != tc.wantNoBind || e.NoFilter != tc.wantNoFilter || e.NoPreFilter != tc.wantNoFilter {
+				t.Errorf("entry %+v, want NoReserve %v NoPreBind %v NoPreFilter/NoFilter %v", e, tc.wantNoRes, tc.wantNoBind, tc.wantNoFilter)
+			}
+			prof, err := NewProfile(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if prof.HasReserve() == tc.wantNoRes || prof.HasPreBind() == tc.wantNoBind {
+				t.Errorf("profile reserves %v, pre-binds %v", prof.ReservePlugins(), prof.PreBindPlugins())
+			}
+		})
+	}
+	if _, err := Build(Listers{}, Config{Plugins: &kschedv1.Plugins{
+		Reserve: kschedv1.PluginSet{Enabled: []kschedv1.Plugin{{Name: abi.PluginNodePorts}}}}}); err == nil {
+		t.Error("Build accepted NodePorts at reserve, which it does not implement")
+	}
+}
+
+// wrapped is how the cycle's timed profile wraps plugins and filters.
+type wrappedPlugin struct{ inner *binder }
+
+func (w *wrappedPlugin) Name() string   { return w.inner.Name() }
+func (w *wrappedPlugin) Unwrap() Plugin { return w.inner }
+func (w *wrappedPlugin) PreFilter(pi *cache.PodInfo, s *cache.Snapshot) (PodFilter, []string, *Status) {
+	f, n, st := w.inner.PreFilter(pi, s)
+	return &wrappedFilter{f}, n, st
+}
+
+type wrappedFilter struct{ inner PodFilter }
+
+func (w *wrappedFilter) Filter(ni *cache.NodeInfo) *Status { return w.inner.Filter(ni) }
+func (w *wrappedFilter) Unwrap() PodFilter                 { return w.inner }
+
+func TestPodStatePluginFilterAndData(t *testing.T) {
+	log := &callLog{}
+	bs := binders(log, "A", "B")
+	prof := mustProfile(Entry{Plugin: &wrappedPlugin{bs[0]}, NoFilter: true}, Entry{Plugin: bs[1]},
+		Entry{Plugin: counting{limit: 1}})
+	pod := reservePod()
+	ps, st := prof.Prepare(cache.NewPodInfo(pod), nil)
+	if st != nil {
+		t.Fatal(st)
+	}
+	for _, name := range []string{"A", "B"} {
+		f, ok := ps.PluginFilter(name).(*binderFilter)
+		if !ok || f.name != name {
+			t.Errorf("PluginFilter(%s) = %#v, want the plugin's own filter", name, ps.PluginFilter(name))
+		}
+	}
+	if f := ps.PluginFilter("Counting"); f != nil {
+		t.Errorf("PluginFilter kept %#v of a plugin that neither reserves nor pre-binds", f)
+	}
+	if got := prof.ReservePlugins(); !slices.Equal(got, []string{"A", "B"}) {
+		t.Errorf("the wrapped plugin's Reserve was not found: %v", got)
+	}
+	if _, ok := ps.Read("x"); ok {
+		t.Error("Read found a key never written")
+	}
+	ps.Write("x", 1)
+	if v, ok := ps.Read("x"); !ok || v != 1 {
+		t.Errorf("Read = %v, %v after Write", v, ok)
+	}
+	ps.Delete("x")
+	if _, ok := ps.Read("x"); ok {
+		t.Error("Read found a deleted key")
+	}
+	if plain := mustProfile(Entry{Plugin: counting{limit: 1}}); plain.keep != nil {
+		t.Error("a profile without reserve or preBind keeps filters")
+	}
+}
+
+type fakeTimer struct {
+	mu  sync.Mutex
+	obs []string
+}
+
+func (f *fakeTimer) Now() time.Time { return time.Time{} }
+func (f *fakeTimer) Observe(plugin, point string, code Code, _ time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.obs = append(f.obs, plugin+" "+point+" "+code.String())
+}
+
+func TestPluginTimer(t *testing.T) {
+	log := &callLog{}
+	bs := binders(log, "A", "B")
+	bs[1].preBind = &Status{Code: Error, Err: errors.New("boom")}
+	plain := mustProfile(entriesOf(bs)...)
+	timer := &fakeTimer{}
+	timed := plain.WithPluginTimer(timer)
+	pod := reservePod()
+	ps, _ := timed.Prepare(cache.NewPodInfo(pod), nil)
+	ctx := context.Background()
+	_ = plain.Reserve(ctx, ps, pod, "n1")
+	if len(timer.obs) != 0 {
+		t.Fatalf("the plain profile was timed: %v", timer.obs)
+	}
+	_ = timed.Reserve(ctx, ps, pod, "n1")
+	timed.Unreserve(ctx, ps, pod, "n1")
+	_ = timed.PreBind(ctx, ps, pod, "n1")
+	want := []string{"A Reserve Success", "B Reserve Success", "B Unreserve Success", "A Unreserve Success",
+		"A PreBind Success", "B PreBind Error"}
+	if !slices.Equal(timer.obs, want) {
+		t.Errorf("observed:\n got %q\nwant %q", timer.obs, want)
+	}
+}
