@@ -433,6 +433,9 @@ func (s *Scheduler) addNominated(ps *framework.PodState, pod *v1.Pod) {
 // its state, which the binding goroutine owns from here.
 func (s *Scheduler) bind(ctx context.Context, p *queue.Pod, assumed *v1.Pod, prof *framework.Profile,
 	ps *framework.PodState, start time.Time) {
+	if !prof.HasReserve() && !prof.HasPreBind() {
+		ps = nil // nothing reads it: let it go with the cycle
+	}
 	s.binds.Add(1)
 	go func() {
 		defer s.binds.Done()

@@ -371,6 +371,10 @@ func checkNames(c *kschedv1.Plugins) error {
 // (score, reserve, preBind, postFilter) do nothing while the placeholder
 // refuses the pods they would act on, so disabling them changes nothing.
 //
+// A plugin's reserve and preBind points (ReservePlugin, PreBindPlugin) are
+// enabled and disabled like the others (Entry.NoReserve, NoPreBind); a
+// plugin disabled at every point it implements is left out.
+//
 // A plugin's filter cannot run without its PreFilter (wasmsched's filters
 // are what the PreFilters return), nor its score without its PreScore:
 // such a configuration is refused, unless upstream's filter (score) runs

@@ -20,7 +20,7 @@
 // score weight (a weight* constant the profile line uses). The framework is
 // in framework.go (the extension points), profile.go (the default profile),
 // state.go (PodState and Prepare), filter.go, score.go, feasible.go,
-// diagnosis.go and status.go. The plugins of the default profile not
+// diagnosis.go, status.go and reserve.go (Reserve and PreBind). The plugins of the default profile not
 // written yet (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
 // DynamicResources) stand in the
 // profile as placeholders (unsupported.go): a pod carrying a hard
@@ -40,7 +40,8 @@
 // BalancedAllocation over cpu and memory without per-pod state);
 // configured resource lists score through resourcescore.go, upstream's
 // resourceAllocationScorer. An Entry may leave out extension points
-// (NoPreFilter, NoFilter, NoScore), as a configuration disables them.
+// (NoPreFilter, NoFilter, NoScore, NoReserve, NoPreBind), as a
+// configuration disables them.
 //
 // # Adding a plugin
 //
@@ -60,11 +61,22 @@
 // the arrays PodState keeps its filters and scorers in,
 // TestStateArraysHoldDefault says to grow them.)
 //
-// Reserve/Unreserve and PreBind (VolumeBinding, DynamicResources) are not
-// extension points yet: the first plugin that needs them adds a
-// ReservePlugin and a PreBindPlugin interface here, which the profile
-// collects like the others, and host/cycle calls them from its reserve
-// step and its binding goroutine (never from the cycle itself).
+// A plugin that holds something beside the pod's room on the node
+// (VolumeBinding's volumes, DynamicResources' devices) also implements
+// ReservePlugin (Reserve once the pod is assumed, Unreserve when its
+// placement is undone) and PreBindPlugin (PreBind, writing to the API
+// before the pod is bound), in reserve.go. The profile runs them in its
+// order (Profile.Reserve, PreBind: stop at the first failure;
+// Profile.Unreserve: every reserve plugin, in reverse); host/cycle calls
+// Reserve after assuming the pod (in a pod-group cycle, on the snapshot as
+// each member is placed) and PreBind from the pod's binding goroutine,
+// never from preemption's dry runs. What such a plugin keeps for the pod
+// lives in the pod's PodState, which goes with the pod into its binding
+// goroutine: PodState.PluginFilter returns the filter its PreFilter
+// returned (its per-pod state, kept only for these plugins, even when its
+// filter is disabled), PodState.Write and Read store anything else. There
+// is no PreBindPreFlight (docs/RATIONALE.md). A profile without such a
+// plugin (the default one today) skips these steps at no cost.
 //
 // # Parity
 //
@@ -112,7 +124,9 @@
 //   - Statuses returned by this package may be shared between nodes and pods:
 //     treat them as read-only.
 //   - There is no CycleState: each plugin's per-pod state is its PodFilter or
-//     PodScorer value (docs/RATIONALE.md says why).
+//     PodScorer value (docs/RATIONALE.md says why); reserve and preBind
+//     plugins reach theirs through PodState.PluginFilter and keep more with
+//     PodState.Write.
 //   - Required node affinity with nodeSelectorTerms and preferred node
 //     affinity are matched by k8s.io/component-helpers, which allocates a
 //     small fields map per node; nodeSelector alone allocates nothing.
