@@ -420,3 +420,40 @@ func withNodes(want, calls []string) []string {
 	}
 	return out
 }
+
+// A binding goroutine whose context ends during PreBind undoes the
+// reservation and forgets the pod like any other PreBind failure.
+func TestPreBindContextEnds(t *testing.T) {
+	r := &reserver{gate: make(chan struct{})}
+	e := reserveEnv(t, r)
+	e.addNodes(makeNode("n1", "cpu", "1").obj())
+	p := makePod("p").req("cpu", "1").obj()
+	e.addPods(p)
+	ctx, cancel := context.WithCancel(context.Background())
+	ent, err := e.q.Pop(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.s.ScheduleOne(ctx, ent)
+	cancel()
+	e.s.WaitForBindings()
+
+	if diff := cmp.Diff([]string{"Reserve p n1", "Unreserve p n1"}, r.calls()); diff != "" {
+		t.Errorf("calls (-want, +got):\n%s", diff)
+	}
+	if got := e.api.bindCalls(); len(got) != 0 {
+		t.Errorf("binds: %+v", got)
+	}
+	if n := e.cache.PodCount(); n != 0 {
+		t.Errorf("cache holds %d pods: the assumed pod was not forgotten", n)
+	}
+	if diff := cmp.Diff([]podview.Plugins{{}}, e.q.rejections(p.UID)); diff != "" {
+		t.Errorf("requeue (-want, +got):\n%s", diff)
+	}
+	const msg = `running PreBind plugin "TestReserver": context canceled`
+	wantEvents := []event{{Object: "default/p", Type: v1.EventTypeWarning, Reason: "FailedScheduling",
+		Action: "Scheduling", Note: msg}}
+	if diff := cmp.Diff(wantEvents, e.events.all()); diff != "" {
+		t.Errorf("events (-want, +got):\n%s", diff)
+	}
+}
