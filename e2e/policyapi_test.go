@@ -20,7 +20,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -285,39 +284,8 @@ func TestPolicyAPI(t *testing.T) {
 	openRoom := func(sched *proc, total int) []int {
 		t.Helper()
 		waitBackoffOver(t, sched, groups*per-len(bound))
-		n, err := c.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := resource.MustParse(strconv.Itoa(total))
-		n.Status.Allocatable[v1.ResourcePods], n.Status.Capacity[v1.ResourcePods] = q, q
-		if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		waitFor(t, 120*time.Second, fmt.Sprintf("%d pods bound", total), func() (bool, error) {
-			list, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return false, err
-			}
-			names = names[:0]
-			count := 0
-			for _, p := range list.Items {
-				if p.Spec.NodeName != "" {
-					count++
-					if !bound[p.Name] {
-						names = append(names, p.Name)
-					}
-				}
-			}
-			if count > total {
-				return false, fmt.Errorf("%d pods bound on a node with room for %d", count, total)
-			}
-			return count == total, nil
-		})
 		var batch []int
-		for _, n := range names {
-			bound[n] = true
+		for _, n := range raisePodCapacity(t, c, ns, "n1", total, bound) {
 			batch = append(batch, group[n])
 		}
 		slices.Sort(batch)

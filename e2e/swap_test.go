@@ -21,6 +21,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/e2e/testenv"
@@ -90,41 +91,7 @@ func TestHotSwapQueueSort(t *testing.T) {
 		// out of backoff, so that the node update moves every one of them
 		// to activeQ, where only the queue sort orders them.
 		waitBackoffOver(t, sched, pods-len(bound))
-		n, err := c.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := resource.MustParse(strconv.Itoa(total))
-		n.Status.Allocatable[v1.ResourcePods], n.Status.Capacity[v1.ResourcePods] = q, q
-		if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		var batch []string
-		waitFor(t, 120*time.Second, fmt.Sprintf("%d pods bound", total), func() (bool, error) {
-			list, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return false, err
-			}
-			batch = batch[:0]
-			count := 0
-			for _, p := range list.Items {
-				if p.Spec.NodeName != "" {
-					count++
-					if !bound[p.Name] {
-						batch = append(batch, p.Name)
-					}
-				}
-			}
-			if count > total {
-				return false, fmt.Errorf("%d pods bound on a node with room for %d", count, total)
-			}
-			return count == total, nil
-		})
-		for _, n := range batch {
-			bound[n] = true
-		}
-		slices.Sort(batch)
-		return batch
+		return raisePodCapacity(t, c, ns, "n1", total, bound)
 	}
 	pending := func() []string {
 		var out []string
@@ -412,4 +379,47 @@ func TestAdminEndpointOffByDefault(t *testing.T) {
 	if after := sched.policiesState(t)["wasmsched"]["queueSort"]; after != before {
 		t.Errorf("queueSort changed from %+v to %+v with the admin endpoint off", before, after)
 	}
+}
+
+// raisePodCapacity sets node's pod capacity to total and waits until total
+// pods of ns are bound; it marks the newly bound ones in bound and returns
+// their names, sorted. More than total bound is an error.
+func raisePodCapacity(t *testing.T, c kubernetes.Interface, ns, node string, total int, bound map[string]bool) []string {
+	t.Helper()
+	ctx := context.Background()
+	n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := resource.MustParse(strconv.Itoa(total))
+	n.Status.Allocatable[v1.ResourcePods], n.Status.Capacity[v1.ResourcePods] = q, q
+	if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var batch []string
+	waitFor(t, 120*time.Second, fmt.Sprintf("%d pods bound", total), func() (bool, error) {
+		list, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		batch = batch[:0]
+		count := 0
+		for _, p := range list.Items {
+			if p.Spec.NodeName != "" {
+				count++
+				if !bound[p.Name] {
+					batch = append(batch, p.Name)
+				}
+			}
+		}
+		if count > total {
+			return false, fmt.Errorf("%d pods bound on a node with room for %d", count, total)
+		}
+		return count == total, nil
+	})
+	for _, name := range batch {
+		bound[name] = true
+	}
+	slices.Sort(batch)
+	return batch
 }
