@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,14 +52,25 @@ func TestControllerManager(t *testing.T) {
 	// Available: one is too small, one has another class.
 	t.Run("pv binder", func(t *testing.T) {
 		ns := env.Namespace(t)
+		pvs := []string{"kcm-small", "kcm-other-class", "kcm-match"}
 		for _, pv := range []*v1.PersistentVolume{
-			hostPathPV("kcm-small", class, "512Mi"),
-			hostPathPV("kcm-other-class", "kcm-other", "4Gi"),
-			hostPathPV("kcm-match", class, "2Gi"),
+			hostPathPV(pvs[0], class, "512Mi"),
+			hostPathPV(pvs[1], "kcm-other", "4Gi"),
+			hostPathPV(pvs[2], class, "2Gi"),
 		} {
 			if _, err := c.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
+		}
+		// The binder moves new PVs from Pending to Available once it has
+		// them in its cache. A claim it syncs before that finds no match
+		// and waits for the next resync (--pvclaimbinder-sync-period,
+		// 15 s), so the claim comes after.
+		for _, name := range pvs {
+			waitFor(t, 60*time.Second, "PV "+name+" Available", func() (bool, error) {
+				pv, err := c.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+				return err == nil && pv.Status.Phase == v1.VolumeAvailable, err
+			})
 		}
 		pvc := &v1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
@@ -140,6 +154,26 @@ func TestControllerManager(t *testing.T) {
 			return false, err
 		})
 	})
+}
+
+// TestControllerManagerMissingUnderCI: under CI=true a missing
+// kube-controller-manager is a clear failure naming the make target that
+// builds it, not a build inside the test nor a skip.
+func TestControllerManagerMissingUnderCI(t *testing.T) {
+	t.Setenv("CI", "true")
+	dir := t.TempDir()
+	_, err := testenv.ControllerManagerBinary(context.Background(), dir, nil)
+	if err == nil {
+		t.Fatalf("ControllerManagerBinary(%s) under CI=true: no error, want one for the missing binary", dir)
+	}
+	for _, want := range []string{filepath.Join(dir, "kube-controller-manager"), "make cluster"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("%s has %d entries after the call, want none (nothing built)", dir, len(entries))
+	}
 }
 
 func hostPathPV(name, class, size string) *v1.PersistentVolume {

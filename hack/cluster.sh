@@ -39,8 +39,8 @@ usage() { sed -n '2,4p' "${BASH_SOURCE[0]}" | sed 's/^# //' >&2; exit 2; }
 
 # typical COMPONENT: how long its cold build takes on a 2-core machine,
 # measured with this script's own progress lines from empty Go caches, in the
-# order `make cluster` builds them (kube-scheduler and kubectl after
-# kube-apiserver, whose packages they mostly share).
+# order `make cluster` builds them (kube-scheduler, kube-controller-manager
+# and kubectl after kube-apiserver, whose packages they mostly share).
 typical() {
   case "$1" in
   modules) echo "under 1 min" ;;
