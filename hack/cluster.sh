@@ -46,7 +46,7 @@ typical() {
   modules) echo "under 1 min" ;;
   kube-apiserver) echo "6-9 min" ;;
   kube-scheduler) echo "1-5 min" ;;
-  kube-controller-manager) echo "2-5 min" ;;
+  kube-controller-manager) echo "2-5 min" ;; # 2m0s after kube-apiserver and kube-scheduler
   kubectl) echo "2-3 min" ;;
   etcd) echo "1-2 min" ;;
   etcd-modules) echo "under 1 min" ;;
@@ -83,8 +83,8 @@ build_k8s() { # $1 = component under k8s.io/kubernetes/cmd
   local src="$ROOT/src/kubernetes"
   if [ -f "$src/go.sum" ] && ! grep -q "\"k8s.io/kubernetes/cmd/$1\"" "$src/tools.go"; then
     # A wrapper written before $1 was added here: import it too and tidy
-    # again. go.mod keeps its requirements (MVS over k8s.io/kubernetes's own
-    # go.mod); binaries already built are never rebuilt because of it.
+    # again. go.mod gains the modules of $1 at the versions k8s.io/kubernetes
+    # pins, the others stay; binaries already built are not rebuilt for it.
     log "adding $1 to the k8s.io/kubernetes $K8S_VERSION wrapper module"
     k8s_tools_go >"$src/tools.go"
     (cd "$src" && NEXT="$1${NEXT:+, $NEXT}" watch "the Go modules of $1 $K8S_VERSION (downloading)" modules "$GO" mod tidy -e) || {
