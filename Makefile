@@ -49,8 +49,8 @@ demo: ## Start etcd, kube-apiserver and KWOK, run bin/wasmsched on a sample work
 	$(GO) run ./e2e/demo -wasmsched bin/wasmsched $(DEMO_FLAGS)
 
 .PHONY: cluster
-cluster: ## Build the test control plane (kube-apiserver, etcd, KWOK) and the reference kube-scheduler from the Go module proxy into the cache, if missing.
-	@hack/cluster.sh build kube-apiserver etcd kwok kube-scheduler >/dev/null
+cluster: ## Build the test control plane (kube-apiserver, etcd, KWOK, kube-controller-manager) and the reference kube-scheduler from the Go module proxy into the cache, if missing.
+	@hack/cluster.sh build kube-apiserver etcd kwok kube-scheduler kube-controller-manager >/dev/null
 
 .PHONY: test
 test: tools cluster policies fixtures ## Rebuild policies and fixtures, check them against git, go vet, go test (-race on ./host/... and ./cmd/...).

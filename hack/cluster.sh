@@ -3,10 +3,11 @@
 #        hack/cluster.sh bindir                  print the bin dir (no build)
 #
 # Builds the test control plane from the Go module proxy into a versioned cache
-# outside the clone: kube-apiserver and kube-scheduler v1.37.1, kubectl, etcd
-# v3.6.16 and KWOK v0.8.0. COMPONENT is one of kube-apiserver, kube-scheduler,
-# kubectl, etcd, kwok; none means kube-apiserver, etcd and kwok (what the e2e
-# tests and the demo need). Binaries already in the cache are not rebuilt.
+# outside the clone: kube-apiserver, kube-scheduler and kube-controller-manager
+# v1.37.1, kubectl, etcd v3.6.16 and KWOK v0.8.0. COMPONENT is one of
+# kube-apiserver, kube-scheduler, kube-controller-manager, kubectl, etcd, kwok;
+# none means kube-apiserver, etcd and kwok (what every e2e test and the demo
+# need). Binaries already in the cache are not rebuilt.
 #
 # A cold build is long (see typical() below), so before building it checks
 # that the disks and memory suffice, and while a step runs it prints a progress
@@ -38,13 +39,14 @@ usage() { sed -n '2,4p' "${BASH_SOURCE[0]}" | sed 's/^# //' >&2; exit 2; }
 
 # typical COMPONENT: how long its cold build takes on a 2-core machine,
 # measured with this script's own progress lines from empty Go caches, in the
-# order `make cluster` builds them (kube-scheduler and kubectl after
-# kube-apiserver, whose packages they mostly share).
+# order `make cluster` builds them (kube-scheduler, kube-controller-manager
+# and kubectl after kube-apiserver, whose packages they mostly share).
 typical() {
   case "$1" in
   modules) echo "under 1 min" ;;
   kube-apiserver) echo "6-9 min" ;;
   kube-scheduler) echo "1-5 min" ;;
+  kube-controller-manager) echo "2-5 min" ;; # 2m0s after kube-apiserver and kube-scheduler
   kubectl) echo "2-3 min" ;;
   etcd) echo "1-2 min" ;;
   etcd-modules) echo "under 1 min" ;;
@@ -60,8 +62,36 @@ watch() {
   "$WATCH" run -what "$what" -typical "$(typical "$component")" -next "${NEXT:-}" -- "$@"
 }
 
+# k8s_tools_go: the wrapper module's tools.go, importing every component
+# built from it, so that one `go mod tidy` resolves the modules of all.
+k8s_tools_go() {
+  cat <<'EOF'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+EOF
+}
+
 build_k8s() { # $1 = component under k8s.io/kubernetes/cmd
   local src="$ROOT/src/kubernetes"
+  if [ -f "$src/go.sum" ] && ! grep -q "\"k8s.io/kubernetes/cmd/$1\"" "$src/tools.go"; then
+    # A wrapper written before $1 was added here: import it too and tidy
+    # again. go.mod gains the modules of $1 at the versions k8s.io/kubernetes
+    # pins, the others stay; binaries already built are not rebuilt for it.
+    log "adding $1 to the k8s.io/kubernetes $K8S_VERSION wrapper module"
+    k8s_tools_go >"$src/tools.go"
+    (cd "$src" && NEXT="$1${NEXT:+, $NEXT}" watch "the Go modules of $1 $K8S_VERSION (downloading)" modules "$GO" mod tidy -e) || {
+      rm -f "$src/go.sum"
+      die "go mod tidy failed in $src"
+    }
+  fi
   if [ ! -f "$src/go.sum" ]; then
     log "writing the k8s.io/kubernetes $K8S_VERSION wrapper module"
     rm -rf "$src" && mkdir -p "$src"
@@ -80,17 +110,7 @@ build_k8s() { # $1 = component under k8s.io/kubernetes/cmd
       # published at the matching v0.x version.
       sed -n 's|^[[:space:]]*\(k8s.io/[A-Za-z0-9._/-]*\) => ./staging/.*$|replace \1 => \1 '"$STAGING_VERSION"'|p' "$gomod"
     } >"$src/go.mod"
-    cat >"$src/tools.go" <<'EOF'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-EOF
+    k8s_tools_go >"$src/tools.go"
     (cd "$src" && NEXT="$1${NEXT:+, $NEXT}" watch "the Go modules of k8s.io/kubernetes $K8S_VERSION (downloading)" modules "$GO" mod tidy -e) ||
       die "go mod tidy failed in $src"
   fi
@@ -188,8 +208,8 @@ have() { # $1 = component: its binary (and kwok's stages) is in place
 }
 for c in "${components[@]}"; do
   case "$c" in
-  kube-apiserver | kube-scheduler | kubectl | etcd | kwok) ;;
-  *) die "unknown component $c (want kube-apiserver, kube-scheduler, kubectl, etcd or kwok)" ;;
+  kube-apiserver | kube-scheduler | kube-controller-manager | kubectl | etcd | kwok) ;;
+  *) die "unknown component $c (want kube-apiserver, kube-scheduler, kube-controller-manager, kubectl, etcd or kwok)" ;;
   esac
 done
 # Fast path without the lock: binaries are moved into place only when
@@ -231,7 +251,7 @@ for i in "${!todo[@]}"; do
   rest=("${todo[@]:$((i + 1))}")
   NEXT=$(IFS=,; echo "${rest[*]}" | sed 's/,/, /g')
   case "$c" in
-  kube-apiserver | kube-scheduler | kubectl) build_k8s "$c" ;;
+  kube-apiserver | kube-scheduler | kube-controller-manager | kubectl) build_k8s "$c" ;;
   etcd) build_etcd ;;
   kwok) build_kwok ;;
   esac

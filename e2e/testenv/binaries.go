@@ -22,6 +22,10 @@ const (
 	binAPIServer = "kube-apiserver"
 	binKWOK      = "kwok"
 	kwokStages   = "kwok-stages.yaml"
+	// binControllerManager is built by `make cluster` (so `make test` and
+	// CI have it) but not by EnsureBinaries: only the tests that start it
+	// need it (ControllerManagerBinary).
+	binControllerManager = "kube-controller-manager"
 )
 
 var (
@@ -67,6 +71,47 @@ func EnsureBinaries(ctx context.Context, progress io.Writer) (string, error) {
 	}
 	binDir = dir
 	return dir, nil
+}
+
+// ControllerManagerBinary returns the path of kube-controller-manager in
+// binDir. When it is missing there, under CI=true it is an error (CI runs
+// `make test`, whose cluster target builds it beforehand, so its absence is
+// a broken build setup, not something to mend inside a test's timeout);
+// otherwise `hack/cluster.sh build kube-controller-manager` builds it into
+// its cache (about 2 min with a warm Go build cache, progress to progress,
+// os.Stderr when nil).
+func ControllerManagerBinary(ctx context.Context, binDir string, progress io.Writer) (string, error) {
+	bin := filepath.Join(binDir, binControllerManager)
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if os.Getenv("CI") == "true" {
+		return "", fmt.Errorf("%s is missing and CI=true: `make cluster` (run by `make test`) builds it; "+
+			"run it, or hack/cluster.sh build %s, before the tests", bin, binControllerManager)
+	}
+	if progress == nil {
+		progress = os.Stderr
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	script := filepath.Join(root, "hack", "cluster.sh")
+	cmd := exec.CommandContext(ctx, "bash", script, "build", binControllerManager)
+	cmd.Dir = root
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = progress
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%s build %s: %w (its progress above says why)", script, binControllerManager, err)
+	}
+	// The script builds into its versioned cache, which is binDir unless the
+	// Env was given another (WithBinDir).
+	bin = filepath.Join(strings.TrimSpace(stdout.String()), binControllerManager)
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("%s build %s: %w", script, binControllerManager, err)
+	}
+	return bin, nil
 }
 
 // RepoRoot returns the root of the wasmsched checkout: the directory of this

@@ -47,18 +47,21 @@
 //
 // # What does not run
 //
-// No kube-controller-manager, kubelet or kube-scheduler: hence the
-// ServiceAccount and TaintNodesByCondition admission plugins are off,
-// DeleteNamespace does the namespace controller's work, pods bound to
-// non-KWOK nodes need grace period 0 to go away, and PodGroups keep
-// PodGroupProtectionFinalizer until ClearPodGroupFinalizers (or
-// DeleteNamespace) removes it.
+// No kubelet or kube-scheduler, and no kube-controller-manager unless a
+// test starts one (StartControllerManager: PV binder, ephemeral volumes,
+// resource claims, garbage collector, PodGroup protection...). Without it the
+// ServiceAccount and TaintNodesByCondition admission plugins are off (they
+// stay off with it too), DeleteNamespace does the namespace controller's
+// work, pods bound to non-KWOK nodes need grace period 0 to go away, and
+// PodGroups keep PodGroupProtectionFinalizer until ClearPodGroupFinalizers
+// (or DeleteNamespace) removes it.
 //
 // # Notes
 //
-// Every child starts through StartProcess: etcd, kube-apiserver and KWOK
-// here, upstream kube-scheduler (StartKubeScheduler) and wasmsched
-// (StartWasmsched) for the e2e tests, the demo and e2e/perf alike.
+// Every child starts through StartProcess: etcd, kube-apiserver, KWOK and
+// kube-controller-manager here, upstream kube-scheduler
+// (StartKubeScheduler) and wasmsched (StartWasmsched) for the e2e tests,
+// the demo and e2e/perf alike.
 // Children run in their own process group with Pdeathsig=SIGKILL (forked
 // from one locked OS thread), so they die with the test binary even when it
 // panics or times out before any cleanup runs. Their logs are files in
@@ -67,4 +70,7 @@
 // takes about 10 minutes on 2 cores and happens once per machine. Main builds
 // before the -timeout clock starts; a package without Main builds inside
 // its first test, so on a cold machine run hack/cluster.sh build first.
+// kube-controller-manager is the exception: `make cluster` builds it, and
+// outside CI StartControllerManager builds it when missing, while under
+// CI=true its absence is an error (ControllerManagerBinary).
 package testenv

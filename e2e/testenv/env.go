@@ -85,8 +85,9 @@ type Env struct {
 	readyAfter time.Duration
 	shared     bool // the binary's Shared environment
 
-	mu    sync.Mutex // guards kwoks and rm
+	mu    sync.Mutex // guards kwoks, cms and rm
 	kwoks []*KWOK
+	cms   []*ControllerManager
 	rm    *restMapper
 
 	seq      atomic.Int64 // unique file names
@@ -258,7 +259,8 @@ func (e *Env) EtcdPrefix() string { return e.etcdPrefix }
 func (e *Env) ReadyAfter() time.Duration { return e.readyAfter }
 
 // LogTails returns the last n lines of every log this environment wrote
-// (kube-apiserver, a private etcd, KWOK), each under a header naming the file.
+// (kube-apiserver, a private etcd, KWOK, kube-controller-manager), each
+// under a header naming the file.
 func (e *Env) LogTails(n int) string {
 	var b strings.Builder
 	logs := []string{}
@@ -272,6 +274,9 @@ func (e *Env) LogTails(n int) string {
 	for _, k := range e.kwoks {
 		logs = append(logs, k.proc.logPath)
 	}
+	for _, c := range e.cms {
+		logs = append(logs, c.logPath)
+	}
 	e.mu.Unlock()
 	for _, l := range logs {
 		fmt.Fprintf(&b, "--- tail of %s ---\n%s\n", l, tailFile(l, n))
@@ -279,14 +284,17 @@ func (e *Env) LogTails(n int) string {
 	return b.String()
 }
 
-// Stop stops KWOK, kube-apiserver and a private etcd (SIGTERM to each
-// process group, SIGKILL after a grace period), waits for them and removes
-// the temporary directory. It is idempotent.
+// Stop stops kube-controller-manager, KWOK, kube-apiserver and a private
+// etcd (SIGTERM to each process group, SIGKILL after a grace period), waits
+// for them and removes the temporary directory. It is idempotent.
 func (e *Env) Stop() {
 	e.stopOnce.Do(func() {
 		e.mu.Lock()
-		kwoks := e.kwoks
+		kwoks, cms := e.kwoks, e.cms
 		e.mu.Unlock()
+		for _, c := range cms {
+			c.Stop(0)
+		}
 		for _, k := range kwoks {
 			k.Stop()
 		}
