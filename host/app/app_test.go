@@ -361,27 +361,8 @@ func TestRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	get := func(path string) (int, string, error) {
-		res, err := http.Get("http://" + addr + path)
-		if err != nil {
-			return 0, "", err
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		return res.StatusCode, string(b), err
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, body, err := get("/readyz")
-		if err == nil && code == http.StatusOK && body == "ok" {
-			break
-		}
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("/readyz not ok 30s after Run: %d %q %v", code, body, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	get := getter(http.DefaultClient, "http://"+addr)
+	waitReadyz(t, get, cancel, "")
 	for path, want := range map[string]string{
 		"/healthz": "ok", "/livez": "ok", "/metrics": "scheduler_pending_pods", "/debug/pprof/": "goroutine", "/policies": `"queueSort"`,
 	} {
@@ -450,27 +431,8 @@ func TestSecureListener(t *testing.T) {
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed test listener
 	}}
 	defer hc.CloseIdleConnections()
-	get := func(path string) (int, string, error) {
-		res, err := hc.Get("https://" + addr + path)
-		if err != nil {
-			return 0, "", err
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		return res.StatusCode, string(b), err
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, body, err := get("/readyz")
-		if err == nil && code == http.StatusOK && body == "ok" {
-			break
-		}
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("/readyz not ok over HTTPS 30s after Run: %d %q %v", code, body, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	get := getter(hc, "https://"+addr)
+	waitReadyz(t, get, cancel, " over HTTPS")
 	for path, want := range map[string]int{"/healthz": 200, "/livez": 200, "/metrics": 401, "/policies": 401} {
 		if code, _, err := get(path); err != nil || code != want {
 			t.Errorf("GET %s over HTTPS without credentials: %d, %v; want %d", path, code, err, want)
@@ -487,5 +449,36 @@ func TestSecureListener(t *testing.T) {
 	}
 	if _, _, err := get("/livez"); err == nil {
 		t.Errorf("the secure listener still serves after Run returned")
+	}
+}
+
+// getter GETs base+path with hc, returning the status code and the body.
+func getter(hc *http.Client, base string) func(path string) (int, string, error) {
+	return func(path string) (int, string, error) {
+		res, err := hc.Get(base + path)
+		if err != nil {
+			return 0, "", err
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		return res.StatusCode, string(b), err
+	}
+}
+
+// waitReadyz polls /readyz through get until it answers "ok", for at most
+// 30 s; on timeout it cancels the Run and fails the test.
+func waitReadyz(t *testing.T, get func(string) (int, string, error), cancel func(), over string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, body, err := get("/readyz")
+		if err == nil && code == http.StatusOK && body == "ok" {
+			return
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("/readyz not ok%s 30s after Run: %d %q %v", over, code, body, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

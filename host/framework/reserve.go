@@ -103,15 +103,7 @@ func (p *Profile) PreBindPlugins() []string {
 // The caller runs Unreserve after a failure.
 func (p *Profile) Reserve(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status {
 	for _, pl := range p.reserves {
-		var start time.Time
-		if p.timer != nil {
-			start = p.timer.Now()
-		}
-		st := pl.Reserve(ctx, ps, pod, nodeName)
-		if p.timer != nil {
-			p.timer.Observe(pl.Name(), PointReserve, codeOf(st), start)
-		}
-		if st = pluginFailure(st, pl.Name(), PointReserve); st != nil {
+		if st := p.run(pl, PointReserve, func() *Status { return pl.Reserve(ctx, ps, pod, nodeName) }); st != nil {
 			return st
 		}
 	}
@@ -141,19 +133,25 @@ func (p *Profile) Unreserve(ctx context.Context, ps *PodState, pod *v1.Pod, node
 // "running PreBind plugin %q: <err>".
 func (p *Profile) PreBind(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status {
 	for _, pl := range p.preBinds {
-		var start time.Time
-		if p.timer != nil {
-			start = p.timer.Now()
-		}
-		st := pl.PreBind(ctx, ps, pod, nodeName)
-		if p.timer != nil {
-			p.timer.Observe(pl.Name(), PointPreBind, codeOf(st), start)
-		}
-		if st = pluginFailure(st, pl.Name(), PointPreBind); st != nil {
+		if st := p.run(pl, PointPreBind, func() *Status { return pl.PreBind(ctx, ps, pod, nodeName) }); st != nil {
 			return st
 		}
 	}
 	return nil
+}
+
+// run calls one plugin at point, timed when the profile has a timer, and
+// returns its failure as pluginFailure does.
+func (p *Profile) run(pl Plugin, point string, call func() *Status) *Status {
+	var start time.Time
+	if p.timer != nil {
+		start = p.timer.Now()
+	}
+	st := call()
+	if p.timer != nil {
+		p.timer.Observe(pl.Name(), point, codeOf(st), start)
+	}
+	return pluginFailure(st, pl.Name(), point)
 }
 
 func codeOf(st *Status) Code {
