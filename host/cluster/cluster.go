@@ -237,13 +237,23 @@ func (cl *Cluster) register() error {
 	// plugins; registering an informer (Lister does) makes the factory
 	// start it.
 	cl.factory.Policy().V1().PodDisruptionBudgets().Informer()
-	core, apps := cl.factory.Core().V1(), cl.factory.Apps().V1()
+	core, apps, storage := cl.factory.Core().V1(), cl.factory.Apps().V1(), cl.factory.Storage().V1()
 	cl.listers = framework.Listers{
 		Namespaces:             core.Namespaces().Lister(),
 		Services:               core.Services().Lister(),
 		ReplicationControllers: core.ReplicationControllers().Lister(),
 		ReplicaSets:            apps.ReplicaSets().Lister(),
 		StatefulSets:           apps.StatefulSets().Lister(),
+		PersistentVolumes:      core.PersistentVolumes().Lister(),
+		PersistentVolumeClaims: core.PersistentVolumeClaims().Lister(),
+		PVInformer:             core.PersistentVolumes().Informer(),
+		PVCInformer:            core.PersistentVolumeClaims().Informer(),
+		StorageClasses:         storage.StorageClasses().Lister(),
+		CSINodes:               storage.CSINodes().Lister(),
+		CSIDrivers:             storage.CSIDrivers().Lister(),
+		CSIStorageCapacities:   storage.CSIStorageCapacities().Lister(),
+		VolumeAttachments:      storage.VolumeAttachments().Lister(),
+		Client:                 cl.client,
 	}
 
 	if !cl.gangs {

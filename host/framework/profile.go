@@ -3,8 +3,11 @@ package framework
 import (
 	"fmt"
 
+	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/wasmsched/wasmsched/host/cache"
 )
@@ -43,6 +46,26 @@ type Listers struct {
 	ReplicationControllers corelisters.ReplicationControllerLister
 	ReplicaSets            appslisters.ReplicaSetLister
 	StatefulSets           appslisters.StatefulSetLister
+
+	// The storage objects the volume plugins read (VolumeBinding,
+	// VolumeRestrictions, VolumeZone, NodeVolumeLimits): upstream's
+	// system:volume-scheduler reads. PersistentVolumes and
+	// PersistentVolumeClaims come as informers too, for the volume binder's
+	// assume caches, which must see every change in order (a lister
+	// cannot tell an object it assumed from a newer one).
+	PersistentVolumes       corelisters.PersistentVolumeLister
+	PersistentVolumeClaims  corelisters.PersistentVolumeClaimLister
+	PVInformer, PVCInformer toolscache.SharedIndexInformer
+	StorageClasses          storagelisters.StorageClassLister
+	CSINodes                storagelisters.CSINodeLister
+	CSIDrivers              storagelisters.CSIDriverLister
+	CSIStorageCapacities    storagelisters.CSIStorageCapacityLister
+	VolumeAttachments       storagelisters.VolumeAttachmentLister
+
+	// Client writes what PreBind plugins write before a pod is bound (a
+	// PersistentVolume's claimRef, a claim's selected-node annotation).
+	// nil in tests and tools without an API.
+	Client kubernetes.Interface
 }
 
 // NewDefaultProfile is the default profile (DefaultEntries) reading the API
