@@ -22,8 +22,9 @@ func TestPluginMetricsSampled(t *testing.T) {
 
 			e.scheduleNext()
 
+			// VolumeBinding reserves and pre-binds (nothing for this pod).
 			want := []string{"wasmsched PreFilter Success", "wasmsched Filter Success", "wasmsched Score Success",
-				"wasmsched Bind Success"}
+				"wasmsched Reserve Success", "wasmsched PreBind Success", "wasmsched Bind Success"}
 			if diff := cmp.Diff(want, e.rec.extensionPoints()); diff != "" {
 				t.Errorf("extension points (-want, +got):\n%s", diff)
 			}

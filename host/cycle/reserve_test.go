@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cycle"
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
@@ -117,10 +119,13 @@ func TestReservePreBindBindInOrder(t *testing.T) {
 	}
 }
 
-// The default profile has no reserve or preBind plugin: no such point is
-// recorded (nothing runs).
+// A profile without a reserve or preBind plugin (the default one less
+// VolumeBinding) records no such point (nothing runs).
 func TestNoReservePointsWithoutPlugins(t *testing.T) {
-	e := newEnv(t)
+	entries := slices.DeleteFunc(framework.DefaultEntries(framework.Listers{}), func(e framework.Entry) bool {
+		return e.Plugin.Name() == abi.PluginVolumeBinding
+	})
+	e := newEnv(t, cycle.WithPluginEntries(entries...))
 	e.addNodes(makeNode("n1", "cpu", "4").obj())
 	e.addPods(makePod("p").req("cpu", "1").obj())
 	e.scheduleNext()

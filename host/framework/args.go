@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/volume"
 )
 
 // This file decodes, defaults (upstream's pkg/scheduler/apis/config/v1
@@ -33,6 +35,7 @@ type pluginArgs struct {
 	spread           podTopologySpread // listers set by Build
 	interPodAffinity interPodAffinity  // namespaces set by Build
 	nodeAffinity     nodeAffinity
+	volumeBinding    volumeBindingArgs
 }
 
 // maxCustomPriorityScore is upstream's config.MaxCustomPriorityScore: the
@@ -49,6 +52,7 @@ func decodeArgs(configs []kschedv1.PluginConfig) (pluginArgs, error) {
 		preemption:       PreemptionArgs{DefaultMinCandidateNodesPercentage, DefaultMinCandidateNodesAbsolute},
 		spread:           podTopologySpread{defaults: systemDefaultConstraints, systemDefaulted: true},
 		interPodAffinity: interPodAffinity{hardPodAffinityWeight: defaultHardPodAffinityWeight},
+		volumeBinding:    defaultVolumeBindingArgs,
 	}
 	seen := map[string]bool{}
 	for i := range configs {
@@ -143,10 +147,11 @@ func (a *pluginArgs) decode(pc *kschedv1.PluginConfig, entry *field.Path) error 
 		if err := decodeInto(pc, path, &args); err != nil {
 			return err
 		}
-		if !volumeBindingArgsDefault(&args) {
-			return field.Forbidden(path, "wasmsched does not implement VolumeBinding yet (pods with claims are refused), "+
-				"so it takes only upstream's default args (bindTimeoutSeconds 600, the default shape): remove them")
+		vb, err := newVolumeBindingArgs(path, &args)
+		if err != nil {
+			return err
 		}
+		a.volumeBinding = vb
 	case abi.PluginDynamicResources:
 		var args kschedv1.DynamicResourcesArgs
 		if err := decodeInto(pc, path, &args); err != nil {
@@ -473,14 +478,24 @@ func newNodeAffinity(path *field.Path, a *kschedv1.NodeAffinityArgs) (nodeAffini
 	return pl, nil
 }
 
-// volumeBindingArgsDefault reports whether a leaves VolumeBinding's args
-// at upstream's v1.37 defaults (or unset).
-func volumeBindingArgsDefault(a *kschedv1.VolumeBindingArgs) bool {
-	if a.BindTimeoutSeconds != nil && *a.BindTimeoutSeconds != 600 {
-		return false
+// newVolumeBindingArgs defaults a as upstream's SetDefaults_VolumeBindingArgs
+// (bindTimeoutSeconds 600; the default shape, StorageCapacityScoring being
+// on in v1.37) and validates it as ValidateVolumeBindingArgs.
+func newVolumeBindingArgs(path *field.Path, a *kschedv1.VolumeBindingArgs) (volumeBindingArgs, error) {
+	if a.BindTimeoutSeconds == nil {
+		t := int64(volume.DefaultBindTimeout / time.Second)
+		a.BindTimeoutSeconds = &t
 	}
 	if len(a.Shape) == 0 {
-		return true
+		a.Shape = slices.Clone(defaultVolumeShape)
 	}
-	return slices.Equal(a.Shape, []kschedv1.UtilizationShapePoint{{Utilization: 0, Score: maxCustomPriorityScore}, {Utilization: 100, Score: 0}})
+	var errs field.ErrorList
+	if t := *a.BindTimeoutSeconds; t < 0 {
+		errs = append(errs, field.Invalid(path.Child("bindTimeoutSeconds"), t, "invalid BindTimeoutSeconds, should not be a negative value"))
+	}
+	errs = append(errs, validateShape(a.Shape, path.Child("shape"))...)
+	if err := errs.ToAggregate(); err != nil {
+		return volumeBindingArgs{}, err
+	}
+	return volumeBindingArgs{bindTimeout: time.Duration(*a.BindTimeoutSeconds) * time.Second, shape: a.Shape}, nil
 }

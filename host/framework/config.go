@@ -361,13 +361,14 @@ func checkNames(c *kschedv1.Plugins) error {
 //     them: enabling or disabling it changes nothing.
 //
 // The placeholders of plugins not written yet (VolumeRestrictions,
-// NodeVolumeLimits, VolumeBinding, DynamicResources; unsupported.go) stand
+// NodeVolumeLimits, DynamicResources; unsupported.go) stand
 // for their filters: disabling a placeholder's preFilter and filter removes
 // it, so that pods carrying its constraint are placed as upstream would
 // place them with the plugin disabled: ignoring the constraint. Claims
-// (PersistentVolumeClaim and ephemeral volumes) are refused while any of
-// VolumeBinding, VolumeZone, VolumeRestrictions and NodeVolumeLimits,
-// which all check claims, keeps its filter. Their other extension points
+// (PersistentVolumeClaim and ephemeral volumes) are VolumeBinding's to
+// check while its filter runs; with it disabled they are refused while any
+// of VolumeZone, VolumeRestrictions and NodeVolumeLimits, which all check
+// claims, keeps its filter. The placeholders' other extension points
 // (score, reserve, preBind, postFilter) do nothing while the placeholder
 // refuses the pods they would act on, so disabling them changes nothing.
 //
@@ -433,11 +434,16 @@ func Build(l Listers, c Config) (Built, error) {
 
 	b := Built{Preemption: args.preemption, PreemptionDisabled: !on(abi.PluginDefaultPreemption, ptPostFilter)}
 	filtering := func(name string) bool { return preFilterOn(name) || on(name, ptFilter) }
-	claims := "" // the volume placeholder that refuses claims
-	for _, n := range []string{abi.PluginVolumeBinding, pluginVolumeZone, abi.PluginVolumeRestrictions, abi.PluginNodeVolumeLimits} {
-		if filtering(n) {
-			claims = n
-			break
+	// claims is the volume placeholder that refuses claims: none while
+	// VolumeBinding's filter runs, which checks them; else the first of
+	// the others still filtering, since each of them checks claims too.
+	claims := ""
+	if !on(abi.PluginVolumeBinding, ptFilter) {
+		for _, n := range []string{pluginVolumeZone, abi.PluginVolumeRestrictions, abi.PluginNodeVolumeLimits} {
+			if filtering(n) {
+				claims = n
+				break
+			}
 		}
 	}
 	for _, name := range profileOrder(merged, eff[ptFilter]) {
@@ -469,7 +475,13 @@ func Build(l Listers, c Config) (Built, error) {
 			p = imageLocality{}
 		case abi.PluginNodeDeclaredFeatures:
 			p = nodeDeclaredFeatures{}
-		case abi.PluginVolumeRestrictions, abi.PluginNodeVolumeLimits, abi.PluginVolumeBinding, pluginVolumeZone:
+		case abi.PluginVolumeBinding:
+			vb, err := newVolumeBinding(l, args.volumeBinding)
+			if err != nil {
+				return Built{}, err
+			}
+			p = vb
+		case abi.PluginVolumeRestrictions, abi.PluginNodeVolumeLimits, pluginVolumeZone:
 			// VolumeZone's placeholder refuses claims only, so it stands
 			// only when it is the one that refuses them.
 			if filtering(name) && (name != pluginVolumeZone || name == claims) {

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -50,8 +51,15 @@ func weightsOf(p *Profile) map[string]int64 {
 	return out
 }
 
+// withoutVolumeBinding is weights less VolumeBinding's.
+func withoutVolumeBinding(weights map[string]int64) map[string]int64 {
+	out := maps.Clone(weights)
+	delete(out, "VolumeBinding")
+	return out
+}
+
 var defaultWeights = map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 2,
-	"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+	"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1}
 
 // TestBuildDefault checks that no configuration, and an empty one, build
 // upstream's default profile with upstream's default preemption args.
@@ -133,7 +141,7 @@ score:
 				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "PodTopologySpread",
 				"InterPodAffinity", "DynamicResources", "ImageLocality", "NodeDeclaredFeatures"},
 			wantWeights: map[string]int64{"TaintToleration": 10, "NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 2,
-				"PodTopologySpread": 2, "ImageLocality": 1},
+				"PodTopologySpread": 2, "ImageLocality": 1, "VolumeBinding": 1},
 		},
 		{
 			name: "multiPoint weight replaces the default's in place",
@@ -141,7 +149,7 @@ score:
 multiPoint:
   enabled: [{name: NodeResourcesFit, weight: 5}, {name: ImageLocality, weight: 0}]`,
 			wantWeights: map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 5, "InterPodAffinity": 2,
-				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1},
+				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1},
 		},
 		{
 			name: "score's weight wins over multiPoint's",
@@ -151,7 +159,7 @@ multiPoint:
 score:
   enabled: [{name: InterPodAffinity, weight: 4}]`,
 			wantWeights: map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 4,
-				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1},
+				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1},
 		},
 		{
 			name: "multiPoint disables every default",
@@ -194,7 +202,7 @@ filter:
 				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "PodTopologySpread",
 				"InterPodAffinity", "DynamicResources", "NodeResourcesBalancedAllocation", "ImageLocality", "NodeDeclaredFeatures"},
 			wantFilters: []string{"NodePorts", "NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity",
-				"NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "NodeDeclaredFeatures"},
+				"NodeResourcesFit", "VolumeBinding", "PodTopologySpread", "InterPodAffinity", "NodeDeclaredFeatures"},
 			wantWeights: defaultWeights,
 		},
 		{
@@ -203,7 +211,7 @@ filter:
 filter:
   disabled: [{name: NodeAffinity}]`,
 			wantFilters: []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodePorts",
-				"NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "NodeDeclaredFeatures"},
+				"NodeResourcesFit", "VolumeBinding", "PodTopologySpread", "InterPodAffinity", "NodeDeclaredFeatures"},
 			wantWeights: defaultWeights,
 		},
 		{
@@ -214,7 +222,7 @@ preScore:
 score:
   disabled: [{name: TaintToleration}]`,
 			wantWeights: map[string]int64{"NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 2,
-				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1},
+				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1},
 		},
 		{
 			name: "PreFilter and PreScore disabled where upstream's filter and score run without them",
@@ -252,7 +260,7 @@ multiPoint:
 			wantPlugins: []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
 				"NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation",
 				"ImageLocality", "NodeDeclaredFeatures"},
-			wantWeights: defaultWeights,
+			wantWeights: withoutVolumeBinding(defaultWeights),
 		},
 		{
 			name: "VolumeBinding disabled: VolumeZone refuses claims",
@@ -262,7 +270,7 @@ multiPoint:
 			wantPlugins: []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
 				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeZone", "PodTopologySpread",
 				"InterPodAffinity", "DynamicResources", "NodeResourcesBalancedAllocation", "ImageLocality", "NodeDeclaredFeatures"},
-			wantWeights: defaultWeights,
+			wantWeights: withoutVolumeBinding(defaultWeights),
 		},
 	}
 	for _, tc := range tests {
@@ -321,12 +329,13 @@ func TestBuildPlaceholders(t *testing.T) {
 	for _, tc := range []struct {
 		disabled   string
 		wantPlugin string // "" for no refusal
+		wantMsg    string // ReasonUnsupportedClaim when ""
 	}{
-		{"", "VolumeBinding"},
-		{"VolumeBinding", "VolumeZone"},
-		{"VolumeBinding, VolumeZone", "VolumeRestrictions"},
-		{"VolumeBinding, VolumeZone, VolumeRestrictions", "NodeVolumeLimits"},
-		{"VolumeBinding, VolumeZone, VolumeRestrictions, NodeVolumeLimits", ""},
+		{"", "VolumeBinding", `persistentvolumeclaim "c" not found`}, // checked by VolumeBinding itself
+		{"VolumeBinding", "VolumeZone", ""},
+		{"VolumeBinding, VolumeZone", "VolumeRestrictions", ""},
+		{"VolumeBinding, VolumeZone, VolumeRestrictions", "NodeVolumeLimits", ""},
+		{"VolumeBinding, VolumeZone, VolumeRestrictions, NodeVolumeLimits", "", ""},
 	} {
 		t.Run(tc.disabled, func(t *testing.T) {
 			var list []string
@@ -337,11 +346,15 @@ func TestBuildPlaceholders(t *testing.T) {
 			}
 			_, p := mustBuild(t, Config{Plugins: plugins(t, "filter: {disabled: ["+strings.Join(list, ", ")+"]}\npreFilter: {disabled: ["+strings.Join(list, ", ")+"]}")})
 			_, st := p.Prepare(claimPod.info(), nil)
+			wantMsg := tc.wantMsg
+			if wantMsg == "" {
+				wantMsg = ReasonUnsupportedClaim
+			}
 			switch {
 			case tc.wantPlugin == "" && st != nil:
 				t.Errorf("Prepare = %+v, want the pod prepared", st)
-			case tc.wantPlugin != "" && (st == nil || st.Plugin != tc.wantPlugin || st.Message() != ReasonUnsupportedClaim):
-				t.Errorf("Prepare = %+v, want %s refusing %q", st, tc.wantPlugin, ReasonUnsupportedClaim)
+			case tc.wantPlugin != "" && (st == nil || st.Plugin != tc.wantPlugin || st.Message() != wantMsg):
+				t.Errorf("Prepare = %+v, want %s refusing %q", st, tc.wantPlugin, wantMsg)
 			}
 		})
 	}
@@ -397,8 +410,16 @@ func TestBuildRefuses(t *testing.T) {
 		{name: "wrong args object", configs: []kschedv1.PluginConfig{{Name: "NodeResourcesFit",
 			Args: runtime.RawExtension{Object: &kschedv1.NodeAffinityArgs{}}}},
 			want: "has to be NodeResourcesFitArgs"},
-		{name: "VolumeBinding args", configs: []kschedv1.PluginConfig{rawArgs("VolumeBinding", `{"bindTimeoutSeconds": 30}`)},
-			want: "wasmsched does not implement VolumeBinding yet"},
+		{name: "VolumeBinding negative bindTimeoutSeconds", configs: []kschedv1.PluginConfig{rawArgs("VolumeBinding", `{"bindTimeoutSeconds": -1}`)},
+			want: "pluginConfig[0].args.bindTimeoutSeconds: Invalid value: -1: invalid BindTimeoutSeconds, should not be a negative value"},
+		{name: "VolumeBinding shape unsorted", configs: []kschedv1.PluginConfig{rawArgs("VolumeBinding",
+			`{"shape": [{"utilization": 50, "score": 1}, {"utilization": 10, "score": 2}]}`)},
+			want: "pluginConfig[0].args.shape[1].utilization: Invalid value: 10: values must be sorted in increasing order"},
+		{name: "VolumeBinding shape score", configs: []kschedv1.PluginConfig{rawArgs("VolumeBinding",
+			`{"shape": [{"utilization": 0, "score": 11}]}`)},
+			want: "pluginConfig[0].args.shape[0].score: Invalid value: 11: not in valid range [0, 10]"},
+		{name: "VolumeBinding unknown field", configs: []kschedv1.PluginConfig{rawArgs("VolumeBinding", `{"bindTimeout": 3}`)},
+			want: `unknown field "bindTimeout"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -80,6 +80,16 @@ type PreScorePlugin interface {
 	PreScore(pod *cache.PodInfo, nodes []*cache.NodeInfo, snap *cache.Snapshot) (PodScorer, *Status)
 }
 
+// StatePreScorePlugin is a PreScorePlugin whose scores come from what its
+// filter worked out per node (VolumeBinding scores the volumes its filter
+// found on each node): the profile calls PreScoreState, which reaches the
+// filter through ps.PluginFilter, instead of PreScore. Its filter is kept
+// for that (PodState.PluginFilter) while its score is on.
+type StatePreScorePlugin interface {
+	PreScorePlugin
+	PreScoreState(ps *PodState, nodes []*cache.NodeInfo) (PodScorer, *Status)
+}
+
 // PodScorer is a plugin's scorer for one pod. Score writes into scores[i]
 // the plugin's score of nodes[i] (len(scores) == len(nodes)): 0 to
 // MaxNodeScore, or a raw count when the scorer also implements

@@ -62,6 +62,13 @@ type Listers struct {
 	CSIStorageCapacities    storagelisters.CSIStorageCapacityLister
 	VolumeAttachments       storagelisters.VolumeAttachmentLister
 
+	// Nodes and Pods, when set, let VolumeBinding's PreBind wait see the
+	// node's current labels and notice a deleted pod, as upstream's
+	// (host/volume.Options); nil: the node the pod was filtered on, and a
+	// deleted pod's wait lasts until the bind timeout.
+	Nodes corelisters.NodeLister
+	Pods  corelisters.PodLister
+
 	// Client writes what PreBind plugins write before a pod is bound (a
 	// PersistentVolume's claimRef, a claim's selected-node annotation).
 	// nil in tests and tools without an API.
@@ -119,7 +126,8 @@ type Profile struct {
 	// PreFilter runs for its node restriction and rejections only).
 	noFilter  []bool
 	preScores []weightedPreScore
-	// keep[i] is set when preFilters[i] also reserves or pre-binds: its
+	// keep[i] is set when preFilters[i] also reserves, pre-binds or
+	// scores what its filter found (StatePreScorePlugin): its
 	// filter for a pod is kept by name (PodState.PluginFilter), even when
 	// disabled, for its later points to read. nil when none does.
 	keep     []bool
@@ -132,6 +140,8 @@ type Profile struct {
 type weightedPreScore struct {
 	plugin PreScorePlugin
 	weight int64
+	// state is the plugin unwrapped when it is a StatePreScorePlugin.
+	state StatePreScorePlugin
 }
 
 // NewProfile builds a profile of entries, in order, leaving out the
@@ -168,9 +178,11 @@ func NewProfile(entries ...Entry) (*Profile, error) {
 			if e.Weight < 1 {
 				return nil, fmt.Errorf("score plugin %s needs a weight of at least 1, not %d", name, e.Weight)
 			}
-			p.preScores = append(p.preScores, weightedPreScore{s, e.Weight})
+			sp, _ := unwrapPlugin(e.Plugin).(StatePreScorePlugin)
+			p.preScores = append(p.preScores, weightedPreScore{s, e.Weight, sp})
 		}
 		inner := unwrapPlugin(e.Plugin)
+		_, statePreScore := inner.(StatePreScorePlugin)
 		r, reserves := inner.(ReservePlugin)
 		if reserves && !e.NoReserve {
 			p.reserves = append(p.reserves, r)
@@ -179,7 +191,8 @@ func NewProfile(entries ...Entry) (*Profile, error) {
 		if preBinds && !e.NoPreBind {
 			p.preBinds = append(p.preBinds, b)
 		}
-		if _, ok := e.Plugin.(PreFilterPlugin); ok && !e.NoPreFilter && (reserves && !e.NoReserve || preBinds && !e.NoPreBind) {
+		if _, ok := e.Plugin.(PreFilterPlugin); ok && !e.NoPreFilter &&
+			(reserves && !e.NoReserve || preBinds && !e.NoPreBind || statePreScore && !e.NoScore) {
 			p.keep = append(p.keep, make([]bool, len(p.preFilters)-len(p.keep))...)
 			p.keep[len(p.preFilters)-1] = true
 		}

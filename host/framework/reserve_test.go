@@ -219,10 +219,34 @@ func TestReserveDisabledPerPoint(t *testing.T) {
 	}
 }
 
-func TestDefaultProfileHasNoReserveOrPreBind(t *testing.T) {
-	if Default().HasReserve() || Default().HasPreBind() {
-		t.Errorf("default profile reserves %v, pre-binds %v: the cycle would pay for them on every pod",
-			Default().ReservePlugins(), Default().PreBindPlugins())
+// TestDefaultProfileReservesVolumesOnly checks that VolumeBinding is the
+// default profile's only reserve and preBind plugin, and that a pod without
+// claims costs it no allocation at those points.
+func TestDefaultProfileReservesVolumesOnly(t *testing.T) {
+	want := []string{abi.PluginVolumeBinding}
+	if got := Default().ReservePlugins(); !slices.Equal(got, want) {
+		t.Errorf("ReservePlugins = %v, want %v", got, want)
+	}
+	if got := Default().PreBindPlugins(); !slices.Equal(got, want) {
+		t.Errorf("PreBindPlugins = %v, want %v", got, want)
+	}
+	pod := reservePod()
+	ps, st := Prepare(cache.NewPodInfo(pod), nil)
+	if st != nil {
+		t.Fatalf("Prepare: %v", st.Message())
+	}
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(100, func() {
+		if st := Default().Reserve(ctx, ps, pod, "n1"); st != nil {
+			t.Fatalf("Reserve: %v", st.Message())
+		}
+		if st := Default().PreBind(ctx, ps, pod, "n1"); st != nil {
+			t.Fatalf("PreBind: %v", st.Message())
+		}
+		Default().Unreserve(ctx, ps, pod, "n1")
+	})
+	if allocs != 0 {
+		t.Errorf("Reserve, PreBind and Unreserve of a pod without claims allocate %v times, want 0", allocs)
 	}
 }
 

@@ -29,8 +29,8 @@ type PodState struct {
 	// them).
 	filters   []PodFilter
 	scorers   []weightedScorer
-	filterArr [9]PodFilter
-	scorerArr [7]weightedScorer
+	filterArr [10]PodFilter
+	scorerArr [8]weightedScorer
 	// updaters are the indexes in filters of the PodUpdaters (nil for
 	// none: a pod without inter-pod affinity or spread constraints).
 	updaters []int
@@ -47,7 +47,8 @@ type PodState struct {
 	restrictedBy []string
 	absent       *Status
 
-	// kept are the filters of the plugins that also reserve or pre-bind
+	// kept are the filters of the plugins that also reserve, pre-bind or
+	// score what their filter found
 	// (PluginFilter); nil when the profile has none.
 	kept []keptFilter
 	// data is what reserve and preBind plugins store for the pod (Write),
@@ -135,7 +136,13 @@ var emptySnapshot = cache.NewSnapshot()
 func (ps *PodState) preScore(nodes []*cache.NodeInfo) *Status {
 	ps.scorers = ps.scorerArr[:0]
 	for _, s := range ps.profile.preScores {
-		sc, st := s.plugin.PreScore(ps.pod, nodes, ps.snap)
+		var sc PodScorer
+		var st *Status
+		if s.state != nil {
+			sc, st = s.state.PreScoreState(ps, nodes)
+		} else {
+			sc, st = s.plugin.PreScore(ps.pod, nodes, ps.snap)
+		}
 		if st != nil {
 			return st
 		}
@@ -182,7 +189,8 @@ type FilterWrapper interface {
 // nil if it skipped the pod: how a plugin's Reserve and PreBind reach what
 // its PreFilter and filter worked out (upstream's CycleState data written
 // in PreFilter), since the filter is the plugin's per-pod state. Only the
-// filters of plugins that also reserve or pre-bind are kept, even when
+// filters of plugins that also reserve, pre-bind or score what their filter
+// found (StatePreScorePlugin) are kept, even when
 // their filter is disabled.
 func (ps *PodState) PluginFilter(plugin string) PodFilter {
 	for _, k := range ps.kept {

@@ -30,16 +30,13 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 					PodAffinity:     &v1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: weighted},
 					PodAntiAffinity: &v1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: weighted}}
 			}},
+		// Claims are VolumeBinding's, not a placeholder's: without an API
+		// the default profile finds none.
 		{name: "persistent volume claim",
 			spec: func(s *v1.PodSpec) {
 				s.Volumes = []v1.Volume{vol(v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}})}
 			},
-			want: refused(abi.PluginVolumeBinding, ReasonUnsupportedClaim)},
-		{name: "generic ephemeral volume",
-			spec: func(s *v1.PodSpec) {
-				s.Volumes = []v1.Volume{vol(v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}})}
-			},
-			want: refused(abi.PluginVolumeBinding, ReasonUnsupportedClaim)},
+			want: refused(abi.PluginVolumeBinding, `persistentvolumeclaim "data" not found`)},
 		{name: "in-tree volume with access restrictions",
 			spec: func(s *v1.PodSpec) {
 				s.Volumes = []v1.Volume{vol(v1.VolumeSource{ISCSI: &v1.ISCSIVolumeSource{TargetPortal: "p", IQN: "q"}})}
@@ -74,7 +71,7 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 				}
 			},
 			want: refused(abi.PluginVolumeRestrictions, ReasonUnsupportedInTreeVolume, ReasonUnsupportedCSIVolume,
-				ReasonUnsupportedClaim, ReasonUnsupportedResourceClaim)},
+				ReasonUnsupportedResourceClaim)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
