@@ -14,14 +14,15 @@
 // Each plugin is one file named after its upstream plugin (nodename.go,
 // nodeunschedulable.go, tainttoleration.go, nodeaffinity.go, nodeports.go,
 // noderesourcesfit.go, noderesourcesbalancedallocation.go,
-// nodedeclaredfeatures.go, interpodaffinity.go), declaring in its
+// nodedeclaredfeatures.go, interpodaffinity.go, volumebinding.go over
+// host/volume's binder), declaring in its
 // type's comment the extension
 // points it implements, the codes and reasons it rejects with, and its
 // score weight (a weight* constant the profile line uses). The framework is
 // in framework.go (the extension points), profile.go (the default profile),
 // state.go (PodState and Prepare), filter.go, score.go, feasible.go,
 // diagnosis.go, status.go and reserve.go (Reserve and PreBind). The plugins of the default profile not
-// written yet (VolumeRestrictions, NodeVolumeLimits, VolumeBinding,
+// written yet (VolumeRestrictions, NodeVolumeLimits,
 // DynamicResources) stand in the
 // profile as placeholders (unsupported.go): a pod carrying a hard
 // constraint that only such a plugin checks is refused before any node, in
@@ -76,7 +77,8 @@
 // returned (its per-pod state, kept only for these plugins, even when its
 // filter is disabled), PodState.Write and Read store anything else. There
 // is no PreBindPreFlight (docs/RATIONALE.md). A profile without such a
-// plugin (the default one today) skips these steps at no cost.
+// plugin skips these steps at no cost; in the default profile VolumeBinding
+// is one, and costs a pod without claims a nil check at each.
 //
 // # Parity
 //
