@@ -24,7 +24,6 @@ var (
 	unboundPVC2         = makePVC("unbound-pvc2", "5G", unbound, "", waitClass)
 	preboundPVC         = makePVC("prebound-pvc", "1G", prebound, "pv-node1a", waitClass)
 	boundPVC            = makePVC("bound-pvc", "1G", bound, "pv-bound", waitClass)
-	boundPVCNode1a      = makePVC("unbound-pvc", "1G", bound, "pv-node1a", waitClass)
 	immediateUnboundPVC = makePVC("immediate-unbound-pvc", "1G", unbound, "", immediateClass)
 	immediateBoundPVC   = makePVC("immediate-bound-pvc", "1G", bound, "pv-bound-immediate", immediateClass)
 	provisionedPVC      = makePVC("provisioned-pvc", "1Gi", unbound, "", provClass)
