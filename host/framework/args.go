@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -497,5 +498,9 @@ func newVolumeBindingArgs(path *field.Path, a *kschedv1.VolumeBindingArgs) (volu
 	if err := errs.ToAggregate(); err != nil {
 		return volumeBindingArgs{}, err
 	}
-	return volumeBindingArgs{bindTimeout: time.Duration(*a.BindTimeoutSeconds) * time.Second, shape: a.Shape}, nil
+	timeout := time.Duration(math.MaxInt64) // beyond 292 years: no timeout
+	if t := *a.BindTimeoutSeconds; t <= math.MaxInt64/int64(time.Second) {
+		timeout = time.Duration(t) * time.Second
+	}
+	return volumeBindingArgs{bindTimeout: timeout, shape: a.Shape}, nil
 }

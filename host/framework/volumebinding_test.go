@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,20 +11,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 	kschedv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/volume/volumetest"
 )
 
 // The objects of upstream's volume_binding_test.go.
@@ -115,10 +113,7 @@ func vbPod(claims ...string) *v1.Pod {
 // after the plugins are built (they index the PV informer).
 func volumeListers(t *testing.T, objs ...runtime.Object) (l Listers, client *fake.Clientset, start func()) {
 	t.Helper()
-	client = fake.NewClientset(append(vbClasses(), objs...)...)
-	for _, res := range []string{"persistentvolumes", "persistentvolumeclaims"} {
-		client.PrependReactor("update", res, bumpVersion(client))
-	}
+	client = volumetest.NewClientset(append(vbClasses(), objs...)...)
 	f := informers.NewSharedInformerFactory(client, 0)
 	l = Listers{
 		PersistentVolumes:      f.Core().V1().PersistentVolumes().Lister(),
@@ -136,23 +131,6 @@ func volumeListers(t *testing.T, objs ...runtime.Object) (l Listers, client *fak
 	return l, client, func() {
 		f.Start(stop)
 		f.WaitForCacheSync(stop)
-	}
-}
-
-// bumpVersion is an update reactor that bumps the resourceVersion as the
-// API server does (the fake tracker keeps it as written), so that the
-// binder can tell its write from the version before it.
-func bumpVersion(client *fake.Clientset) k8stesting.ReactionFunc {
-	return func(action k8stesting.Action) (bool, runtime.Object, error) {
-		u := action.(k8stesting.UpdateAction)
-		obj := u.GetObject().DeepCopyObject()
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return true, nil, err
-		}
-		n, _ := strconv.Atoi(m.GetResourceVersion())
-		m.SetResourceVersion(strconv.Itoa(n + 1))
-		return true, obj, client.Tracker().Update(u.GetResource(), obj, u.GetNamespace())
 	}
 }
 

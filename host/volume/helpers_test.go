@@ -2,24 +2,22 @@ package volume
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 	"k8s.io/utils/ptr"
+
+	"github.com/wasmsched/wasmsched/host/volume/volumetest"
 )
 
 // The test cluster of upstream's binder_test.go: classes, nodes, claims and
@@ -155,10 +153,7 @@ type env struct {
 
 func newEnv(t *testing.T, opts Options, objs ...runtime.Object) *env {
 	t.Helper()
-	client := fake.NewClientset()
-	for _, res := range []string{"persistentvolumes", "persistentvolumeclaims"} {
-		client.PrependReactor("update", res, versionedUpdate(client))
-	}
+	client := volumetest.NewClientset()
 	for _, c := range testClasses() {
 		objs = append(objs, c)
 	}
@@ -190,34 +185,6 @@ func newEnv(t *testing.T, opts Options, objs ...runtime.Object) *env {
 		}
 	}
 	return &env{client: client, binder: New(caches, opts), caches: caches}
-}
-
-// versionedUpdate is an update reactor with the API server's optimistic
-// concurrency on resourceVersion.
-func versionedUpdate(client *fake.Clientset) k8stesting.ReactionFunc {
-	return func(action k8stesting.Action) (bool, runtime.Object, error) {
-		u := action.(k8stesting.UpdateAction)
-		obj := u.GetObject().DeepCopyObject()
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return true, nil, err
-		}
-		cur, err := client.Tracker().Get(u.GetResource(), u.GetNamespace(), m.GetName())
-		if err != nil {
-			return true, nil, err
-		}
-		cm, _ := meta.Accessor(cur)
-		if cm.GetResourceVersion() != m.GetResourceVersion() {
-			return true, nil, apierrors.NewConflict(u.GetResource().GroupResource(), m.GetName(),
-				fmt.Errorf("stored version %s, update of %s", cm.GetResourceVersion(), m.GetResourceVersion()))
-		}
-		n, _ := strconv.Atoi(cm.GetResourceVersion())
-		m.SetResourceVersion(strconv.Itoa(n + 1))
-		if err := client.Tracker().Update(u.GetResource(), obj, u.GetNamespace()); err != nil {
-			return true, nil, err
-		}
-		return true, obj, nil
-	}
 }
 
 // waitFor polls cond until it holds (the informers are asynchronous),
