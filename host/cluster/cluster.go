@@ -253,6 +253,8 @@ func (cl *Cluster) register() error {
 		CSIDrivers:             storage.CSIDrivers().Lister(),
 		CSIStorageCapacities:   storage.CSIStorageCapacities().Lister(),
 		VolumeAttachments:      storage.VolumeAttachments().Lister(),
+		Nodes:                  core.Nodes().Lister(),
+		Pods:                   cl.pods,
 		Client:                 cl.client,
 	}
 
