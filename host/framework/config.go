@@ -360,16 +360,16 @@ func checkNames(c *kschedv1.Plugins) error {
 //     and its gang policy, which serve PodGroups whenever the API serves
 //     them: enabling or disabling it changes nothing.
 //
-// The placeholders of plugins not written yet (VolumeRestrictions,
-// NodeVolumeLimits, VolumeBinding, DynamicResources; unsupported.go) stand
-// for their filters: disabling a placeholder's preFilter and filter removes
-// it, so that pods carrying its constraint are placed as upstream would
-// place them with the plugin disabled: ignoring the constraint. Claims
-// (PersistentVolumeClaim and ephemeral volumes) are refused while any of
-// VolumeBinding, VolumeZone, VolumeRestrictions and NodeVolumeLimits,
-// which all check claims, keeps its filter. Their other extension points
-// (score, reserve, preBind, postFilter) do nothing while the placeholder
-// refuses the pods they would act on, so disabling them changes nothing.
+// The placeholders of plugins not written yet (VolumeBinding,
+// DynamicResources; unsupported.go) stand for their filters: disabling a
+// placeholder's preFilter and filter removes it, so that pods carrying its
+// constraint are placed as upstream would place them with the plugin
+// disabled: ignoring the constraint. Claims (PersistentVolumeClaim and
+// ephemeral volumes) are refused while VolumeBinding keeps its filter;
+// with it disabled, VolumeZone, VolumeRestrictions and NodeVolumeLimits
+// check them as upstream. The placeholders' other extension points (score,
+// reserve, preBind, postFilter) do nothing while the placeholder refuses
+// the pods they would act on, so disabling them changes nothing.
 //
 // A plugin's reserve and preBind points (ReservePlugin, PreBindPlugin) are
 // enabled and disabled like the others (Entry.NoReserve, NoPreBind); a
@@ -434,11 +434,8 @@ func Build(l Listers, c Config) (Built, error) {
 	b := Built{Preemption: args.preemption, PreemptionDisabled: !on(abi.PluginDefaultPreemption, ptPostFilter)}
 	filtering := func(name string) bool { return preFilterOn(name) || on(name, ptFilter) }
 	claims := "" // the volume placeholder that refuses claims
-	for _, n := range []string{abi.PluginVolumeBinding, pluginVolumeZone, abi.PluginVolumeRestrictions, abi.PluginNodeVolumeLimits} {
-		if filtering(n) {
-			claims = n
-			break
-		}
+	if filtering(abi.PluginVolumeBinding) {
+		claims = abi.PluginVolumeBinding
 	}
 	for _, name := range profileOrder(merged, eff[ptFilter]) {
 		var p Plugin
@@ -469,10 +466,14 @@ func Build(l Listers, c Config) (Built, error) {
 			p = imageLocality{}
 		case abi.PluginNodeDeclaredFeatures:
 			p = nodeDeclaredFeatures{}
-		case abi.PluginVolumeRestrictions, abi.PluginNodeVolumeLimits, abi.PluginVolumeBinding, pluginVolumeZone:
-			// VolumeZone's placeholder refuses claims only, so it stands
-			// only when it is the one that refuses them.
-			if filtering(name) && (name != pluginVolumeZone || name == claims) {
+		case abi.PluginVolumeRestrictions:
+			p = volumeRestrictions{listers: l}
+		case abi.PluginNodeVolumeLimits:
+			p = newNodeVolumeLimits(l)
+		case pluginVolumeZone:
+			p = volumeZone{listers: l}
+		case abi.PluginVolumeBinding:
+			if filtering(name) {
 				b.Entries = append(b.Entries, Entry{Plugin: volumePlaceholder(name, name == claims)})
 			}
 			continue

@@ -24,8 +24,8 @@ import (
 // A plugin not written yet stands here as an unsupported placeholder: a pod
 // carrying a hard constraint only it checks is refused in its name
 // (unsupported.go). Writing the plugin replaces its placeholder line.
-// VolumeZone has no placeholder of its own while VolumeBinding's stands:
-// that one refuses the claims VolumeZone would check.
+// VolumeBinding's refuses claims, before VolumeRestrictions, VolumeZone and
+// NodeVolumeLimits look at them.
 func DefaultEntries(l Listers) []Entry {
 	b, err := Build(l, Config{})
 	if err != nil {

@@ -29,7 +29,7 @@ type PodState struct {
 	// them).
 	filters   []PodFilter
 	scorers   []weightedScorer
-	filterArr [9]PodFilter
+	filterArr [12]PodFilter
 	scorerArr [7]weightedScorer
 	// updaters are the indexes in filters of the PodUpdaters (nil for
 	// none: a pod without inter-pod affinity or spread constraints).

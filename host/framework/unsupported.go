@@ -11,6 +11,10 @@ import (
 const (
 	ReasonUnsupportedClaim = "wasmsched does not support PersistentVolumeClaim or ephemeral volumes yet " +
 		"(upstream plugins " + abi.PluginVolumeBinding + ", VolumeZone, " + abi.PluginVolumeRestrictions + ", " + abi.PluginNodeVolumeLimits + ")"
+	// ReasonUnsupportedInTreeVolume and ReasonUnsupportedCSIVolume are no
+	// longer returned (VolumeRestrictions and NodeVolumeLimits check those
+	// volumes); they stay until e2e/unsupported_test.go drops its in-tree
+	// and inline-CSI cases.
 	ReasonUnsupportedInTreeVolume = "wasmsched does not support gcePersistentDisk, awsElasticBlockStore, rbd or iscsi " +
 		"volumes yet (upstream plugin " + abi.PluginVolumeRestrictions + ")"
 	ReasonUnsupportedCSIVolume = "wasmsched does not support inline CSI volumes yet (upstream plugin " +
@@ -41,26 +45,15 @@ func (u *unsupportedPlugin) Name() string { return u.name }
 
 // The constraints the placeholders refuse.
 var (
-	checkInTreeVolume  = unsupportedCheck{ReasonUnsupportedInTreeVolume, func(p *v1.Pod) bool { return hasVolume(p, volumeInTree) }}
-	checkCSIVolume     = unsupportedCheck{ReasonUnsupportedCSIVolume, func(p *v1.Pod) bool { return hasVolume(p, volumeInlineCSI) }}
 	checkClaim         = unsupportedCheck{ReasonUnsupportedClaim, func(p *v1.Pod) bool { return hasVolume(p, volumeClaim) }}
 	checkResourceClaim = unsupportedCheck{ReasonUnsupportedResourceClaim,
 		func(p *v1.Pod) bool { return len(p.Spec.ResourceClaims) > 0 }}
 )
 
-// volumePlaceholder is the placeholder of the volume plugin name (one of
-// VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone), which
-// also refuses claims when claims is set: VolumeBinding's does, and when a
-// configuration disables VolumeBinding's filter, the first of the others
-// still enabled does (Build), since each of them checks claims too.
+// volumePlaceholder is the placeholder of the volume plugin name
+// (VolumeBinding), which refuses claims when claims is set (Build).
 func volumePlaceholder(name string, claims bool) *unsupportedPlugin {
 	u := &unsupportedPlugin{name: name}
-	switch name {
-	case abi.PluginVolumeRestrictions:
-		u.checks = append(u.checks, checkInTreeVolume)
-	case abi.PluginNodeVolumeLimits:
-		u.checks = append(u.checks, checkCSIVolume)
-	}
 	if claims {
 		u.checks = append(u.checks, checkClaim)
 	}
@@ -75,18 +68,12 @@ var unsupportedDynamicResources = &unsupportedPlugin{abi.PluginDynamicResources,
 const (
 	volumeOther = iota
 	volumeClaim
-	volumeInTree
-	volumeInlineCSI
 )
 
 func volumeKind(vs *v1.VolumeSource) int {
 	switch {
 	case vs.PersistentVolumeClaim != nil, vs.Ephemeral != nil:
 		return volumeClaim
-	case vs.GCEPersistentDisk != nil, vs.AWSElasticBlockStore != nil, vs.RBD != nil, vs.ISCSI != nil:
-		return volumeInTree
-	case vs.CSI != nil:
-		return volumeInlineCSI
 	}
 	return volumeOther
 }

@@ -40,16 +40,14 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 				s.Volumes = []v1.Volume{vol(v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}})}
 			},
 			want: refused(abi.PluginVolumeBinding, ReasonUnsupportedClaim)},
-		{name: "in-tree volume with access restrictions",
+		{name: "in-tree volume with access restrictions: VolumeRestrictions checks it",
 			spec: func(s *v1.PodSpec) {
 				s.Volumes = []v1.Volume{vol(v1.VolumeSource{ISCSI: &v1.ISCSIVolumeSource{TargetPortal: "p", IQN: "q"}})}
-			},
-			want: refused(abi.PluginVolumeRestrictions, ReasonUnsupportedInTreeVolume)},
-		{name: "inline CSI volume counts against node limits",
+			}},
+		{name: "inline CSI volume: NodeVolumeLimits does not count it, as upstream",
 			spec: func(s *v1.PodSpec) {
 				s.Volumes = []v1.Volume{vol(v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "d"}})}
-			},
-			want: refused(abi.PluginNodeVolumeLimits, ReasonUnsupportedCSIVolume)},
+			}},
 		{name: "volumes no plugin restricts are placed",
 			spec: func(s *v1.PodSpec) {
 				s.Volumes = []v1.Volume{
@@ -73,8 +71,7 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 					vol(v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "b"}}),
 				}
 			},
-			want: refused(abi.PluginVolumeRestrictions, ReasonUnsupportedInTreeVolume, ReasonUnsupportedCSIVolume,
-				ReasonUnsupportedClaim, ReasonUnsupportedResourceClaim)},
+			want: refused(abi.PluginVolumeBinding, ReasonUnsupportedClaim, ReasonUnsupportedResourceClaim)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
