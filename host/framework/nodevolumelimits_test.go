@@ -231,7 +231,9 @@ func TestNodeVolumeLimits(t *testing.T) {
 		{name: "don't skip Filter when the pod has inline migratable volumes",
 			pod: inlineConfig, existing: []func() *podBuilder{inTreeTwo}, maxVols: 2, drivers: migrated, source: "csinode", want: exceeded},
 		{name: "inline CSI volumes are not counted",
-			pod: func() *podBuilder { return makePod().mountVolumes(v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: ebsDriver}}) },
+			pod: func() *podBuilder {
+				return makePod().mountVolumes(v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: ebsDriver}})
+			},
 			maxVols: 0, drivers: ebsOnly, source: "csinode", wantSkip: true},
 	}
 	for _, tc := range tests {
