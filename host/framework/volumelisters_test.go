@@ -90,13 +90,6 @@ func makePV(name string, labels ...string) *v1.PersistentVolume {
 	return pv
 }
 
-// csiPV is PV name of CSI driver with handle.
-func csiPV(name, driver, handle string) *v1.PersistentVolume {
-	pv := makePV(name)
-	pv.Spec.CSI = &v1.CSIPersistentVolumeSource{Driver: driver, VolumeHandle: handle}
-	return pv
-}
-
 // makeClass is a class of provisioner with binding mode (nil: unset).
 func makeClass(name, provisioner string, mode *storagev1.VolumeBindingMode) *storagev1.StorageClass {
 	return &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: provisioner, VolumeBindingMode: mode}

@@ -53,7 +53,7 @@ func (volumeZone) Name() string { return pluginVolumeZone }
 // allows.
 type pvTopology struct {
 	key    string
-	values sets.String //nolint:staticcheck // LabelZonesToSet's type
+	values sets.Set[string]
 }
 
 func (pl volumeZone) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
@@ -117,7 +117,7 @@ func pvTopologies(pv *v1.PersistentVolume) []pvTopology {
 		if err != nil {
 			continue
 		}
-		out = append(out, pvTopology{key: key, values: zones})
+		out = append(out, pvTopology{key: key, values: sets.Set[string](zones)})
 	}
 	return out
 }
