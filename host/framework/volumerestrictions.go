@@ -57,8 +57,12 @@ func (volumeRestrictions) Name() string { return abi.PluginVolumeRestrictions }
 
 func (pl volumeRestrictions) PreFilter(pi *cache.PodInfo, snap *cache.Snapshot) (PodFilter, []string, *Status) {
 	pod := pi.Pod
-	f := &restrictionsFilter{pod: pod}
-	f.disks = slices.ContainsFunc(pod.Spec.Volumes, func(v v1.Volume) bool { return restrictedDisk(&v.VolumeSource) })
+	disks := false
+	for i := range pod.Spec.Volumes {
+		disks = disks || restrictedDisk(&pod.Spec.Volumes[i].VolumeSource)
+	}
+	var rwop []string
+	conflicts := 0
 	for i := range pod.Spec.Volumes {
 		src := pod.Spec.Volumes[i].PersistentVolumeClaim
 		if src == nil {
@@ -72,18 +76,18 @@ func (pl volumeRestrictions) PreFilter(pi *cache.PodInfo, snap *cache.Snapshot) 
 			continue
 		}
 		key := cache.ClaimKey(pod.Namespace, pvc.Name)
-		if slices.Contains(f.rwop, key) {
+		if slices.Contains(rwop, key) {
 			continue
 		}
-		f.rwop = append(f.rwop, key)
+		rwop = append(rwop, key)
 		if snap.ClaimInUse(key) {
-			f.conflicts++
+			conflicts++
 		}
 	}
-	if !f.disks && f.conflicts == 0 {
+	if !disks && conflicts == 0 {
 		return nil, nil, nil
 	}
-	return f, nil, nil
+	return &restrictionsFilter{pod: pod, disks: disks, rwop: rwop, conflicts: conflicts}, nil, nil
 }
 
 // restrictionsFilter is the pod's state: whether it has restricted

@@ -214,3 +214,18 @@ func TestVolumeRestrictionsReadWriteOncePodUpdater(t *testing.T) {
 		t.Errorf("Filter with a nominated user and no state = %+v, want nil (skipped)", st)
 	}
 }
+
+// A pod without claims or restricted volumes pays nothing for the three
+// volume plugins: their PreFilters skip it without allocating.
+func TestVolumePluginsSkipPlainPodsWithoutAllocating(t *testing.T) {
+	pi := makePod().req("cpu", "100m").mountVolumes(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}).info()
+	snap := cache.NewSnapshot(makeNode("n1").with(makePod().mountClaims("data")).info())
+	for _, pl := range []PreFilterPlugin{volumeRestrictions{}, volumeZone{}, newNodeVolumeLimits(Listers{})} {
+		if f, _, st := pl.PreFilter(pi, snap); f != nil || st != nil {
+			t.Errorf("%s: PreFilter = %v, %+v, want a skip", pl.Name(), f, st)
+		}
+		if n := testing.AllocsPerRun(100, func() { pl.PreFilter(pi, snap) }); n != 0 {
+			t.Errorf("%s: PreFilter allocates %v times for a pod without volume constraints, want 0", pl.Name(), n)
+		}
+	}
+}
