@@ -3,6 +3,7 @@ package framework
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -113,11 +114,6 @@ func (pl *nodeVolumeLimits) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (Pod
 		}
 		f.optIn[v.driver] = driverOptIn(pl.listers, v.driver)
 	}
-	vas, err := volAttachments(pl.listers)
-	if err != nil {
-		return nil, nil, &Status{Code: Error, Plugin: abi.PluginNodeVolumeLimits, Err: err}
-	}
-	f.attachments = vas
 	return f, nil, nil
 }
 
@@ -300,12 +296,16 @@ func csiMigrationOn(plugin string) bool {
 
 // limitsFilter is the pod's state: its counted volumes, the opt-in of
 // their drivers' CSIDrivers (driverOptIn), and the VolumeAttachments by
-// node.
+// node, listed once, by the first node that counts (attachOnce), since
+// most pods meet no node that limits their drivers.
 type limitsFilter struct {
-	pl          *nodeVolumeLimits
-	vols        []csiVolume
-	optIn       map[string]*Status
+	pl    *nodeVolumeLimits
+	vols  []csiVolume
+	optIn map[string]*Status
+
+	attachOnce  sync.Once
 	attachments map[string][]*storagev1.VolumeAttachment
+	attachErr   *Status
 }
 
 func (f *limitsFilter) Filter(ni *cache.NodeInfo) *Status {
@@ -364,6 +364,15 @@ func (f *limitsFilter) count(ni *cache.NodeInfo, csiNode *storagev1.CSINode) *St
 	used := map[string]int{}
 	for _, driver := range attached {
 		used[driver]++
+	}
+	f.attachOnce.Do(func() {
+		var err error
+		if f.attachments, err = volAttachments(f.pl.listers); err != nil {
+			f.attachErr = &Status{Code: Error, Plugin: abi.PluginNodeVolumeLimits, Err: err}
+		}
+	})
+	if f.attachErr != nil {
+		return f.attachErr
 	}
 	for _, va := range f.attachments[ni.Name()] {
 		if va.Spec.Attacher == "" || va.Spec.Source.PersistentVolumeName == nil {

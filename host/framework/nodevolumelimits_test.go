@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -341,5 +342,40 @@ func TestNodeVolumeLimitsPassingNodeAllocs(t *testing.T) {
 		}
 	}); allocs != 0 {
 		t.Errorf("Filter allocates %v times for a node that passes, want 0", allocs)
+	}
+}
+
+// Nodes filtered in parallel share the pod's state (the VolumeAttachments
+// are listed once, by whichever node counts first): every node at its limit
+// is rejected, every node below it is feasible, whatever the workers.
+func TestNodeVolumeLimitsParallel(t *testing.T) {
+	objs := limitsFixture(0, []string{ebsDriver})
+	var nodes []*cache.NodeInfo
+	for i := range 40 {
+		name := fmt.Sprintf("n%02d", i)
+		limit := 2
+		if i%2 == 0 {
+			limit = 1
+		}
+		objs = append(objs, makeCSINode(name, ebsDriver, limit))
+		nodes = append(nodes, makeNode(name).with(makePod().mountClaims("csi-ebs.csi.aws.com-1")).info())
+	}
+	p := mustProfile(Entry{Plugin: newNodeVolumeLimits(storageListers(objs...))})
+	for _, workers := range []int{1, 8} {
+		ps, st := p.Prepare(makePod().mountClaims("csi-ebs.csi.aws.com-0").info(), cache.NewSnapshot(nodes...))
+		if st != nil {
+			t.Fatalf("Prepare: %+v", st)
+		}
+		var d Diagnosis
+		feasible, _ := FindFeasible(context.Background(), ps, nodes, 0, len(nodes), workers, &d)
+		if len(feasible) != 20 {
+			t.Errorf("workers %d: %d feasible nodes, want the 20 with a limit of 2", workers, len(feasible))
+		}
+		for _, ni := range feasible {
+			var i int
+			if _, err := fmt.Sscanf(ni.Name(), "n%d", &i); err != nil || i%2 == 0 {
+				t.Errorf("workers %d: %s feasible, want it at its limit", workers, ni.Name())
+			}
+		}
 	}
 }
