@@ -42,8 +42,9 @@
 //   - A pod updated or removed on another node than the cache has it on is
 //     logged and moved or removed; upstream exits the process.
 //   - Snapshot.List is sorted by node name; upstream interleaves zones.
-//   - PVC reference counts and pod group states are not kept here. The
-//     snapshot lists the nodes with affinity pods and counts the nodes per
-//     image lazily, on first use after a change, rather than at every
-//     update.
+//   - Pod group states are not kept here. The snapshot lists the nodes
+//     with affinity pods, counts the nodes per image and the pods per claim
+//     (upstream's usedPVCRefCounts) lazily, on first use after a change
+//     (claims: after nodes came or went; other changes update the counts),
+//     rather than at every update.
 package cache

@@ -48,6 +48,11 @@ type PodInfo struct {
 	// Affinity is the pod's inter-pod affinity, parsed; nil when it has
 	// none.
 	Affinity *PodAffinity
+	// Claims are the "namespace/name" keys of the claims of the pod's
+	// persistentVolumeClaim volumes, once per volume (upstream's
+	// PodPVCKeys; generic ephemeral volumes are not counted, as upstream);
+	// nil when it has none.
+	Claims []string
 }
 
 // NodeInfo is a node with the pods assigned to it (bound, or assumed by the
@@ -70,6 +75,10 @@ type NodeInfo struct {
 	// size (nil for a node without images), derived from the node object
 	// and shared by clones.
 	images map[string]int64
+	// claims counts the pods on the node using each claim, by
+	// "namespace/name" (PodInfo.Claims; upstream's PVCRefCounts); nil when
+	// no pod uses one.
+	claims map[string]int
 	// generation changes on every change, so a snapshot copies only the
 	// node infos that changed since it was last updated.
 	generation int64
@@ -111,6 +120,10 @@ func imageSizes(node *v1.Node) map[string]int64 {
 	}
 	return out
 }
+
+// ClaimUsers is the number of pods on the node using claim key
+// ("namespace/name").
+func (n *NodeInfo) ClaimUsers(key string) int { return n.claims[key] }
 
 // Requested is the sum of the pods' requests (Pods = number of pods).
 func (n *NodeInfo) Requested() Resource { return n.requested }
@@ -182,6 +195,12 @@ func (n *NodeInfo) add(pi *PodInfo) {
 	if pi.Affinity.HasRequiredAnti() {
 		n.withRequiredAnti = append(n.withRequiredAnti, pi)
 	}
+	if len(pi.Claims) > 0 && n.claims == nil {
+		n.claims = make(map[string]int, len(pi.Claims))
+	}
+	for _, k := range pi.Claims {
+		n.claims[k]++
+	}
 }
 
 // RemovePod removes the pod with uid and subtracts what AddPod added. It
@@ -211,6 +230,16 @@ func (n *NodeInfo) RemovePod(uid types.UID) bool {
 	}
 	if len(n.ports) == 0 {
 		n.ports = nil // as a node info that never had a port
+	}
+	for _, k := range pi.Claims {
+		if c := n.claims[k]; c > 1 {
+			n.claims[k] = c - 1
+		} else {
+			delete(n.claims, k)
+		}
+	}
+	if len(n.claims) == 0 {
+		n.claims = nil
 	}
 	if pi.Affinity.HasAny() {
 		n.withAffinity = removePodInfo(n.withAffinity, uid)
@@ -248,6 +277,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		nonZero:     n.nonZero.Clone(),
 		allocatable: n.allocatable.Clone(),
 		ports:       maps.Clone(n.ports),
+		claims:      maps.Clone(n.claims),
 		generation:  n.generation,
 		images:      n.images,
 

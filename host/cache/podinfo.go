@@ -39,11 +39,13 @@ const (
 // before the pod runs, so their ports are not held.
 //
 // Affinity is the pod's inter-pod affinity terms parsed (newPodAffinity).
+// Claims are the keys of its persistentVolumeClaim volumes (podClaims).
 func NewPodInfo(pod *v1.Pod) *PodInfo {
 	opts := podview.RequestOptions(pod.Spec.NodeName != "")
 	reqs := resourcehelper.PodRequests(pod, opts)
 
-	pi := &PodInfo{Pod: pod, Requests: NewResource(reqs), HostPorts: podHostPorts(pod), Affinity: newPodAffinity(pod)}
+	pi := &PodInfo{Pod: pod, Requests: NewResource(reqs), HostPorts: podHostPorts(pod), Affinity: newPodAffinity(pod),
+		Claims: podClaims(pod)}
 	pi.Requests.Pods = 1
 
 	pi.NonZero = pi.Requests.Clone()
@@ -78,6 +80,23 @@ func nonMissingContainerRequests(reqs v1.ResourceList, podLevel bool) v1.Resourc
 	}
 	return out
 }
+
+// podClaims lists the "namespace/name" keys of pod's persistentVolumeClaim
+// volumes, in order, a claim listed twice twice (upstream's PodPVCKeys);
+// nil when there are none, without allocating.
+func podClaims(pod *v1.Pod) []string {
+	var out []string
+	for i := range pod.Spec.Volumes {
+		if c := pod.Spec.Volumes[i].PersistentVolumeClaim; c != nil {
+			out = append(out, ClaimKey(pod.Namespace, c.ClaimName))
+		}
+	}
+	return out
+}
+
+// ClaimKey is the key of claim name in namespace ns, as NodeInfo.ClaimUsers
+// and Snapshot.ClaimInUse take it: "ns/name".
+func ClaimKey(ns, name string) string { return ns + "/" + name }
 
 // podHostPorts lists the normalised host ports of the containers that run for
 // the pod's whole life (podview.ContainerHostPorts): restartable init

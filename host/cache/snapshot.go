@@ -53,6 +53,13 @@ type Snapshot struct {
 	// first use after a node object changed (imagesStale).
 	images      map[string]int
 	imagesStale bool
+	// claims counts the pods of list using each claim, by
+	// "namespace/name" (upstream's usedPVCRefCounts, for
+	// VolumeRestrictions' ReadWriteOncePod check): counted on first use
+	// after nodes came or went (nil or claimsStale), then kept up to date
+	// by replace, Assume and Forget, at no cost for pods without claims.
+	claims      map[string]int
+	claimsStale bool
 }
 
 // NewSnapshot returns a snapshot of nodes. Node infos without a node are left
@@ -148,6 +155,52 @@ func (s *Snapshot) refreshImages() {
 	s.imagesStale = false
 }
 
+// ClaimInUse reports whether any pod on a node of the snapshot (assumed
+// pods included) uses the claim key ("namespace/name", ClaimKey) as a
+// persistentVolumeClaim volume (upstream's IsPVCUsedByPods).
+func (s *Snapshot) ClaimInUse(key string) bool {
+	if len(s.list) == 0 {
+		return false
+	}
+	if !s.claimsCounted() {
+		if s.claims == nil {
+			s.claims = make(map[string]int)
+		}
+		clear(s.claims)
+		for _, n := range s.list {
+			for k, c := range n.claims {
+				s.claims[k] += c
+			}
+		}
+		s.claimsStale = false
+	}
+	return s.claims[key] > 0
+}
+
+// countClaims adds sign times the claims of keys to the snapshot's counts,
+// when they are up to date (otherwise the next ClaimInUse recounts).
+func (s *Snapshot) countClaims(keys map[string]int, sign int) {
+	if !s.claimsCounted() {
+		return
+	}
+	for k, c := range keys {
+		s.countClaim(k, sign*c)
+	}
+}
+
+// countClaim adds delta to the count of claim key; the counts must be up
+// to date.
+func (s *Snapshot) countClaim(key string, delta int) {
+	if c := s.claims[key] + delta; c > 0 {
+		s.claims[key] = c
+	} else {
+		delete(s.claims, key)
+	}
+}
+
+// claimsCounted reports whether the claim counts are up to date.
+func (s *Snapshot) claimsCounted() bool { return s.claims != nil && !s.claimsStale }
+
 // Get returns the node info of node name, or nil.
 func (s *Snapshot) Get(name string) *NodeInfo { return s.nodes[name] }
 
@@ -179,6 +232,11 @@ func (s *Snapshot) Assume(pi *PodInfo) error {
 		return fmt.Errorf("assume pod %s/%s in snapshot: already on node %q", pod.Namespace, pod.Name, name)
 	}
 	s.writable(name).AddPod(pi)
+	if s.claimsCounted() {
+		for _, k := range pi.Claims {
+			s.countClaim(k, 1)
+		}
+	}
 	if pi.Affinity.HasAny() {
 		s.affinityStale = true
 	}
@@ -201,7 +259,14 @@ func (s *Snapshot) Forget(uid types.UID, nodeName string) {
 	if len(n.withAffinity) > 0 {
 		s.affinityStale = true
 	}
-	s.writable(nodeName).RemovePod(uid)
+	w := s.writable(nodeName)
+	if len(w.claims) > 0 && s.claimsCounted() {
+		i := slices.IndexFunc(w.pods, func(pi *PodInfo) bool { return pi.Pod.UID == uid })
+		for _, k := range w.pods[i].Claims {
+			s.countClaim(k, -1)
+		}
+	}
+	w.RemovePod(uid)
 	if s.assumed[uid] == nodeName {
 		delete(s.assumed, uid)
 	}
@@ -247,6 +312,12 @@ func (s *Snapshot) replace(name string, n *NodeInfo) {
 	if old == nil || old.node != n.node {
 		s.imagesStale = true
 	}
+	if old == nil {
+		s.claimsStale = true
+	} else if len(old.claims) > 0 || len(n.claims) > 0 {
+		s.countClaims(old.claims, -1)
+		s.countClaims(n.claims, 1)
+	}
 }
 
 // index is the position of node name in the sorted list.
@@ -264,7 +335,7 @@ func (s *Snapshot) rebuildList() {
 	}
 	clear(s.list[len(s.list):cap(s.list)]) // drop removed node infos
 	slices.SortFunc(s.list, func(a, b *NodeInfo) int { return cmp.Compare(a.node.Name, b.node.Name) })
-	s.affinityStale, s.imagesStale = true, true
+	s.affinityStale, s.imagesStale, s.claimsStale = true, true, true
 	clear(s.withAffinity[:cap(s.withAffinity)])
 	clear(s.withRequiredAnti[:cap(s.withRequiredAnti)])
 	s.withAffinity, s.withRequiredAnti = s.withAffinity[:0], s.withRequiredAnti[:0]

@@ -360,17 +360,13 @@ func checkNames(c *kschedv1.Plugins) error {
 //     and its gang policy, which serve PodGroups whenever the API serves
 //     them: enabling or disabling it changes nothing.
 //
-// The placeholders of plugins not written yet (VolumeRestrictions,
-// NodeVolumeLimits, DynamicResources; unsupported.go) stand
-// for their filters: disabling a placeholder's preFilter and filter removes
-// it, so that pods carrying its constraint are placed as upstream would
-// place them with the plugin disabled: ignoring the constraint. Claims
-// (PersistentVolumeClaim and ephemeral volumes) are VolumeBinding's to
-// check while its filter runs; with it disabled they are refused while any
-// of VolumeZone, VolumeRestrictions and NodeVolumeLimits, which all check
-// claims, keeps its filter. The placeholders' other extension points
-// (score, reserve, preBind, postFilter) do nothing while the placeholder
-// refuses the pods they would act on, so disabling them changes nothing.
+// The placeholder of the plugin not written yet (DynamicResources;
+// unsupported.go) stands for its filter: disabling its preFilter and filter
+// removes it, so that pods carrying its constraint are placed as upstream
+// would place them with the plugin disabled: ignoring the constraint. Its
+// other extension points (score, reserve, preBind, postFilter) do nothing
+// while the placeholder refuses the pods they would act on, so disabling
+// them changes nothing.
 //
 // A plugin's reserve and preBind points (ReservePlugin, PreBindPlugin) are
 // enabled and disabled like the others (Entry.NoReserve, NoPreBind); a
@@ -434,18 +430,6 @@ func Build(l Listers, c Config) (Built, error) {
 
 	b := Built{Preemption: args.preemption, PreemptionDisabled: !on(abi.PluginDefaultPreemption, ptPostFilter)}
 	filtering := func(name string) bool { return preFilterOn(name) || on(name, ptFilter) }
-	// claims is the volume placeholder that refuses claims: none while
-	// VolumeBinding's filter runs, which checks them; else the first of
-	// the others still filtering, since each of them checks claims too.
-	claims := ""
-	if !on(abi.PluginVolumeBinding, ptFilter) {
-		for _, n := range []string{pluginVolumeZone, abi.PluginVolumeRestrictions, abi.PluginNodeVolumeLimits} {
-			if filtering(n) {
-				claims = n
-				break
-			}
-		}
-	}
 	for _, name := range profileOrder(merged, eff[ptFilter]) {
 		var p Plugin
 		switch name {
@@ -481,13 +465,12 @@ func Build(l Listers, c Config) (Built, error) {
 				return Built{}, err
 			}
 			p = vb
-		case abi.PluginVolumeRestrictions, abi.PluginNodeVolumeLimits, pluginVolumeZone:
-			// VolumeZone's placeholder refuses claims only, so it stands
-			// only when it is the one that refuses them.
-			if filtering(name) && (name != pluginVolumeZone || name == claims) {
-				b.Entries = append(b.Entries, Entry{Plugin: volumePlaceholder(name, name == claims)})
-			}
-			continue
+		case abi.PluginVolumeRestrictions:
+			p = volumeRestrictions{listers: l}
+		case abi.PluginNodeVolumeLimits:
+			p = newNodeVolumeLimits(l)
+		case pluginVolumeZone:
+			p = volumeZone{listers: l}
 		case abi.PluginDynamicResources:
 			if filtering(name) {
 				b.Entries = append(b.Entries, Entry{Plugin: unsupportedDynamicResources})

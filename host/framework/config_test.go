@@ -138,7 +138,7 @@ score:
   enabled: [{name: TaintToleration, weight: 10}]
   disabled: [{name: NodeResourcesBalancedAllocation}]`,
 			wantPlugins: []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
-				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "PodTopologySpread",
+				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
 				"InterPodAffinity", "DynamicResources", "ImageLocality", "NodeDeclaredFeatures"},
 			wantWeights: map[string]int64{"TaintToleration": 10, "NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 2,
 				"PodTopologySpread": 2, "ImageLocality": 1, "VolumeBinding": 1},
@@ -178,7 +178,7 @@ multiPoint:
 score:
   disabled: [{name: "*"}]`,
 			wantPlugins: []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
-				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "PodTopologySpread",
+				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
 				"InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"},
 			wantWeights: map[string]int64{},
 		},
@@ -189,7 +189,7 @@ score:
   enabled: [{name: NodeResourcesFit, weight: 3}]
   disabled: [{name: "*"}]`,
 			wantPlugins: []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
-				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "PodTopologySpread",
+				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
 				"InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"},
 			wantWeights: map[string]int64{"NodeResourcesFit": 3},
 		},
@@ -199,10 +199,11 @@ score:
 filter:
   enabled: [{name: NodePorts}]`,
 			wantPlugins: []string{"NodePorts", "NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity",
-				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "PodTopologySpread",
+				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
 				"InterPodAffinity", "DynamicResources", "NodeResourcesBalancedAllocation", "ImageLocality", "NodeDeclaredFeatures"},
 			wantFilters: []string{"NodePorts", "NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity",
-				"NodeResourcesFit", "VolumeBinding", "PodTopologySpread", "InterPodAffinity", "NodeDeclaredFeatures"},
+				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
+				"InterPodAffinity", "NodeDeclaredFeatures"},
 			wantWeights: defaultWeights,
 		},
 		{
@@ -211,7 +212,8 @@ filter:
 filter:
   disabled: [{name: NodeAffinity}]`,
 			wantFilters: []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodePorts",
-				"NodeResourcesFit", "VolumeBinding", "PodTopologySpread", "InterPodAffinity", "NodeDeclaredFeatures"},
+				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
+				"InterPodAffinity", "NodeDeclaredFeatures"},
 			wantWeights: defaultWeights,
 		},
 		{
@@ -263,7 +265,7 @@ multiPoint:
 			wantWeights: withoutVolumeBinding(defaultWeights),
 		},
 		{
-			name: "VolumeBinding disabled: VolumeZone refuses claims",
+			name: "VolumeBinding disabled",
 			plugins: `
 multiPoint:
   disabled: [{name: VolumeBinding}]`,
@@ -320,22 +322,25 @@ func TestBuildFilterDisabledKeepsPreFilter(t *testing.T) {
 	}
 }
 
-// TestBuildPlaceholders checks what refuses a pod with a claim as volume
-// plugins are disabled.
-func TestBuildPlaceholders(t *testing.T) {
+// TestBuildVolumePlugins checks what refuses a pod with a missing claim as
+// volume plugins are disabled: the first volume plugin in PreFilter order,
+// as upstream (without listers the claim does
+// not exist: VolumeRestrictions' PreFilter rejects it, NodeVolumeLimits'
+// filter rejects every node).
+func TestBuildVolumePlugins(t *testing.T) {
 	claimPod := makePod()
 	claimPod.p.Spec.Volumes = []v1.Volume{{Name: "v", VolumeSource: v1.VolumeSource{
 		PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}}}
+	notFound := `persistentvolumeclaim "c" not found`
 	for _, tc := range []struct {
 		disabled   string
 		wantPlugin string // "" for no refusal
-		wantMsg    string // ReasonUnsupportedClaim when ""
+		wantReason string
 	}{
-		{"", "VolumeBinding", `persistentvolumeclaim "c" not found`}, // checked by VolumeBinding itself
-		{"VolumeBinding", "VolumeZone", ""},
-		{"VolumeBinding, VolumeZone", "VolumeRestrictions", ""},
-		{"VolumeBinding, VolumeZone, VolumeRestrictions", "NodeVolumeLimits", ""},
-		{"VolumeBinding, VolumeZone, VolumeRestrictions, NodeVolumeLimits", "", ""},
+		{"", "VolumeRestrictions", notFound},
+		{"VolumeRestrictions", "VolumeBinding", notFound},
+		{"VolumeRestrictions, VolumeBinding", "VolumeZone", notFound},
+		{"VolumeRestrictions, VolumeBinding, VolumeZone", "", ""},
 	} {
 		t.Run(tc.disabled, func(t *testing.T) {
 			var list []string
@@ -345,16 +350,19 @@ func TestBuildPlaceholders(t *testing.T) {
 				}
 			}
 			_, p := mustBuild(t, Config{Plugins: plugins(t, "filter: {disabled: ["+strings.Join(list, ", ")+"]}\npreFilter: {disabled: ["+strings.Join(list, ", ")+"]}")})
-			_, st := p.Prepare(claimPod.info(), nil)
-			wantMsg := tc.wantMsg
-			if wantMsg == "" {
-				wantMsg = ReasonUnsupportedClaim
-			}
+			ps, st := p.Prepare(claimPod.info(), nil)
 			switch {
 			case tc.wantPlugin == "" && st != nil:
 				t.Errorf("Prepare = %+v, want the pod prepared", st)
-			case tc.wantPlugin != "" && (st == nil || st.Plugin != tc.wantPlugin || st.Message() != wantMsg):
-				t.Errorf("Prepare = %+v, want %s refusing %q", st, tc.wantPlugin, wantMsg)
+			case tc.wantPlugin != "" && (st == nil || st.Plugin != tc.wantPlugin || st.Message() != tc.wantReason ||
+				st.Code != UnschedulableAndUnresolvable):
+				t.Errorf("Prepare = %+v, want %s refusing %q", st, tc.wantPlugin, tc.wantReason)
+			case tc.wantPlugin == "":
+				want := &Status{Code: UnschedulableAndUnresolvable, Plugin: "NodeVolumeLimits",
+					Reasons: []string{"looking up PVC default/c: " + notFound}}
+				if diff := cmp.Diff(want, Filter(ps, makeNode("n1").info())); diff != "" {
+					t.Errorf("Filter (-want, +got):\n%s", diff)
+				}
 			}
 		})
 	}

@@ -15,15 +15,15 @@
 // nodeunschedulable.go, tainttoleration.go, nodeaffinity.go, nodeports.go,
 // noderesourcesfit.go, noderesourcesbalancedallocation.go,
 // nodedeclaredfeatures.go, interpodaffinity.go, volumebinding.go over
-// host/volume's binder), declaring in its
+// host/volume's binder, volumerestrictions.go, volumezone.go,
+// nodevolumelimits.go), declaring in its
 // type's comment the extension
 // points it implements, the codes and reasons it rejects with, and its
 // score weight (a weight* constant the profile line uses). The framework is
 // in framework.go (the extension points), profile.go (the default profile),
 // state.go (PodState and Prepare), filter.go, score.go, feasible.go,
 // diagnosis.go, status.go and reserve.go (Reserve and PreBind). The plugins of the default profile not
-// written yet (VolumeRestrictions, NodeVolumeLimits,
-// DynamicResources) stand in the
+// written yet (DynamicResources) stand in the
 // profile as placeholders (unsupported.go): a pod carrying a hard
 // constraint that only such a plugin checks is refused before any node, in
 // its name, never placed as if the constraint were not there.

@@ -12,9 +12,9 @@ var statusNoNode = &Status{Code: Error, Err: errors.New("node info has no node")
 
 // Filter runs the pod's filters on one node in profile order (upstream's:
 // NodeName, NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts,
-// NodeResourcesFit, InterPodAffinity, NodeDeclaredFeatures, less those the
-// pod skips) and
-// returns the first rejection, nil if the node fits. Like upstream, a node
+// NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits, VolumeZone,
+// PodTopologySpread, InterPodAffinity, NodeDeclaredFeatures, less those the
+// pod skips) and returns the first rejection, nil if the node fits. Like upstream, a node
 // is rejected for one plugin's reasons only. A feasible node costs no
 // allocation.
 //

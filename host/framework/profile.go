@@ -24,8 +24,6 @@ import (
 // A plugin not written yet stands here as an unsupported placeholder: a pod
 // carrying a hard constraint only it checks is refused in its name
 // (unsupported.go). Writing the plugin replaces its placeholder line.
-// VolumeZone's placeholder stands only when VolumeBinding's filter is
-// disabled, to refuse the claims no plugin checks then.
 func DefaultEntries(l Listers) []Entry {
 	b, err := Build(l, Config{})
 	if err != nil {

@@ -16,13 +16,14 @@ import (
 // the weights.
 func TestDefaultProfile(t *testing.T) {
 	wantPlugins := []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
-		"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "PodTopologySpread",
+		"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
 		"InterPodAffinity", "DynamicResources", "NodeResourcesBalancedAllocation", "ImageLocality", "NodeDeclaredFeatures"}
 	if diff := cmp.Diff(wantPlugins, Default().Plugins()); diff != "" {
 		t.Errorf("plugins (-want, +got):\n%s", diff)
 	}
 	wantFilters := []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
-		"NodeResourcesFit", "VolumeBinding", "PodTopologySpread", "InterPodAffinity", "NodeDeclaredFeatures"}
+		"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
+		"InterPodAffinity", "NodeDeclaredFeatures"}
 	if diff := cmp.Diff(wantFilters, Default().FilterPlugins()); diff != "" {
 		t.Errorf("filter plugins (-want, +got):\n%s", diff)
 	}

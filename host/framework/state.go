@@ -29,7 +29,7 @@ type PodState struct {
 	// them).
 	filters   []PodFilter
 	scorers   []weightedScorer
-	filterArr [10]PodFilter
+	filterArr [13]PodFilter
 	scorerArr [8]weightedScorer
 	// updaters are the indexes in filters of the PodUpdaters (nil for
 	// none: a pod without inter-pod affinity or spread constraints).

@@ -6,18 +6,10 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 )
 
-// The reasons of a pod refused for a constraint no native filter checks yet.
-// Each names what the pod asks for and the upstream plugin that checks it.
-const (
-	ReasonUnsupportedClaim = "wasmsched does not support PersistentVolumeClaim or ephemeral volumes yet " +
-		"(upstream plugins " + abi.PluginVolumeBinding + ", VolumeZone, " + abi.PluginVolumeRestrictions + ", " + abi.PluginNodeVolumeLimits + ")"
-	ReasonUnsupportedInTreeVolume = "wasmsched does not support gcePersistentDisk, awsElasticBlockStore, rbd or iscsi " +
-		"volumes yet (upstream plugin " + abi.PluginVolumeRestrictions + ")"
-	ReasonUnsupportedCSIVolume = "wasmsched does not support inline CSI volumes yet (upstream plugin " +
-		abi.PluginNodeVolumeLimits + ")"
-	ReasonUnsupportedResourceClaim = "wasmsched does not support resourceClaims (dynamic resource allocation) yet " +
-		"(upstream plugin " + abi.PluginDynamicResources + ")"
-)
+// ReasonUnsupportedResourceClaim is the reason of a pod refused for
+// resourceClaims, which no native filter checks yet.
+const ReasonUnsupportedResourceClaim = "wasmsched does not support resourceClaims (dynamic resource allocation) yet " +
+	"(upstream plugin " + abi.PluginDynamicResources + ")"
 
 // unsupportedPlugin stands in the profile for an upstream plugin not
 // written yet, and keeps the rule "never place a pod while ignoring a
@@ -41,71 +33,18 @@ func (u *unsupportedPlugin) Name() string { return u.name }
 
 // The constraints the placeholders refuse.
 var (
-	checkInTreeVolume  = unsupportedCheck{ReasonUnsupportedInTreeVolume, func(p *v1.Pod) bool { return hasVolume(p, volumeInTree) }}
-	checkCSIVolume     = unsupportedCheck{ReasonUnsupportedCSIVolume, func(p *v1.Pod) bool { return hasVolume(p, volumeInlineCSI) }}
-	checkClaim         = unsupportedCheck{ReasonUnsupportedClaim, func(p *v1.Pod) bool { return hasVolume(p, volumeClaim) }}
 	checkResourceClaim = unsupportedCheck{ReasonUnsupportedResourceClaim,
 		func(p *v1.Pod) bool { return len(p.Spec.ResourceClaims) > 0 }}
 )
 
-// volumePlaceholder is the placeholder of the volume plugin name (one of
-// VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone), which
-// also refuses claims when claims is set: VolumeBinding's does, and when a
-// configuration disables VolumeBinding's filter, the first of the others
-// still enabled does (Build), since each of them checks claims too.
-func volumePlaceholder(name string, claims bool) *unsupportedPlugin {
-	u := &unsupportedPlugin{name: name}
-	switch name {
-	case abi.PluginVolumeRestrictions:
-		u.checks = append(u.checks, checkInTreeVolume)
-	case abi.PluginNodeVolumeLimits:
-		u.checks = append(u.checks, checkCSIVolume)
-	}
-	if claims {
-		u.checks = append(u.checks, checkClaim)
-	}
-	return u
-}
-
 // unsupportedDynamicResources is DynamicResources' placeholder.
 var unsupportedDynamicResources = &unsupportedPlugin{abi.PluginDynamicResources, []unsupportedCheck{checkResourceClaim}}
-
-// The kinds of volume a placeholder refuses; a volume is of the first kind
-// it matches.
-const (
-	volumeOther = iota
-	volumeClaim
-	volumeInTree
-	volumeInlineCSI
-)
-
-func volumeKind(vs *v1.VolumeSource) int {
-	switch {
-	case vs.PersistentVolumeClaim != nil, vs.Ephemeral != nil:
-		return volumeClaim
-	case vs.GCEPersistentDisk != nil, vs.AWSElasticBlockStore != nil, vs.RBD != nil, vs.ISCSI != nil:
-		return volumeInTree
-	case vs.CSI != nil:
-		return volumeInlineCSI
-	}
-	return volumeOther
-}
-
-func hasVolume(p *v1.Pod, kind int) bool {
-	for i := range p.Spec.Volumes {
-		if volumeKind(&p.Spec.Volumes[i].VolumeSource) == kind {
-			return true
-		}
-	}
-	return false
-}
 
 // refuseUnsupported runs the profile's placeholders: a pod carrying a
 // constraint one of them stands for is rejected UnschedulableAndUnresolvable
 // (preemption cannot help), with one reason per placeholder, in profile
 // order, the first naming the status's plugin. It returns nil for every
-// other pod, at the cost of a few nil checks and walks over the pod's
-// volumes.
+// other pod, at the cost of a few nil checks.
 func (p *Profile) refuseUnsupported(pod *v1.Pod) *Status {
 	var st *Status
 	for _, u := range p.unsupported {

@@ -36,17 +36,20 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 			spec: func(s *v1.PodSpec) {
 				s.Volumes = []v1.Volume{vol(v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}})}
 			},
-			want: refused(abi.PluginVolumeBinding, `persistentvolumeclaim "data" not found`)},
-		{name: "in-tree volume with access restrictions",
+			want: refused(abi.PluginVolumeRestrictions, `persistentvolumeclaim "data" not found`)},
+		{name: "generic ephemeral volume",
+			spec: func(s *v1.PodSpec) {
+				s.Volumes = []v1.Volume{vol(v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}})}
+			},
+			want: refused(abi.PluginVolumeBinding, `waiting for ephemeral volume controller to create the persistentvolumeclaim "pod-1000-v"`)},
+		{name: "in-tree volume with access restrictions: VolumeRestrictions checks it",
 			spec: func(s *v1.PodSpec) {
 				s.Volumes = []v1.Volume{vol(v1.VolumeSource{ISCSI: &v1.ISCSIVolumeSource{TargetPortal: "p", IQN: "q"}})}
-			},
-			want: refused(abi.PluginVolumeRestrictions, ReasonUnsupportedInTreeVolume)},
-		{name: "inline CSI volume counts against node limits",
+			}},
+		{name: "inline CSI volume: NodeVolumeLimits does not count it, as upstream",
 			spec: func(s *v1.PodSpec) {
 				s.Volumes = []v1.Volume{vol(v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "d"}})}
-			},
-			want: refused(abi.PluginNodeVolumeLimits, ReasonUnsupportedCSIVolume)},
+			}},
 		{name: "volumes no plugin restricts are placed",
 			spec: func(s *v1.PodSpec) {
 				s.Volumes = []v1.Volume{
@@ -59,7 +62,7 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 		{name: "resource claim",
 			spec: func(s *v1.PodSpec) { s.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu"}} },
 			want: refused(abi.PluginDynamicResources, ReasonUnsupportedResourceClaim)},
-		{name: "everything at once: one reason per plugin, in upstream's filter order",
+		{name: "everything at once: the placeholder refuses first",
 			spec: func(s *v1.PodSpec) {
 				s.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu"}}
 				s.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term}}}
@@ -70,8 +73,7 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 					vol(v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "b"}}),
 				}
 			},
-			want: refused(abi.PluginVolumeRestrictions, ReasonUnsupportedInTreeVolume, ReasonUnsupportedCSIVolume,
-				ReasonUnsupportedResourceClaim)},
+			want: refused(abi.PluginDynamicResources, ReasonUnsupportedResourceClaim)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
