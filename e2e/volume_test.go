@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -259,6 +260,33 @@ func checkBoundTo(t *testing.T, s *scheduler, claim *v1.PersistentVolumeClaim, p
 	}
 }
 
+// checkBoundAfterClaim checks that the pod was bound only after its claim
+// was: a scheduler binds a pod whose WaitForFirstConsumer claim it
+// chose a volume for only once the PV binder has completed that binding
+// (upstream's PreBind waits for it), so that the kubelet never starts a
+// pod whose volume is not there. The order is that of the etcd revisions
+// the API gives as resourceVersions: the first version of the pod with a
+// node (from the watch) against the claim's version once Bound (nothing
+// changes it afterwards).
+func checkBoundAfterClaim(t *testing.T, w *podWatch, pod string, claim *v1.PersistentVolumeClaim) {
+	t.Helper()
+	var boundAt string
+	for _, p := range w.versions(pod) {
+		if p.Spec.NodeName != "" {
+			boundAt = p.ResourceVersion
+			break
+		}
+	}
+	podRV, err1 := strconv.ParseInt(boundAt, 10, 64)
+	claimRV, err2 := strconv.ParseInt(claim.ResourceVersion, 10, 64)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("resourceVersions of pod %s when bound (%q) and claim %s when Bound (%q) are not etcd revisions", pod, boundAt, claim.Name, claim.ResourceVersion)
+	}
+	if podRV < claimRV {
+		t.Errorf("pod %s was bound (resourceVersion %d) before its claim %s was Bound (%d)", pod, podRV, claim.Name, claimRV)
+	}
+}
+
 // fill runs a pod requesting cpu on node, so that resource scores prefer
 // the other nodes: a volume scenario whose pod lands on node anyway was
 // led there by its volume.
@@ -384,6 +412,7 @@ func TestVolumeWaitForFirstConsumerStatic(t *testing.T) {
 			t.FailNow()
 		}
 
+		w := watchPods(t, s.c, s.ns)
 		submit(t, s.c, newPod(s.ns, "app", "500m", withClaims("data")))
 		node := waitBound(t, s.c, s.ns, "app", 60*time.Second)
 		s.logf(t, "app bound to %s", node)
@@ -392,6 +421,7 @@ func TestVolumeWaitForFirstConsumerStatic(t *testing.T) {
 		}
 		pvc := waitClaimBound(t, s, "data")
 		checkBoundTo(t, s, pvc, "pv-b")
+		checkBoundAfterClaim(t, w, "app", pvc)
 		if got := pvc.Annotations[volume.AnnBindCompleted]; got != "yes" {
 			t.Errorf("claim data: %s=%q, want \"yes\" (binding completed by the PV binder)", volume.AnnBindCompleted, got)
 		}
@@ -425,6 +455,7 @@ func TestVolumeWaitForFirstConsumerProvisioning(t *testing.T) {
 		pvc := createClaim(t, s, "data", "dynamic-wffc", "3Gi")
 		s.start(t)
 
+		w := watchPods(t, s.c, s.ns)
 		submit(t, s.c, newPod(s.ns, "app", "500m", withClaims("data")))
 		node := waitBound(t, s.c, s.ns, "app", 60*time.Second)
 		s.logf(t, "app bound to %s; provisioned %v", node, prov.Provisioned())
@@ -437,6 +468,7 @@ func TestVolumeWaitForFirstConsumerProvisioning(t *testing.T) {
 		}
 		want := "pvc-" + string(pvc.UID)
 		checkBoundTo(t, s, got, want)
+		checkBoundAfterClaim(t, w, "app", got)
 		if p := prov.Provisioned(); !slices.Equal(p, []string{want}) {
 			t.Errorf("provisioned %v, want [%s]", p, want)
 		}
@@ -478,7 +510,8 @@ func TestVolumeImmediateUnbound(t *testing.T) {
 // TestVolumeCSINodeLimits: each of two nodes reports (CSINode) room for one
 // volume of a CSI driver; three pods each use a claim bound to their own
 // volume of that driver. Two are bound, one per node; the third stays
-// pending with upstream's message.
+// pending with upstream's message until one of the others is deleted, and
+// is then bound to the node that one left.
 func TestVolumeCSINodeLimits(t *testing.T) {
 	forEachScheduler(t, func(t *testing.T, s *scheduler) {
 		nodes := fakeNodes(t, s, 2, "4", nil)
@@ -527,5 +560,14 @@ func TestVolumeCSINodeLimits(t *testing.T) {
 		submit(t, s.c, newPod(s.ns, "app-2", "500m", withClaims("data-2")))
 		checkPendingMessage(t, s, "app-2", msgVolumeLimit)
 		staysPending(t, s, "app-2", "with every node's volume limit reached")
+
+		// app-0's deletion frees its node's volume slot.
+		freed := getPod(t, s.c, s.ns, "app-0").Spec.NodeName
+		if err := s.c.CoreV1().Pods(s.ns).Delete(ctx, "app-0", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if node := waitBound(t, s.c, s.ns, "app-2", 60*time.Second); node != freed {
+			t.Errorf("app-2 bound to %s, want %s (the node app-0 left)", node, freed)
+		}
 	})
 }
