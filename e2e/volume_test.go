@@ -41,6 +41,10 @@ const (
 	// the same priority, so preemption finds no victim.
 	msgReadWriteOncePod = "0/2 nodes are available: 2 node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod. " +
 		"preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+	// VolumeRestrictions: the iSCSI target is mounted read-write on both
+	// nodes by pods of the same priority.
+	msgDiskConflict = "0/2 nodes are available: 2 node(s) had no available disk. " +
+		"preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
 	// NodeVolumeLimits: each node's one attachable volume of the driver
 	// is taken; the pods holding them have the same priority.
 	msgVolumeLimit = "0/2 nodes are available: 2 node(s) exceed max volume count. " +
@@ -569,5 +573,71 @@ func TestVolumeCSINodeLimits(t *testing.T) {
 		if node := waitBound(t, s.c, s.ns, "app-2", 60*time.Second); node != freed {
 			t.Errorf("app-2 bound to %s, want %s (the node app-0 left)", node, freed)
 		}
+	})
+}
+
+// TestVolumeReadWriteOncePodPreemption: a low-priority pod runs with a
+// ReadWriteOncePod claim; a high-priority pod using the same claim (on a
+// cluster with room to spare) can only run once the claim is free, so it
+// preempts the low one (VolumeRestrictions as a preemption reason) and is
+// bound once it is gone.
+func TestVolumeReadWriteOncePodPreemption(t *testing.T) {
+	forEachScheduler(t, func(t *testing.T, s *scheduler) {
+		fakeNodes(t, s, 2, "4", nil)
+		createPriorityClasses(t, s.c)
+		startVolumeControllers(t, s)
+		createClass(t, s, "shared-immediate", noProvisioner, storagev1.VolumeBindingImmediate)
+		pv := hostPathPV("pv-rwop", "shared-immediate", "1Gi")
+		pv.Spec.AccessModes = []v1.PersistentVolumeAccessMode{v1.ReadWriteOncePod}
+		createPVs(t, s, pv)
+		createClaim(t, s, "data", "shared-immediate", "1Gi", v1.ReadWriteOncePod)
+		waitClaimBound(t, s, "data")
+		s.start(t)
+
+		w := watchPods(t, s.c, s.ns)
+		submit(t, s.c, newPod(s.ns, "low", "500m", withPriorityClass(pcLow), withClaims("data")))
+		lowNode := waitBound(t, s.c, s.ns, "low", 60*time.Second)
+		submit(t, s.c, newPod(s.ns, "high", "500m", withPriorityClass(pcHigh), withClaims("data")))
+		node := waitBound(t, s.c, s.ns, "high", 60*time.Second)
+		s.logf(t, "low was on %s; high bound to %s", lowNode, node)
+		w.waitDeleted(t, 30*time.Second, "low")
+		w.boundAfterDeletions(t, "high", "low")
+		checkPreempted(t, s, w, "low")
+	})
+}
+
+// TestVolumeDiskConflict: in-tree volumes that VolumeRestrictions keeps
+// apart: pods mounting the same iSCSI target read-write go to different
+// nodes, and a third stays pending with upstream's message. Inline CSI
+// volumes carry no constraint of their own (no CSINode limits here): a pod
+// with one is bound.
+func TestVolumeDiskConflict(t *testing.T) {
+	forEachScheduler(t, func(t *testing.T, s *scheduler) {
+		fakeNodes(t, s, 2, "4", nil)
+		s.start(t)
+		iscsi := func(p *v1.Pod) {
+			p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: "disk", VolumeSource: v1.VolumeSource{
+				ISCSI: &v1.ISCSIVolumeSource{TargetPortal: "10.0.0.1:3260", IQN: "iqn.2001-04.com.example:storage", Lun: 0},
+			}})
+		}
+		used := map[string]string{}
+		for _, name := range []string{"disk-0", "disk-1"} {
+			submit(t, s.c, newPod(s.ns, name, "500m", iscsi))
+			node := waitBound(t, s.c, s.ns, name, 60*time.Second)
+			if other, ok := used[node]; ok {
+				t.Errorf("%s and %s both mount the iSCSI target read-write on %s", other, name, node)
+			}
+			used[node] = name
+		}
+		submit(t, s.c, newPod(s.ns, "disk-2", "500m", iscsi))
+		checkPendingMessage(t, s, "disk-2", msgDiskConflict)
+		staysPending(t, s, "disk-2", "while both nodes mount its iSCSI target read-write")
+
+		submit(t, s.c, newPod(s.ns, "inline", "500m", func(p *v1.Pod) {
+			p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: "scratch", VolumeSource: v1.VolumeSource{
+				CSI: &v1.CSIVolumeSource{Driver: csiDriver},
+			}})
+		}))
+		waitBound(t, s.c, s.ns, "inline", 60*time.Second)
 	})
 }
