@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/storage/volume"
@@ -102,13 +104,15 @@ const (
 
 // volumeControllers are the kube-controller-manager controllers the
 // scenarios rely on: the PV binder (binds claims, marks volumes Available,
-// completes the scheduler's WaitForFirstConsumer bindings) and the two
-// protection controllers (lift the finalizers the StorageObjectInUseProtection
-// admission plugin puts on claims and volumes). The node lifecycle
-// controller is left out: it would taint and evict from KWOK nodes whose
-// heartbeats lag on a busy machine.
+// completes the scheduler's WaitForFirstConsumer bindings), the
+// ephemeral-volume controller (creates the claims of generic ephemeral
+// volumes) and the two protection controllers (lift the finalizers the
+// StorageObjectInUseProtection admission plugin puts on claims and
+// volumes). The node lifecycle controller is left out: it would taint and
+// evict from KWOK nodes whose heartbeats lag on a busy machine.
 var volumeControllers = []string{
 	"persistentvolume-binder-controller",
+	"ephemeral-volume-controller",
 	"persistentvolume-protection-controller",
 	"persistentvolumeclaim-protection-controller",
 }
@@ -639,5 +643,106 @@ func TestVolumeDiskConflict(t *testing.T) {
 			}})
 		}))
 		waitBound(t, s.c, s.ns, "inline", 60*time.Second)
+	})
+}
+
+// TestVolumeGenericEphemeral: a pod with a generic ephemeral volume of a
+// WaitForFirstConsumer class with the test provisioner. The
+// ephemeral-volume controller creates its claim <pod>-<volume>, owned by
+// the pod; the scheduler waits for it, then picks the one node of the
+// class's allowed zone, the claim is provisioned there, and the pod bound.
+func TestVolumeGenericEphemeral(t *testing.T) {
+	forEachScheduler(t, func(t *testing.T, s *scheduler) {
+		fakeNodes(t, s, 2, "4", map[string]string{v1.LabelTopologyZone: "a"})
+		zoneB := fakeNodes(t, s, 1, "4", map[string]string{v1.LabelTopologyZone: "b"})[0]
+		startVolumeControllers(t, s)
+		startProvisioner(t, s)
+		createClass(t, s, "dynamic-wffc", testenv.ProvisionerName, storagev1.VolumeBindingWaitForFirstConsumer,
+			v1.TopologySelectorTerm{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{{
+				Key: v1.LabelTopologyZone, Values: []string{"b"},
+			}}})
+		s.start(t)
+
+		pod := submit(t, s.c, newPod(s.ns, "app", "500m", func(p *v1.Pod) {
+			p.Spec.Volumes = append(p.Spec.Volumes, v1.Volume{Name: "scratch", VolumeSource: v1.VolumeSource{
+				Ephemeral: &v1.EphemeralVolumeSource{VolumeClaimTemplate: &v1.PersistentVolumeClaimTemplate{
+					Spec: claimSpec("dynamic-wffc", "2Gi"),
+				}},
+			}})
+		}))
+		node := waitBound(t, s.c, s.ns, "app", 60*time.Second)
+		s.logf(t, "app bound to %s", node)
+		if node != zoneB {
+			t.Errorf("app bound to %s, want %s (the only node in the class's allowed topology)", node, zoneB)
+		}
+		pvc := waitClaimBound(t, s, "app-scratch")
+		if owner := metav1.GetControllerOf(pvc); owner == nil || owner.UID != pod.UID {
+			t.Errorf("claim app-scratch controller %+v, want pod app (uid %s)", owner, pod.UID)
+		}
+		if sel := pvc.Annotations[volume.AnnSelectedNode]; sel != zoneB {
+			t.Errorf("claim app-scratch: %s=%q, want %q", volume.AnnSelectedNode, sel, zoneB)
+		}
+		checkBoundTo(t, s, pvc, "pvc-"+string(pvc.UID))
+	})
+}
+
+// TestVolumeStatefulSet: a StatefulSet of three replicas (pods created in
+// parallel by kube-controller-manager's StatefulSet controller) whose
+// volumeClaimTemplates use a WaitForFirstConsumer class with the test
+// provisioner: each replica is bound, and each one's claim
+// (data-<pod>) provisioned on that replica's node.
+func TestVolumeStatefulSet(t *testing.T) {
+	forEachScheduler(t, func(t *testing.T, s *scheduler) {
+		fakeNodes(t, s, 3, "4", nil)
+		cm, err := s.env.StartControllerManager(context.Background(), testenv.ControllerManagerOptions{
+			Controllers: append(slices.Clone(volumeControllers), "statefulset-controller"),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("kube-controller-manager log (tail of %s):\n%s", cm.LogPath(), cm.Tail(60))
+			}
+		})
+		startProvisioner(t, s)
+		createClass(t, s, "dynamic-wffc", testenv.ProvisionerName, storagev1.VolumeBindingWaitForFirstConsumer)
+		s.start(t)
+
+		tmpl := newPod(s.ns, "", "500m", withLabels("app", "db"))
+		tmpl.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/data"}}
+		_, err = s.c.AppsV1().StatefulSets(s.ns).Create(context.Background(), &appsv1.StatefulSet{
+			ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "db"},
+			Spec: appsv1.StatefulSetSpec{
+				Replicas:            ptr.To[int32](3),
+				PodManagementPolicy: appsv1.ParallelPodManagement,
+				Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+				Template:            v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: tmpl.Labels}, Spec: tmpl.Spec},
+				VolumeClaimTemplates: []v1.PersistentVolumeClaim{{
+					ObjectMeta: metav1.ObjectMeta{Name: "data"},
+					Spec:       claimSpec("dynamic-wffc", "1Gi"),
+				}},
+			},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			name := fmt.Sprintf("db-%d", i)
+			waitFor(t, 60*time.Second, "pod "+name+" created", func() (bool, error) {
+				_, err := s.c.CoreV1().Pods(s.ns).Get(context.Background(), name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					return false, nil
+				}
+				return err == nil, err
+			})
+			node := waitBound(t, s.c, s.ns, name, 60*time.Second)
+			pvc := waitClaimBound(t, s, "data-"+name)
+			if sel := pvc.Annotations[volume.AnnSelectedNode]; sel != node {
+				t.Errorf("claim data-%s: %s=%q, want %q (its pod's node)", name, volume.AnnSelectedNode, sel, node)
+			}
+			checkBoundTo(t, s, pvc, "pvc-"+string(pvc.UID))
+			s.logf(t, "%s on %s, volume %s", name, node, pvc.Spec.VolumeName)
+		}
 	})
 }
