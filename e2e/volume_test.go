@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/component-helpers/storage/volume"
 	"k8s.io/utils/ptr"
 
@@ -268,30 +272,115 @@ func checkBoundTo(t *testing.T, s *scheduler, claim *v1.PersistentVolumeClaim, p
 	}
 }
 
-// checkBoundAfterClaim checks that the pod was bound only after its claim
-// was: a scheduler binds a pod whose WaitForFirstConsumer claim it
-// chose a volume for only once the PV binder has completed that binding
-// (upstream's PreBind waits for it), so that the kubelet never starts a
-// pod whose volume is not there. The order is that of the etcd revisions
-// the API gives as resourceVersions: the first version of the pod with a
-// node (from the watch) against the claim's version once Bound (nothing
-// changes it afterwards).
-func checkBoundAfterClaim(t *testing.T, w *podWatch, pod string, claim *v1.PersistentVolumeClaim) {
+// claimWatch records when a claim's binding was completed: the
+// resourceVersion of the first version of it with a volume and the
+// bind-completed annotation, which the PV binder writes (and the claim's
+// Bound status after it).
+type claimWatch struct {
+	mu     sync.Mutex
+	name   string
+	doneAt int64 // 0 until seen
+}
+
+// watchClaim starts a claimWatch on the claim name of the namespace; it
+// ends with the test.
+func watchClaim(t *testing.T, s *scheduler, name string) *claimWatch {
 	t.Helper()
-	var boundAt string
+	ctx, cancel := context.WithCancel(context.Background())
+	list, err := s.c.CoreV1().PersistentVolumeClaims(s.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	cw := &claimWatch{name: name}
+	for i := range list.Items {
+		cw.record(&list.Items[i])
+	}
+	rw, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, claimWatcher{s.c, s.ns})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer rw.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-rw.ResultChan():
+				if !ok {
+					return
+				}
+				if pvc, ok := ev.Object.(*v1.PersistentVolumeClaim); ok {
+					cw.record(pvc)
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return cw
+}
+
+func (cw *claimWatch) record(pvc *v1.PersistentVolumeClaim) {
+	if pvc.Name != cw.name || pvc.Spec.VolumeName == "" || !metav1.HasAnnotation(pvc.ObjectMeta, volume.AnnBindCompleted) {
+		return
+	}
+	rv, err := strconv.ParseInt(pvc.ResourceVersion, 10, 64)
+	if err != nil {
+		return
+	}
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	if cw.doneAt == 0 || rv < cw.doneAt {
+		cw.doneAt = rv
+	}
+}
+
+type claimWatcher struct {
+	c  kubernetes.Interface
+	ns string
+}
+
+func (w claimWatcher) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	return w.c.CoreV1().PersistentVolumeClaims(w.ns).Watch(ctx, o)
+}
+
+// checkBoundAfterClaim checks that the pod was bound only after the PV
+// binder completed its claim's binding: a scheduler that chose a volume
+// for a WaitForFirstConsumer claim binds the pod only then (upstream's
+// PreBind waits for it), so that the kubelet never starts a pod whose
+// volume is not there. The order is that of the etcd revisions the API
+// gives as resourceVersions: the first version of the pod with a node
+// against the first version of the claim with its binding completed, each
+// from a watch started before the pod was created.
+func checkBoundAfterClaim(t *testing.T, w *podWatch, pod string, cw *claimWatch) {
+	t.Helper()
+	var boundAt int64
 	for _, p := range w.versions(pod) {
 		if p.Spec.NodeName != "" {
-			boundAt = p.ResourceVersion
+			rv, err := strconv.ParseInt(p.ResourceVersion, 10, 64)
+			if err != nil {
+				t.Fatalf("resourceVersion %q of pod %s is not an etcd revision", p.ResourceVersion, pod)
+			}
+			boundAt = rv
 			break
 		}
 	}
-	podRV, err1 := strconv.ParseInt(boundAt, 10, 64)
-	claimRV, err2 := strconv.ParseInt(claim.ResourceVersion, 10, 64)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("resourceVersions of pod %s when bound (%q) and claim %s when Bound (%q) are not etcd revisions", pod, boundAt, claim.Name, claim.ResourceVersion)
-	}
-	if podRV < claimRV {
-		t.Errorf("pod %s was bound (resourceVersion %d) before its claim %s was Bound (%d)", pod, podRV, claim.Name, claimRV)
+	var completedAt int64
+	waitFor(t, 30*time.Second, "the watch to see claim "+cw.name+"'s binding completed", func() (bool, error) {
+		cw.mu.Lock()
+		defer cw.mu.Unlock()
+		completedAt = cw.doneAt
+		return completedAt != 0, nil
+	})
+	t.Logf("claim %s's binding completed at resourceVersion %d, pod %s bound at %d", cw.name, completedAt, pod, boundAt)
+	switch {
+	case boundAt == 0:
+		t.Errorf("pod %s: the watch never saw it bound", pod)
+	case boundAt < completedAt:
+		t.Errorf("pod %s was bound (resourceVersion %d) before the binding of its claim %s was completed (%d)", pod, boundAt, cw.name, completedAt)
 	}
 }
 
@@ -420,7 +509,7 @@ func TestVolumeWaitForFirstConsumerStatic(t *testing.T) {
 			t.FailNow()
 		}
 
-		w := watchPods(t, s.c, s.ns)
+		w, cw := watchPods(t, s.c, s.ns), watchClaim(t, s, "data")
 		submit(t, s.c, newPod(s.ns, "app", "500m", withClaims("data")))
 		node := waitBound(t, s.c, s.ns, "app", 60*time.Second)
 		s.logf(t, "app bound to %s", node)
@@ -429,7 +518,7 @@ func TestVolumeWaitForFirstConsumerStatic(t *testing.T) {
 		}
 		pvc := waitClaimBound(t, s, "data")
 		checkBoundTo(t, s, pvc, "pv-b")
-		checkBoundAfterClaim(t, w, "app", pvc)
+		checkBoundAfterClaim(t, w, "app", cw)
 		if got := pvc.Annotations[volume.AnnBindCompleted]; got != "yes" {
 			t.Errorf("claim data: %s=%q, want \"yes\" (binding completed by the PV binder)", volume.AnnBindCompleted, got)
 		}
@@ -463,7 +552,7 @@ func TestVolumeWaitForFirstConsumerProvisioning(t *testing.T) {
 		pvc := createClaim(t, s, "data", "dynamic-wffc", "3Gi")
 		s.start(t)
 
-		w := watchPods(t, s.c, s.ns)
+		w, cw := watchPods(t, s.c, s.ns), watchClaim(t, s, "data")
 		submit(t, s.c, newPod(s.ns, "app", "500m", withClaims("data")))
 		node := waitBound(t, s.c, s.ns, "app", 60*time.Second)
 		s.logf(t, "app bound to %s; provisioned %v", node, prov.Provisioned())
@@ -476,7 +565,7 @@ func TestVolumeWaitForFirstConsumerProvisioning(t *testing.T) {
 		}
 		want := "pvc-" + string(pvc.UID)
 		checkBoundTo(t, s, got, want)
-		checkBoundAfterClaim(t, w, "app", got)
+		checkBoundAfterClaim(t, w, "app", cw)
 		if p := prov.Provisioned(); !slices.Equal(p, []string{want}) {
 			t.Errorf("provisioned %v, want [%s]", p, want)
 		}
