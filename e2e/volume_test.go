@@ -51,6 +51,9 @@ const (
 	// nodes by pods of the same priority.
 	msgDiskConflict = "0/2 nodes are available: 2 node(s) had no available disk. " +
 		"preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+	// VolumeZone: the volume is in a zone where no node is.
+	msgVolumeZone = "0/3 nodes are available: 3 node(s) had no available volume zone. " +
+		"preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 	// NodeVolumeLimits: each node's one attachable volume of the driver
 	// is taken; the pods holding them have the same priority.
 	msgVolumeLimit = "0/2 nodes are available: 2 node(s) exceed max volume count. " +
@@ -833,5 +836,42 @@ func TestVolumeStatefulSet(t *testing.T) {
 			checkBoundTo(t, s, pvc, "pvc-"+string(pvc.UID))
 			s.logf(t, "%s on %s, volume %s", name, node, pvc.Spec.VolumeName)
 		}
+	})
+}
+
+// TestVolumeZone: VolumeZone reads the zone labels of a claim's bound
+// volume (volumes without node affinity, as in-tree cloud disks carried
+// them): a pod whose volume is labelled zone b goes to the one node of
+// zone b, the fullest; a pod whose volume is in zone c, where no node is,
+// stays pending with upstream's message.
+func TestVolumeZone(t *testing.T) {
+	forEachScheduler(t, func(t *testing.T, s *scheduler) {
+		fakeNodes(t, s, 2, "4", map[string]string{v1.LabelTopologyZone: "a"})
+		zoneB := fakeNodes(t, s, 1, "4", map[string]string{v1.LabelTopologyZone: "b"})[0]
+		fill(t, s, zoneB, "2")
+		startVolumeControllers(t, s)
+		createClass(t, s, "zonal-immediate", noProvisioner, storagev1.VolumeBindingImmediate)
+		inZone := func(name, zone string) *v1.PersistentVolume {
+			pv := hostPathPV(name, "zonal-immediate", "1Gi")
+			pv.Labels = map[string]string{v1.LabelTopologyZone: zone}
+			return pv
+		}
+		createPVs(t, s, inZone("pv-b", "b"))
+		createClaim(t, s, "data-b", "zonal-immediate", "1Gi")
+		checkBoundTo(t, s, waitClaimBound(t, s, "data-b"), "pv-b")
+		// The zone c claim is bound second, once pv-b is taken: the PV
+		// binder could otherwise give either claim either volume.
+		createPVs(t, s, inZone("pv-c", "c"))
+		createClaim(t, s, "data-c", "zonal-immediate", "1Gi")
+		checkBoundTo(t, s, waitClaimBound(t, s, "data-c"), "pv-c")
+		s.start(t)
+
+		submit(t, s.c, newPod(s.ns, "in-b", "500m", withClaims("data-b")))
+		if node := waitBound(t, s.c, s.ns, "in-b", 60*time.Second); node != zoneB {
+			t.Errorf("in-b bound to %s, want %s (the only node in its volume's zone)", node, zoneB)
+		}
+		submit(t, s.c, newPod(s.ns, "in-c", "500m", withClaims("data-c")))
+		checkPendingMessage(t, s, "in-c", msgVolumeZone)
+		staysPending(t, s, "in-c", "with its volume in a zone without nodes")
 	})
 }
