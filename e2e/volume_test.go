@@ -54,6 +54,9 @@ const (
 	// VolumeZone: the volume is in a zone where no node is.
 	msgVolumeZone = "0/3 nodes are available: 3 node(s) had no available volume zone. " +
 		"preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+	// VolumeBinding, capacity tracking: no node has room for the volume.
+	msgNoStorage = "0/3 nodes are available: 3 node(s) did not have enough free storage. " +
+		"preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 	// NodeVolumeLimits: each node's one attachable volume of the driver
 	// is taken; the pods holding them have the same priority.
 	msgVolumeLimit = "0/2 nodes are available: 2 node(s) exceed max volume count. " +
@@ -873,5 +876,65 @@ func TestVolumeZone(t *testing.T) {
 		submit(t, s.c, newPod(s.ns, "in-c", "500m", withClaims("data-c")))
 		checkPendingMessage(t, s, "in-c", msgVolumeZone)
 		staysPending(t, s, "in-c", "with its volume in a zone without nodes")
+	})
+}
+
+// TestVolumeStorageCapacity: dynamic provisioning with capacity tracking.
+// The provisioner's CSIDriver asks for it (storageCapacity), and
+// CSIStorageCapacity objects report 1Gi free on node A, 10Gi on node B and
+// nothing on node C (no object). A WaitForFirstConsumer claim for 5Gi fits
+// only B, the fullest node, and is provisioned there; one for 20Gi fits
+// nowhere, and its pod stays pending with upstream's message.
+func TestVolumeStorageCapacity(t *testing.T) {
+	forEachScheduler(t, func(t *testing.T, s *scheduler) {
+		const driver = "local.csi.wasmsched.test" // a CSIDriver's name is a DNS subdomain
+		nodes := fakeNodes(t, s, 3, "4", nil)
+		a, b := nodes[0], nodes[1]
+		fill(t, s, b, "2")
+		ctx := context.Background()
+		_, err := s.c.StorageV1().CSIDrivers().Create(ctx, &storagev1.CSIDriver{
+			ObjectMeta: metav1.ObjectMeta{Name: driver},
+			Spec:       storagev1.CSIDriverSpec{StorageCapacity: ptr.To(true), AttachRequired: ptr.To(false)},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		createClass(t, s, "capacity-wffc", driver, storagev1.VolumeBindingWaitForFirstConsumer)
+		for node, free := range map[string]string{a: "1Gi", b: "10Gi"} {
+			_, err := s.c.StorageV1().CSIStorageCapacities(s.ns).Create(ctx, &storagev1.CSIStorageCapacity{
+				ObjectMeta:        metav1.ObjectMeta{Namespace: s.ns, GenerateName: "capacity-"},
+				StorageClassName:  "capacity-wffc",
+				NodeTopology:      &metav1.LabelSelector{MatchLabels: map[string]string{v1.LabelHostname: node}},
+				Capacity:          ptr.To(resource.MustParse(free)),
+				MaximumVolumeSize: ptr.To(resource.MustParse(free)),
+			}, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		startVolumeControllers(t, s)
+		p, err := s.env.StartProvisioner(ctx, testenv.ProvisionerOptions{
+			Name: driver, OnError: func(err error) { t.Errorf("[%s] %v", s.name, err) },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Stop)
+		createClaim(t, s, "fits", "capacity-wffc", "5Gi")
+		createClaim(t, s, "too-big", "capacity-wffc", "20Gi")
+		s.start(t)
+
+		submit(t, s.c, newPod(s.ns, "app", "500m", withClaims("fits")))
+		node := waitBound(t, s.c, s.ns, "app", 60*time.Second)
+		s.logf(t, "app bound to %s", node)
+		if node != b {
+			t.Errorf("app bound to %s, want %s (the only node with 5Gi free)", node, b)
+		}
+		pvc := waitClaimBound(t, s, "fits")
+		checkBoundTo(t, s, pvc, "pvc-"+string(pvc.UID))
+
+		submit(t, s.c, newPod(s.ns, "big", "500m", withClaims("too-big")))
+		checkPendingMessage(t, s, "big", msgNoStorage)
+		staysPending(t, s, "big", "with no node having 20Gi free")
 	})
 }
