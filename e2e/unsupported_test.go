@@ -6,20 +6,19 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/wasmsched/wasmsched/e2e/testenv"
 	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // TestRefusesConstraintsItCannotCheck: a pod carrying a hard constraint that
-// only an upstream plugin wasmsched lacks can check (a PersistentVolumeClaim
-// or generic ephemeral volume, a volume kind VolumeRestrictions restricts, an
-// inline CSI volume, a ResourceClaim) stays pending with
-// PodScheduled=False/Unschedulable and a FailedScheduling event naming what is
-// missing, instead of being bound as if the constraint were not there. Pod
-// (anti-)affinity and topology spreading are checked since issue 14
-// (placement_test.go), so they are not here.
+// only an upstream plugin wasmsched lacks can check (a ResourceClaim: dynamic
+// resource allocation) stays pending with PodScheduled=False/Unschedulable and
+// a FailedScheduling event naming what is missing, instead of being bound as
+// if the constraint were not there. Pod (anti-)affinity and topology
+// spreading are checked since issue 14 (placement_test.go), claims, generic
+// ephemeral volumes, in-tree disk conflicts and CSI volume limits since
+// issue 15 (volume_test.go), so they are not here.
 func TestRefusesConstraintsItCannotCheck(t *testing.T) {
 	env := testenv.Start(t)
 	c := env.Client
@@ -35,21 +34,6 @@ func TestRefusesConstraintsItCannotCheck(t *testing.T) {
 		createPod(t, c, p)
 		refused[name] = reason
 	}
-	volume := func(vs v1.VolumeSource) func(*v1.Pod) {
-		return func(p *v1.Pod) { p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: vs}} }
-	}
-	add("claim", framework.ReasonUnsupportedClaim, volume(v1.VolumeSource{
-		PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}))
-	add("ephemeral", framework.ReasonUnsupportedClaim, volume(v1.VolumeSource{
-		Ephemeral: &v1.EphemeralVolumeSource{VolumeClaimTemplate: &v1.PersistentVolumeClaimTemplate{
-			Spec: v1.PersistentVolumeClaimSpec{
-				AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
-				Resources:   v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
-			}}}}))
-	add("in-tree", framework.ReasonUnsupportedInTreeVolume, volume(v1.VolumeSource{
-		ISCSI: &v1.ISCSIVolumeSource{TargetPortal: "10.0.0.1:3260", IQN: "iqn.2001-04.com.example:storage", Lun: 0}}))
-	add("inline-csi", framework.ReasonUnsupportedCSIVolume, volume(v1.VolumeSource{
-		CSI: &v1.CSIVolumeSource{Driver: "inline.csi.example.com"}}))
 	add("device", framework.ReasonUnsupportedResourceClaim, func(p *v1.Pod) {
 		name := "gpu-claim"
 		p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: &name}}

@@ -34,6 +34,7 @@ type podSpec struct {
 	labels        map[string]string // besides phaseLabel
 	spread        []v1.TopologySpreadConstraint
 	owner         *metav1.OwnerReference // the pod's controller, nil for none
+	claim         string                 // a PersistentVolumeClaim the pod mounts, "" for none
 }
 
 // makePod builds a pod for the perf profile. terminationGracePeriodSeconds
@@ -64,6 +65,11 @@ func makePod(ns, name, phase string, s podSpec) *v1.Pod {
 	}
 	if s.owner != nil {
 		p.OwnerReferences = []metav1.OwnerReference{*s.owner}
+	}
+	if s.claim != "" {
+		p.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{
+			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: s.claim},
+		}}}
 	}
 	if s.group != "" {
 		g := s.group

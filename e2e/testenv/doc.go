@@ -54,7 +54,10 @@
 // stay off with it too), DeleteNamespace does the namespace controller's
 // work, pods bound to non-KWOK nodes need grace period 0 to go away, and
 // PodGroups keep PodGroupProtectionFinalizer until ClearPodGroupFinalizers
-// (or DeleteNamespace) removes it.
+// (or DeleteNamespace) removes it. No storage driver runs either:
+// StartProvisioner runs, in the test process, a provisioner of local
+// volumes for StorageClasses of provisioner ProvisionerName, standing in
+// for a CSI external-provisioner.
 //
 // # Notes
 //
