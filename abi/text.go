@@ -31,7 +31,9 @@ var (
 	disruptNames   = [...]string{DisruptionSingle: "Single", DisruptionAll: "All"}
 	victimKindName = [...]string{VictimPod: "Pod", VictimGroup: "Group"}
 	// resources are the EventResource values with a name (EventResource.String).
-	resources = [...]EventResource{ResourcePod, ResourceUnscheduledPod, ResourceNode, ResourcePodGroup, ResourceWildcard}
+	resources = [...]EventResource{ResourcePod, ResourceUnscheduledPod, ResourceNode, ResourcePodGroup,
+		ResourcePersistentVolume, ResourcePersistentVolumeClaim, ResourceStorageClass, ResourceCSINode,
+		ResourceCSIDriver, ResourceCSIStorageCapacity, ResourceVolumeAttachment, ResourceWildcard}
 )
 
 // enum is the underlying type of the enumerations with a name table.

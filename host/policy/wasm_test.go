@@ -310,3 +310,44 @@ func TestWasmSortHammer(t *testing.T) {
 		t.Errorf("after all calls returned: %d live instances but %d free (leaked instances)", st.Live, st.Free)
 	}
 }
+
+// skipAll is a QueueingHint fallback that skips every pod, so that a test
+// can tell its answer from the adapter's own Queue.
+type skipAll struct{}
+
+func (skipAll) Registrations() []abi.Registration { return nil }
+func (skipAll) Hints(_ abi.EventView, _ []abi.PodView, out []abi.Hint) {
+	for i := range out {
+		out[i] = abi.HintSkip
+	}
+}
+
+// TestWasmHintOlderMinor: a module built against ABI minor 0 (faulty.wasm)
+// cannot read storage records, so the adapter queues the pods of a storage
+// event itself, without calling it (no failure, no fallback), and still
+// calls it for the events it knows.
+func TestWasmHintOlderMinor(t *testing.T) {
+	m, _ := loadFaulty(t)
+	if _, minor := m.ABIVersion(); minor >= abi.MinorStorage {
+		t.Fatalf("faulty.wasm speaks minor %d; this test needs one older than %d", minor, abi.MinorStorage)
+	}
+	rec := newCounting()
+	qh, err := wasmslot.NewQueueingHint(m, skipAll{}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := policytest.MakePod().Name("p").UnschedulablePlugins(abi.PluginVolumeBinding).View()
+	c := abi.StorageObject{Namespace: "default", Name: "data"}
+	ev := policytest.MakeEvent(&abi.Event{Resource: abi.ResourcePersistentVolumeClaim, Action: abi.ActionAdd, New: abi.AppendStorage(nil, &c)})
+	out := []abi.Hint{abi.HintSkip}
+	qh.Hints(ev, []abi.PodView{pod}, out)
+	if out[0] != abi.HintQueue || len(rec.failures) != 0 || rec.fallbacks[abi.SlotQueueingHint] != 0 {
+		t.Errorf("storage event for a minor-0 module: hint %v, failures %v, fallbacks %v; want Queue without calling it",
+			out[0], rec.failures, rec.fallbacks)
+	}
+	qh.Hints(hintEvent(), []abi.PodView{pod}, out)
+	if out[0] != abi.HintSkip || rec.failures["queueingHint/guest_error"] != 1 {
+		t.Errorf("node event for a minor-0 module: hint %v, failures %v; want the module called (it fails) and the fallback's Skip",
+			out[0], rec.failures)
+	}
+}
