@@ -4,6 +4,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/storage/ephemeral"
 	"k8s.io/component-helpers/storage/volume"
 
@@ -86,8 +87,8 @@ func StorageEvent(action abi.ActionType, old, new any) (e abi.Event, ok bool) {
 }
 
 // StorageUpdateActions classifies an update of a storage object: 0 when
-// nothing but metadata.resourceVersion and managedFields changed (a resync,
-// a no-op apply), else abi.ActionUpdateOther. Upstream's volume plugins
+// nothing but metadata.resourceVersion, managedFields and the type meta
+// changed (a resync, a no-op apply), else abi.ActionUpdateOther. Upstream's volume plugins
 // register the general Update for these resources and their hints compare
 // what they need, so one bit is enough; the comparison covers the whole
 // object because the filters read more of it than the record carries.
@@ -102,25 +103,39 @@ func sameStorage(old, new any) bool {
 	switch o := old.(type) {
 	case *v1.PersistentVolume:
 		n, ok := new.(*v1.PersistentVolume)
-		return ok && same(o, n, func(x *v1.PersistentVolume) { x.ResourceVersion, x.ManagedFields = "", nil })
+		return ok && same(o, n, func(x *v1.PersistentVolume) {
+			x.TypeMeta, x.ResourceVersion, x.ManagedFields = metav1.TypeMeta{}, "", nil
+		})
 	case *v1.PersistentVolumeClaim:
 		n, ok := new.(*v1.PersistentVolumeClaim)
-		return ok && same(o, n, func(x *v1.PersistentVolumeClaim) { x.ResourceVersion, x.ManagedFields = "", nil })
+		return ok && same(o, n, func(x *v1.PersistentVolumeClaim) {
+			x.TypeMeta, x.ResourceVersion, x.ManagedFields = metav1.TypeMeta{}, "", nil
+		})
 	case *storagev1.StorageClass:
 		n, ok := new.(*storagev1.StorageClass)
-		return ok && same(o, n, func(x *storagev1.StorageClass) { x.ResourceVersion, x.ManagedFields = "", nil })
+		return ok && same(o, n, func(x *storagev1.StorageClass) {
+			x.TypeMeta, x.ResourceVersion, x.ManagedFields = metav1.TypeMeta{}, "", nil
+		})
 	case *storagev1.CSINode:
 		n, ok := new.(*storagev1.CSINode)
-		return ok && same(o, n, func(x *storagev1.CSINode) { x.ResourceVersion, x.ManagedFields = "", nil })
+		return ok && same(o, n, func(x *storagev1.CSINode) {
+			x.TypeMeta, x.ResourceVersion, x.ManagedFields = metav1.TypeMeta{}, "", nil
+		})
 	case *storagev1.CSIDriver:
 		n, ok := new.(*storagev1.CSIDriver)
-		return ok && same(o, n, func(x *storagev1.CSIDriver) { x.ResourceVersion, x.ManagedFields = "", nil })
+		return ok && same(o, n, func(x *storagev1.CSIDriver) {
+			x.TypeMeta, x.ResourceVersion, x.ManagedFields = metav1.TypeMeta{}, "", nil
+		})
 	case *storagev1.CSIStorageCapacity:
 		n, ok := new.(*storagev1.CSIStorageCapacity)
-		return ok && same(o, n, func(x *storagev1.CSIStorageCapacity) { x.ResourceVersion, x.ManagedFields = "", nil })
+		return ok && same(o, n, func(x *storagev1.CSIStorageCapacity) {
+			x.TypeMeta, x.ResourceVersion, x.ManagedFields = metav1.TypeMeta{}, "", nil
+		})
 	case *storagev1.VolumeAttachment:
 		n, ok := new.(*storagev1.VolumeAttachment)
-		return ok && same(o, n, func(x *storagev1.VolumeAttachment) { x.ResourceVersion, x.ManagedFields = "", nil })
+		return ok && same(o, n, func(x *storagev1.VolumeAttachment) {
+			x.TypeMeta, x.ResourceVersion, x.ManagedFields = metav1.TypeMeta{}, "", nil
+		})
 	}
 	return false
 }
