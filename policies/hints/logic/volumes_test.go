@@ -115,10 +115,10 @@ func TestVolumeBinding(t *testing.T) {
 			pods: []*policytest.PodWrapper{p("p").Claim("c")}, want: []abi.Hint{skip}},
 		// isSchedulableAfterCSIDriverChange
 		{name: "pod has no CSIDriver (queued here: its claims may be provisioned by the driver, whose capacity check went away)",
-			ev: policytest.StorageUpdate(abi.ResourceCSIDriver, &abi.StorageObject{Name: "d", CapacityTracking: true}, &abi.StorageObject{Name: "d"}),
+			ev:   policytest.StorageUpdate(abi.ResourceCSIDriver, &abi.StorageObject{Name: "d", CapacityTracking: true}, &abi.StorageObject{Name: "d"}),
 			pods: []*policytest.PodWrapper{p("p").Claim("c"), p("q")}, want: []abi.Hint{queue, skip}},
 		{name: "driver name in pod and csidriver name are different",
-			ev: policytest.StorageUpdate(abi.ResourceCSIDriver, &abi.StorageObject{Name: "d", CapacityTracking: true}, &abi.StorageObject{Name: "d"}),
+			ev:   policytest.StorageUpdate(abi.ResourceCSIDriver, &abi.StorageObject{Name: "d", CapacityTracking: true}, &abi.StorageObject{Name: "d"}),
 			pods: []*policytest.PodWrapper{p("p").VolumeDriver("other")}, want: []abi.Hint{skip}},
 		{name: "original StorageCapacity is false",
 			ev:   policytest.StorageUpdate(abi.ResourceCSIDriver, &abi.StorageObject{Name: "d"}, &abi.StorageObject{Name: "d"}),
@@ -219,7 +219,9 @@ func TestVolumeRestrictions(t *testing.T) {
 func TestNodeVolumeLimits(t *testing.T) {
 	const nvl = abi.PluginNodeVolumeLimits
 	p := func(name string) *policytest.PodWrapper { return pending(name, nvl) }
-	upd := func(old, new *abi.StorageObject) abi.EventView { return policytest.StorageUpdate(abi.ResourceCSINode, old, new) }
+	upd := func(old, new *abi.StorageObject) abi.EventView {
+		return policytest.StorageUpdate(abi.ResourceCSINode, old, new)
+	}
 	unlimited := abi.CSIDriverLimit{Name: "d1"}
 	cases := []hintCase{
 		// isSchedulableAfterCSINodeUpdated
