@@ -31,11 +31,14 @@ package abi
 // Version of the contract. The host refuses a module whose major differs and
 // accepts any minor (records are forward compatible within a major).
 //
-// Minor versions (docs/abi.md keeps the changelog):
+// Minor versions (this list is the changelog):
 //   - 0: pods, nodes, pod groups.
-//   - 1: the storage event resources (PersistentVolume ... VolumeAttachment)
-//     with StorageObject records; the pod record's claims, ephemeral claims
-//     and inline volume drivers.
+//   - 1: the storage event resources (ResourcePersistentVolume ...
+//     ResourceVolumeAttachment, 5-11) with [StorageObject] records; the pod
+//     record's claims, ephemeral claims and inline volume drivers. A host
+//     answers Queue for a minor-0 QueueingHint module on storage events
+//     ([MinorStorage]); a minor-1 module on a minor-0 host cannot register
+//     them (the host refuses the unknown resources).
 const (
 	VersionMajor = 1
 	VersionMinor = 1
