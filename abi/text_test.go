@@ -57,6 +57,13 @@ func TestTextRoundTrip(t *testing.T) {
 		{abi.DisruptionAll, "All", unmarshal[abi.DisruptionMode]},
 		{abi.VictimPod, "Pod", unmarshal[abi.VictimKind]},
 		{abi.VictimGroup, "Group", unmarshal[abi.VictimKind]},
+		{abi.ResourcePersistentVolumeClaim, "PersistentVolumeClaim", unmarshal[abi.EventResource]},
+		{abi.ResourceCSIStorageCapacity, "CSIStorageCapacity", unmarshal[abi.EventResource]},
+		{abi.PhaseNone, "", unmarshal[abi.VolumePhase]},
+		{abi.PhaseBound, "Bound", unmarshal[abi.VolumePhase]},
+		{abi.PhaseLost, "Lost", unmarshal[abi.VolumePhase]},
+		{abi.BindingImmediate, "Immediate", unmarshal[abi.BindingMode]},
+		{abi.BindingWaitForFirstConsumer, "WaitForFirstConsumer", unmarshal[abi.BindingMode]},
 	} {
 		b, err := tc.v.MarshalText()
 		if err != nil || string(b) != tc.name {
