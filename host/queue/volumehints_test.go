@@ -608,3 +608,59 @@ func (w *volumeWorld) trial(t *testing.T, hint policy.QueueingHint, c *volumeCou
 		byEv[3]++
 	}
 }
+
+// TestStorageEventsMovePods: the queue with the built-in hints module moves
+// a pod rejected by a volume plugin on a storage event about its claim and
+// leaves the others; with the native default every such pod moves. The
+// events are labelled as upstream's in scheduler_queue_incoming_pods_total.
+func TestStorageEventsMovePods(t *testing.T) {
+	m := loadBuiltin(t, abi.SlotQueueingHint)
+	hint, err := wasmslot.NewQueueingHint(m, policy.AlwaysQueue{}, newSlotRecorder(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withClaim := func(name, claim string) *v1.Pod {
+		p := makePod(name).obj()
+		p.Spec.Volumes = []v1.Volume{{Name: "v", VolumeSource: v1.VolumeSource{
+			PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}
+		return p
+	}
+	claimAdded, ok := podview.StorageEvent(abi.ActionAdd, nil, &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "data"}})
+	if !ok {
+		t.Fatal("no event for a claim")
+	}
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want map[string]string
+	}{
+		{"hints.wasm", []Option{WithQueueingHint(hint)}, map[string]string{"uses": "backoff", "other": "unschedulable", "fit": "unschedulable"}},
+		{"AlwaysQueue", nil, map[string]string{"uses": "backoff", "other": "backoff", "fit": "backoff"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.opts...)
+			e.failOnce(t, withClaim("uses", "data"), rejectedBy(abi.PluginVolumeBinding))
+			e.failOnce(t, withClaim("other", "logs"), rejectedBy(abi.PluginVolumeBinding))
+			e.failOnce(t, withClaim("fit", "data"), rejectedBy(abi.PluginNodeResourcesFit))
+			e.q.MoveOnEvent(claimAdded)
+			for name, want := range tc.want {
+				if got := e.where(types.UID("uid-" + name)); got != want {
+					t.Errorf("%s is %s, want %s", name, got, want)
+				}
+			}
+			moved := 0
+			for _, w := range tc.want {
+				if w == "backoff" {
+					moved++
+				}
+			}
+			if got := e.rec.incomingOf("backoff", "PersistentVolumeClaimAdd"); got != moved {
+				t.Errorf("incoming pods labelled PersistentVolumeClaimAdd: %d, want %d", got, moved)
+			}
+			e.check(t)
+		})
+	}
+	if got := eventLabel(abi.ResourceCSIStorageCapacity, abi.ActionUpdateOther); got != "storage.k8s.io/CSIStorageCapacityUpdate" {
+		t.Errorf("label %q, want upstream's storage.k8s.io/CSIStorageCapacityUpdate", got)
+	}
+}
