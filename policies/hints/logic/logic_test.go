@@ -136,6 +136,8 @@ func TestRegistrations(t *testing.T) {
 		{Plugin: nvl, Resource: abi.ResourcePod, Actions: abi.ActionDelete},
 		{Plugin: nvl, Resource: abi.ResourcePersistentVolumeClaim, Actions: abi.ActionAdd},
 		{Plugin: nvl, Resource: abi.ResourceVolumeAttachment, Actions: abi.ActionDelete},
+		{Plugin: nvl, Resource: abi.ResourceNode, Actions: abi.ActionAdd},
+		{Plugin: nvl, Resource: abi.ResourcePersistentVolumeClaim, Actions: abi.ActionUpdate},
 		{Plugin: vb, Resource: abi.ResourceStorageClass, Actions: addUp},
 		{Plugin: vb, Resource: abi.ResourcePersistentVolumeClaim, Actions: addUp},
 		{Plugin: vb, Resource: abi.ResourcePersistentVolume, Actions: addUp},

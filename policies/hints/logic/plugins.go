@@ -90,13 +90,19 @@ var (
 		route{abi.ResourcePersistentVolumeClaim, abi.ActionAdd, claimChanged},
 	)
 	// NodeVolumeLimits: nodevolumelimits/csi.go (volumes.go). CSINode/Add
-	// has no hint upstream.
+	// has no hint upstream. Upstream registers neither Node/Add nor
+	// PersistentVolumeClaim/Update, but the filter can pass after either
+	// (a node without a CSINode has no limit; a claim bound to a volume of
+	// another driver counts elsewhere), so they are registered here too, after
+	// upstream's events.
 	NodeVolumeLimits = plugin(abi.PluginNodeVolumeLimits,
 		route{abi.ResourceCSINode, abi.ActionAdd, always},
 		route{abi.ResourceCSINode, abi.ActionUpdate, limitsAfterCSINodeUpdate},
 		route{abi.ResourcePod, abi.ActionDelete, limitsAfterAssignedPodDelete},
 		route{abi.ResourcePersistentVolumeClaim, abi.ActionAdd, claimChanged},
 		route{abi.ResourceVolumeAttachment, abi.ActionDelete, limitsAfterVolumeAttachmentDelete},
+		route{abi.ResourceNode, abi.ActionAdd, always},
+		route{abi.ResourcePersistentVolumeClaim, abi.ActionUpdate, claimChanged},
 	)
 	// VolumeBinding: volumebinding/volume_binding.go (volumes.go).
 	// PersistentVolume and Node events have no hint upstream.

@@ -253,6 +253,11 @@ func TestNodeVolumeLimits(t *testing.T) {
 		// isSchedulableAfterPVCAdded
 		{name: "the pod's claim was added", ev: policytest.StorageAdd(abi.ResourcePersistentVolumeClaim, claim("ns", "c")),
 			pods: []*policytest.PodWrapper{p("p").Claim("c"), p("q").EphemeralClaim("c"), p("r").Claim("d")}, want: []abi.Hint{queue, queue, skip}},
+		{name: "the pod's claim was updated (not registered upstream; a claim bound to a volume of another driver counts elsewhere)",
+			ev:   policytest.StorageUpdate(abi.ResourcePersistentVolumeClaim, claim("ns", "c"), claim("ns", "c")),
+			pods: []*policytest.PodWrapper{p("p").Claim("c"), p("q").Claim("d")}, want: []abi.Hint{queue, skip}},
+		{name: "a node added (not registered upstream; a node without a CSINode has no limit)", ev: policytest.NodeAdd(node().Obj()),
+			pods: []*policytest.PodWrapper{p("p").Claim("c")}, want: []abi.Hint{queue}},
 		// isSchedulableAfterVolumeAttachmentDeleted
 		{name: "pod with a PVC", ev: policytest.StorageDelete(abi.ResourceVolumeAttachment, &abi.StorageObject{Name: "va", Driver: "d", NodeName: "n1"}),
 			pods: []*policytest.PodWrapper{p("p").Claim("c")}, want: []abi.Hint{queue}},
