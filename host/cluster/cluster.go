@@ -277,21 +277,21 @@ func (cl *Cluster) register() error {
 	})
 }
 
-// storageEvents are the storage resources' informers and the actions whose
-// events reach the queues: the union of what upstream's VolumeBinding,
+// storageInformer is a storage resource's informer and the actions whose
+// events reach the queues.
+type storageInformer struct {
+	inf     cache.SharedIndexInformer
+	actions abi.ActionType
+}
+
+// storageEvents are the union of what upstream's VolumeBinding,
 // VolumeRestrictions, VolumeZone and NodeVolumeLimits register (v1.37.1).
 // As upstream's event handlers, an action no plugin registers sends nothing
 // (a PVC deleted, a StorageClass deleted, a VolumeAttachment added...).
-func (cl *Cluster) storageEvents() []struct {
-	inf     cache.SharedIndexInformer
-	actions abi.ActionType
-} {
+func (cl *Cluster) storageEvents() []storageInformer {
 	core, storage := cl.factory.Core().V1(), cl.factory.Storage().V1()
 	addUpdate := abi.ActionAdd | abi.ActionUpdate
-	return []struct {
-		inf     cache.SharedIndexInformer
-		actions abi.ActionType
-	}{
+	return []storageInformer{
 		{core.PersistentVolumes().Informer(), addUpdate},
 		{core.PersistentVolumeClaims().Informer(), addUpdate},
 		{storage.StorageClasses().Informer(), addUpdate},
@@ -304,7 +304,7 @@ func (cl *Cluster) storageEvents() []struct {
 
 // registerStorage turns the storage informers' changes into queue events
 // (podview.StorageEvent), skipping updates that change nothing but the
-// resourceVersion.
+// resourceVersion (podview.StorageUpdateActions).
 func (cl *Cluster) registerStorage(add func(cache.SharedIndexInformer, cache.ResourceEventHandler) error) error {
 	for _, e := range cl.storageEvents() {
 		h := cache.ResourceEventHandlerFuncs{}
