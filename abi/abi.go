@@ -30,12 +30,27 @@ package abi
 
 // Version of the contract. The host refuses a module whose major differs and
 // accepts any minor (records are forward compatible within a major).
+//
+// Minor versions (this list is the changelog):
+//   - 0: pods, nodes, pod groups.
+//   - 1: the storage event resources (ResourcePersistentVolume ...
+//     ResourceVolumeAttachment, 5-11) with [StorageObject] records; the pod
+//     record's claims, ephemeral claims and inline volume drivers. A host
+//     answers Queue for a minor-0 QueueingHint module on storage events
+//     ([MinorStorage]); a minor-1 module on a minor-0 host cannot register
+//     them (the host refuses the unknown resources).
 const (
 	VersionMajor = 1
-	VersionMinor = 0
+	VersionMinor = 1
 	// Version is what [ExportABIVersion] returns: major<<16 | minor.
 	Version = VersionMajor<<16 | VersionMinor
 )
+
+// MinorStorage is the first minor whose events include the storage resources
+// (StorageObject records) and whose pod records carry claims. The host answers
+// Queue for such an event on behalf of an older module instead of sending it
+// records it cannot read.
+const MinorStorage = 1
 
 // SplitVersion unpacks a value returned by [ExportABIVersion].
 func SplitVersion(v uint32) (major, minor uint16) { return uint16(v >> 16), uint16(v) }

@@ -140,7 +140,10 @@ func TestActionTypeString(t *testing.T) {
 func TestEventResource(t *testing.T) {
 	for r, want := range map[abi.EventResource]string{
 		abi.ResourcePod: "Pod", abi.ResourceUnscheduledPod: "UnscheduledPod", abi.ResourceNode: "Node",
-		abi.ResourcePodGroup: "PodGroup", abi.ResourceWildcard: "*", 7: "Resource(7)",
+		abi.ResourcePodGroup: "PodGroup", abi.ResourceWildcard: "*", 12: "Resource(12)",
+		abi.ResourcePersistentVolume: "PersistentVolume", abi.ResourcePersistentVolumeClaim: "PersistentVolumeClaim",
+		abi.ResourceStorageClass: "StorageClass", abi.ResourceCSINode: "CSINode", abi.ResourceCSIDriver: "CSIDriver",
+		abi.ResourceCSIStorageCapacity: "CSIStorageCapacity", abi.ResourceVolumeAttachment: "VolumeAttachment",
 	} {
 		if got := r.String(); got != want {
 			t.Errorf("EventResource(%d).String() = %q, want %q", r, got, want)
@@ -269,7 +272,7 @@ func TestReadRecordRejects(t *testing.T) {
 		{"short", pod[:7], "shorter than the 8-byte header (7 bytes)"},
 		{"wrong tag", header(uint32(len(pod)), abi.TagNode, 184), "abi: pod: tag is node"},
 		{"unknown tag", header(uint32(len(pod)), 42, 184), "abi: pod: tag is tag 42"},
-		{"size beyond", header(uint32(len(pod))+1, abi.TagPod, 184), "exceeds the 232 bytes available"},
+		{"size beyond", header(uint32(len(pod))+1, abi.TagPod, 184), "exceeds the 256 bytes available"},
 		{"fixed too small", header(uint32(len(pod)), abi.TagPod, 7), "fixed part length 7 outside [8, size]"},
 		{"fixed beyond size", header(100, abi.TagPod, 101), "fixed part length 101 outside [8, size]"},
 	} {
@@ -373,8 +376,8 @@ func TestDecodeRegistrations(t *testing.T) {
 			wantErr: "abi: registrations field registration 0: not valid UTF-8"},
 		{name: "resource 0", regs: []abi.Registration{reg("P", 0, abi.ActionAdd)},
 			wantErr: "abi: registrations field registration 0: unknown resource Resource(0)"},
-		{name: "resource 5", regs: []abi.Registration{reg("P", 5, abi.ActionAdd)},
-			wantErr: "abi: registrations field registration 0: unknown resource Resource(5)"},
+		{name: "resource 12", regs: []abi.Registration{reg("P", 12, abi.ActionAdd)},
+			wantErr: "abi: registrations field registration 0: unknown resource Resource(12)"},
 		{name: "no actions", regs: []abi.Registration{reg("P", abi.ResourceNode, 0)},
 			wantErr: "abi: registrations field registration 0: invalid actions None"},
 		{name: "unknown action", regs: []abi.Registration{reg("P", abi.ResourceNode, abi.ActionAdd|1<<20)},

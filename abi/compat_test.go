@@ -95,6 +95,9 @@ func TestOlderMinorPod(t *testing.T) {
 		{podTolerations, 8, func(p *Pod) { p.Tolerations = nil }},
 		{podHostPorts, 8, func(p *Pod) { p.HostPorts = nil }},
 		{podAffinity, 8, func(p *Pod) { p.RequiredAffinity = nil }},
+		{podClaims, 8, func(p *Pod) { p.Claims = nil }},
+		{podEphemeral, 8, func(p *Pod) { p.EphemeralClaims = nil }},
+		{podVolumeDrivers, 8, func(p *Pod) { p.VolumeDrivers = nil }},
 	}
 	checkOlderMinor(t, rec, podFixed, fields, func(b []byte, p *Pod) error {
 		v, err := ReadPod(b)
@@ -149,6 +152,52 @@ func TestOlderMinorPodGroup(t *testing.T) {
 			return err
 		}
 		return v.Decode(g)
+	})
+}
+
+// TestMinor0Pod reads a pod record as a minor-0 host wrote it (fixed part
+// ending at the affinity terms): the claim lists added in minor 1 read as
+// empty, so a minor-1 policy sees a pod without claims.
+func TestMinor0Pod(t *testing.T) {
+	v, err := ReadPod(withFixed(golden(t, "pod-full"), podClaims))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Claims().Len() != 0 || v.EphemeralClaims().Len() != 0 || v.VolumeDrivers().Len() != 0 || v.UsesClaim(v.Namespace(), "data-trainer-0") {
+		t.Errorf("minor-0 pod: claims %d, ephemeral %d, drivers %d", v.Claims().Len(), v.EphemeralClaims().Len(), v.VolumeDrivers().Len())
+	}
+	full, _ := ReadPod(golden(t, "pod-full"))
+	if !full.UsesClaim(full.Namespace(), "data-trainer-0") || !full.UsesClaim(full.Namespace(), "trainer-ß-🚀-0-scratch") ||
+		full.UsesClaim("other", "data-trainer-0") || full.UsesClaim(full.Namespace(), "ebs.csi.aws.com") {
+		t.Error("UsesClaim disagrees with pod-full's claims")
+	}
+}
+
+func TestOlderMinorStorage(t *testing.T) {
+	fields := []field[StorageObject]{
+		{storageFlags, 4, func(o *StorageObject) { o.NodeAffinity, o.CapacityTracking, o.HasCapacity = false, false, false }},
+		{storagePhase, 4, func(o *StorageObject) { o.Phase = 0 }},
+		{storageBindingMode, 4, func(o *StorageObject) { o.BindingMode = 0 }},
+		{storageCapacity, 8, func(o *StorageObject) { o.Capacity = 0 }},
+		{storageNamespace, 8, func(o *StorageObject) { o.Namespace = "" }},
+		{storageName, 8, func(o *StorageObject) { o.Name = "" }},
+		{storageClass, 8, func(o *StorageObject) { o.StorageClass = "" }},
+		{storageVolumeName, 8, func(o *StorageObject) { o.VolumeName = "" }},
+		{storageClaimNS, 8, func(o *StorageObject) { o.ClaimNamespace = "" }},
+		{storageClaimName, 8, func(o *StorageObject) { o.ClaimName = "" }},
+		{storageNodeName, 8, func(o *StorageObject) { o.NodeName = "" }},
+		{storageDriver, 8, func(o *StorageObject) { o.Driver = "" }},
+		{storageMigrated, 8, func(o *StorageObject) { o.MigratedPlugins = "" }},
+		{storageLabels, 8, func(o *StorageObject) { o.Labels = nil }},
+		{storageTopology, 8, func(o *StorageObject) { o.Topology = nil }},
+		{storageDrivers, 8, func(o *StorageObject) { o.Drivers = nil }},
+	}
+	checkOlderMinor(t, golden(t, "storage-full"), storageFixed, fields, func(b []byte, o *StorageObject) error {
+		v, err := ReadStorage(b)
+		if err != nil {
+			return err
+		}
+		return v.Decode(o)
 	})
 }
 
@@ -212,6 +261,11 @@ var (
 		{off: 128, elem: 8, sub: strRefsL}, {off: 136, elem: 8, sub: strRefsL}, {off: 144, elem: 8, sub: strRefsL},
 		{off: 152, elem: 16, sub: kvRefs}, {off: 160, elem: 24, sub: kvRefs}, {off: 168, elem: 16, sub: strRefsL},
 		{off: 176, elem: 16, sub: termRefs},
+		{off: 184, elem: 8, sub: strRefsL}, {off: 192, elem: 8, sub: strRefsL}, {off: 200, elem: 8, sub: strRefsL},
+	}
+	storageLayout = []ref{
+		{off: 32}, {off: 40}, {off: 48}, {off: 56}, {off: 64}, {off: 72}, {off: 80}, {off: 88}, {off: 96},
+		{off: 104, elem: 16, sub: kvRefs}, {off: 112, elem: 16, sub: termRefs}, {off: 120, elem: 16, sub: strRefsL},
 	}
 	nodeLayout = []ref{
 		{off: 16}, {off: 24, elem: 16, sub: kvRefs}, {off: 32, elem: 24, sub: kvRefs},
@@ -341,6 +395,13 @@ func canonical(t *testing.T, rec []byte) []byte {
 			return fail(err)
 		}
 		return AppendRegistrations(nil, regs)
+	case TagStorage:
+		var o StorageObject
+		v, _ := ReadStorage(rec)
+		if err := v.Decode(&o); err != nil {
+			return fail(err)
+		}
+		return AppendStorage(nil, &o)
 	}
 	t.Fatalf("no decoder for %v", tag)
 	return nil
@@ -358,6 +419,7 @@ func TestNewerMinor(t *testing.T) {
 		{"podgroup-full", groupLayout}, {"event-node-update", eventLayout}, {"event-pod-delete", eventLayout},
 		{"hintbatch-3-pods", hintLayout}, {"victimbatch-preemptor", victimLayout},
 		{"gate-wait", gateLayout}, {"registrations", regsLayout},
+		{"storage-full", storageLayout}, {"storage-minimal", storageLayout}, {"event-csinode-update", eventLayout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := golden(t, tc.name)
@@ -378,7 +440,8 @@ func TestLayoutTables(t *testing.T) {
 	for name, layout := range map[string][]ref{
 		"pod-full": podLayout, "node-full": nodeLayout, "podgroup-full": groupLayout,
 		"event-node-update": eventLayout, "hintbatch-3-pods": hintLayout, "victimbatch-preemptor": victimLayout,
-		"gate-wait": gateLayout, "registrations": regsLayout,
+		"gate-wait": gateLayout, "registrations": regsLayout, "storage-full": storageLayout,
+		"storage-csinode": storageLayout, "event-csinode-update": eventLayout,
 	} {
 		rec := golden(t, name)
 		covered := int(binary.LittleEndian.Uint16(rec[6:]))

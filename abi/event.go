@@ -7,8 +7,9 @@ import "strconv"
 //	 8 u32 resource  12 u32 action
 //	16 old object (nested record)  24 new object (nested record)
 //
-// The objects are Pod records for pod resources, Node records for nodes and
-// PodGroup records for pod groups; old is absent on Add, new on Delete.
+// The objects are Pod records for pod resources, Node records for nodes,
+// PodGroup records for pod groups and StorageObject records for the storage
+// resources (minor 1); old is absent on Add, new on Delete.
 const (
 	eventResource = 8
 	eventAction   = 12
@@ -69,6 +70,16 @@ func (e EventView) OldNode() (NodeView, bool)         { return nodeOf(e.OldBytes
 func (e EventView) NewNode() (NodeView, bool)         { return nodeOf(e.NewBytes()) }
 func (e EventView) OldPodGroup() (PodGroupView, bool) { return groupOf(e.OldBytes()) }
 func (e EventView) NewPodGroup() (PodGroupView, bool) { return groupOf(e.NewBytes()) }
+func (e EventView) OldStorage() (StorageView, bool)   { return storageOf(e.OldBytes()) }
+func (e EventView) NewStorage() (StorageView, bool)   { return storageOf(e.NewBytes()) }
+
+func storageOf(b []byte) (StorageView, bool) {
+	if b == nil {
+		return StorageView{}, false
+	}
+	v, err := ReadStorage(b)
+	return v, err == nil
+}
 
 func podOf(b []byte) (PodView, bool) {
 	if b == nil {
@@ -140,6 +151,9 @@ func validateObject(b []byte, res EventResource) error {
 	case ResourcePodGroup:
 		want = TagPodGroup
 	}
+	if res.IsStorage() {
+		want = TagStorage
+	}
 	if want != 0 && tag != want {
 		return &Error{Record: tag, Problem: "object of resource " + res.String() + " must be a " + want.String()}
 	}
@@ -153,6 +167,9 @@ func validateObject(b []byte, res EventResource) error {
 	case TagPodGroup:
 		v, _ := ReadPodGroup(b)
 		return v.Decode(&PodGroup{})
+	case TagStorage:
+		v, _ := ReadStorage(b)
+		return v.Decode(&StorageObject{})
 	}
 	return &Error{Record: tag, Problem: "not an object record"}
 }

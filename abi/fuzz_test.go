@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/abi/abitest"
 )
 
 // The fuzz tests hold every decoder of untrusted bytes to four properties:
@@ -139,8 +140,8 @@ func FuzzDecodePod(f *testing.F) {
 			t.Fatalf("Decode into a used Pod (-fresh +reused):\n%s", diff)
 		}
 		enc := abi.AppendPod(nil, &p)
-		if want := 184 + podWire(&p); len(enc) != want {
-			t.Fatalf("AppendPod wrote %d bytes, want 184 + %d", len(enc), podWire(&p))
+		if want := 208 + podWire(&p); len(enc) != want {
+			t.Fatalf("AppendPod wrote %d bytes, want 208 + %d", len(enc), podWire(&p))
 		}
 		var p2 abi.Pod
 		if err := decodePod(enc, &p2); err != nil {
@@ -212,6 +213,63 @@ func FuzzDecodePodGroup(f *testing.F) {
 			t.Fatalf("decode re-encoded group: %v", err)
 		}
 		if diff := cmp.Diff(g, g2); diff != "" {
+			t.Fatalf("round trip (-first +second):\n%s", diff)
+		}
+	})
+}
+
+func FuzzDecodeStorage(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := abi.ReadStorage(data)
+		if err != nil {
+			mustABIError(t, err)
+			return
+		}
+		viewed := storageFromView(v)
+		var o abi.StorageObject
+		if err := v.Decode(&o); err != nil {
+			mustABIError(t, err)
+			return
+		}
+		wire := len(o.Namespace) + len(o.Name) + len(o.StorageClass) + len(o.VolumeName) + len(o.ClaimNamespace) +
+			len(o.ClaimName) + len(o.NodeName) + len(o.Driver) + len(o.MigratedPlugins) + kvWire(o.Labels)
+		for _, tm := range o.Topology {
+			wire += 16
+			for _, rs := range [][]abi.Requirement{tm.MatchExpressions, tm.MatchFields} {
+				for _, r := range rs {
+					wire += 24 + len(r.Key) + strsWire(r.Values)
+				}
+			}
+		}
+		for _, d := range o.Drivers {
+			wire += 16 + len(d.Name)
+		}
+		mustFit(t, "storage object", wire, len(v.Bytes()))
+		if diff := cmp.Diff(o, viewed, equateEmpty); diff != "" {
+			t.Fatalf("view disagrees with Decode (-decoded +view):\n%s", diff)
+		}
+		// Decoding into a used value gives the same result.
+		dirty := abitest.FullStorage()
+		if err := v.Decode(&dirty); err != nil {
+			t.Fatalf("Decode into a used StorageObject: %v", err)
+		}
+		if diff := cmp.Diff(o, dirty, equateEmpty); diff != "" {
+			t.Fatalf("Decode into a used StorageObject (-fresh +reused):\n%s", diff)
+		}
+		enc := abi.AppendStorage(nil, &o)
+		if want := 128 + wire; len(enc) != want {
+			t.Fatalf("AppendStorage wrote %d bytes, want 128 + %d", len(enc), wire)
+		}
+		v2, err := abi.ReadStorage(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o2 abi.StorageObject
+		if err := v2.Decode(&o2); err != nil {
+			t.Fatalf("decode re-encoded storage object: %v", err)
+		}
+		if diff := cmp.Diff(o, o2, equateEmpty); diff != "" {
 			t.Fatalf("round trip (-first +second):\n%s", diff)
 		}
 	})
@@ -442,7 +500,9 @@ func FuzzDecodeRegistrations(f *testing.F) {
 				t.Fatalf("bad actions %v accepted", r.Actions)
 			}
 			switch r.Resource {
-			case abi.ResourcePod, abi.ResourceUnscheduledPod, abi.ResourceNode, abi.ResourcePodGroup, abi.ResourceWildcard:
+			case abi.ResourcePod, abi.ResourceUnscheduledPod, abi.ResourceNode, abi.ResourcePodGroup, abi.ResourceWildcard,
+				abi.ResourcePersistentVolume, abi.ResourcePersistentVolumeClaim, abi.ResourceStorageClass, abi.ResourceCSINode,
+				abi.ResourceCSIDriver, abi.ResourceCSIStorageCapacity, abi.ResourceVolumeAttachment:
 			default:
 				t.Fatalf("bad resource %v accepted", r.Resource)
 			}
@@ -599,7 +659,7 @@ func podWire(p *abi.Pod) int {
 			}
 		}
 	}
-	return n
+	return n + strsWire(p.Claims) + strsWire(p.EphemeralClaims) + strsWire(p.VolumeDrivers)
 }
 
 func nodeWire(nd *abi.Node) int {

@@ -134,8 +134,9 @@ func DecodeRegistrations(b []byte) ([]Registration, error) {
 		if err := checkText(TagRegistrations, field, reg.Plugin); err != nil {
 			return nil, err
 		}
-		switch reg.Resource {
-		case ResourcePod, ResourceUnscheduledPod, ResourceNode, ResourcePodGroup, ResourceWildcard:
+		switch {
+		case reg.Resource >= ResourcePod && reg.Resource <= ResourcePodGroup, reg.Resource.IsStorage(),
+			reg.Resource == ResourceWildcard:
 		default:
 			return nil, &Error{Record: TagRegistrations, Field: field, Problem: "unknown resource " + reg.Resource.String()}
 		}

@@ -199,6 +199,15 @@ func TestGoldenViews(t *testing.T) {
 			checkPodGroup(t, v, want)
 		}
 	}
+	storageCase := func(want abi.StorageObject) func(*testing.T, []byte) {
+		return func(t *testing.T, b []byte) {
+			v, err := abi.ReadStorage(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStorage(t, v, want)
+		}
+	}
 	// eventCase checks the header fields and that exactly the expected nested
 	// objects are present, each readable only through its kind's accessor.
 	eventCase := func(want *abi.Event) func(*testing.T, []byte) {
@@ -243,11 +252,16 @@ func TestGoldenViews(t *testing.T) {
 		"node-full":        nodeCase(abitest.FullNode()),
 		"podgroup-minimal": groupCase(abi.PodGroup{Namespace: "default", Name: "g"}),
 		"podgroup-full":    groupCase(abitest.FullPodGroup()),
+		"storage-minimal":  storageCase(abi.StorageObject{Name: "pv-1"}),
+		"storage-full":     storageCase(abitest.FullStorage()),
+		"storage-csinode":  storageCase(abitest.CSINode()),
 
-		"event-pod-add":      eventCase(abitest.PodAddEvent()),
-		"event-node-update":  eventCase(abitest.NodeUpdateEvent()),
-		"event-podgroup-add": eventCase(abitest.PodGroupAddEvent()),
-		"event-pod-delete":   eventCase(abitest.PodDeleteEvent()),
+		"event-pod-add":        eventCase(abitest.PodAddEvent()),
+		"event-node-update":    eventCase(abitest.NodeUpdateEvent()),
+		"event-podgroup-add":   eventCase(abitest.PodGroupAddEvent()),
+		"event-pod-delete":     eventCase(abitest.PodDeleteEvent()),
+		"event-pvc-add":        eventCase(abitest.ClaimAddEvent()),
+		"event-csinode-update": eventCase(abitest.CSINodeUpdateEvent()),
 
 		"hintbatch-no-pods": func(t *testing.T, b []byte) {
 			checkHintBatch(t, b, abitest.NodeUpdateEvent(), nil)
@@ -399,6 +413,20 @@ func checkPodGroup(t *testing.T, v abi.PodGroupView, want abi.PodGroup) {
 	}
 }
 
+func checkStorage(t *testing.T, v abi.StorageView, want abi.StorageObject) {
+	t.Helper()
+	if diff := cmp.Diff(want, storageFromView(v), equateEmpty); diff != "" {
+		t.Errorf("StorageView accessors (-want +got):\n%s", diff)
+	}
+	var got abi.StorageObject
+	if err := v.Decode(&got); err != nil {
+		t.Fatalf("StorageView.Decode: %v", err)
+	}
+	if diff := cmp.Diff(want, got, equateEmpty); diff != "" {
+		t.Errorf("StorageView.Decode (-want +got):\n%s", diff)
+	}
+}
+
 func checkEvent(t *testing.T, v abi.EventView, want *abi.Event) {
 	t.Helper()
 	if v.Resource() != want.Resource || v.Action() != want.Action {
@@ -414,19 +442,22 @@ func checkEvent(t *testing.T, v abi.EventView, want *abi.Event) {
 		pod  func() (abi.PodView, bool)
 		node func() (abi.NodeView, bool)
 		grp  func() (abi.PodGroupView, bool)
+		sto  func() (abi.StorageView, bool)
 	}{
-		{"old", want.Old, v.OldPod, v.OldNode, v.OldPodGroup},
-		{"new", want.New, v.NewPod, v.NewNode, v.NewPodGroup},
+		{"old", want.Old, v.OldPod, v.OldNode, v.OldPodGroup, v.OldStorage},
+		{"new", want.New, v.NewPod, v.NewNode, v.NewPodGroup, v.NewStorage},
 	} {
 		pv, isPod := side.pod()
 		nv, isNode := side.node()
 		gv, isGroup := side.grp()
+		sv, isStorage := side.sto()
 		var wantTag abi.Tag
 		if side.obj != nil {
 			wantTag, _ = abi.RecordTag(side.obj)
 		}
-		if isPod != (wantTag == abi.TagPod) || isNode != (wantTag == abi.TagNode) || isGroup != (wantTag == abi.TagPodGroup) {
-			t.Errorf("%s object: pod %v node %v group %v, want a %v", side.name, isPod, isNode, isGroup, wantTag)
+		if isPod != (wantTag == abi.TagPod) || isNode != (wantTag == abi.TagNode) || isGroup != (wantTag == abi.TagPodGroup) ||
+			isStorage != (wantTag == abi.TagStorage) {
+			t.Errorf("%s object: pod %v node %v group %v storage %v, want a %v", side.name, isPod, isNode, isGroup, isStorage, wantTag)
 		}
 		switch wantTag {
 		case abi.TagPod:
@@ -446,6 +477,12 @@ func checkEvent(t *testing.T, v abi.EventView, want *abi.Event) {
 			mustDecode(t, gv.Decode(&g))
 			if !bytes.Equal(abi.AppendPodGroup(nil, &g), side.obj) {
 				t.Errorf("%s group %q re-encodes differently", side.name, gv.Name())
+			}
+		case abi.TagStorage:
+			var o abi.StorageObject
+			mustDecode(t, sv.Decode(&o))
+			if !bytes.Equal(abi.AppendStorage(nil, &o), side.obj) {
+				t.Errorf("%s storage object %q re-encodes differently", side.name, sv.Name())
 			}
 		}
 	}

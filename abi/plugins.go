@@ -28,6 +28,7 @@ const (
 	PluginVolumeRestrictions = "VolumeRestrictions"
 	PluginNodeVolumeLimits   = "NodeVolumeLimits"
 	PluginVolumeBinding      = "VolumeBinding"
+	PluginVolumeZone         = "VolumeZone"
 	PluginPodTopologySpread  = "PodTopologySpread"
 	PluginInterPodAffinity   = "InterPodAffinity"
 	PluginDynamicResources   = "DynamicResources"

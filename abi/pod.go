@@ -13,6 +13,7 @@ package abi
 //	136 pending plugins [str]  144 scheduling gates [str]  152 node selector [kv]
 //	160 tolerations [toleration]  168 host ports [hostPort]
 //	176 required node affinity terms [term]
+//	184 claims [str]  192 ephemeral claims [str]  200 inline volume drivers [str]   (minor 1)
 //
 // Times are Unix nanoseconds, 0 when unset. Element layouts:
 //
@@ -49,7 +50,10 @@ const (
 	podTolerations    = 160
 	podHostPorts      = 168
 	podAffinity       = 176
-	podFixed          = 184
+	podClaims         = 184
+	podEphemeral      = 192
+	podVolumeDrivers  = 200
+	podFixed          = 208
 
 	podPreemptNever     = 1 << 0
 	podLastFailureError = 1 << 1
@@ -103,6 +107,16 @@ type Pod struct {
 	// requiredDuringSchedulingIgnoredDuringExecution; the pod fits a node that
 	// matches any term.
 	RequiredAffinity []NodeSelectorTerm
+
+	// Claims are the PersistentVolumeClaims the pod's volumes name
+	// (persistentVolumeClaim.claimName), EphemeralClaims those its generic
+	// ephemeral volumes create (<pod>-<volume>), in spec.volumes order (ABI
+	// minor 1; empty from an older host).
+	Claims          []string
+	EphemeralClaims []string
+	// VolumeDrivers are the CSI drivers of the pod's inline volumes: a csi
+	// volume's driver, and the driver an in-tree volume migrates to.
+	VolumeDrivers []string
 }
 
 // PodGroupRef is what a pod view carries about its group.
@@ -201,6 +215,9 @@ func AppendPod(dst []byte, p *Pod) []byte {
 		b.appendRequirements(e, t.MatchExpressions)
 		b.appendRequirements(e+8, t.MatchFields)
 	}
+	b.appendStrings(b.start+podClaims, p.Claims)
+	b.appendStrings(b.start+podEphemeral, p.EphemeralClaims)
+	b.appendStrings(b.start+podVolumeDrivers, p.VolumeDrivers)
 	return b.finish()
 }
 
@@ -283,6 +300,15 @@ func (p PodView) Tolerations() TolerationList {
 }
 func (p PodView) HostPorts() HostPortList    { return HostPortList{p.r.list(podHostPorts, hostPortSize)} }
 func (p PodView) RequiredAffinity() TermList { return TermList{p.r.list(podAffinity, termSize)} }
+func (p PodView) Claims() StrList            { return StrList{p.r.list(podClaims, strSize)} }
+func (p PodView) EphemeralClaims() StrList   { return StrList{p.r.list(podEphemeral, strSize)} }
+func (p PodView) VolumeDrivers() StrList     { return StrList{p.r.list(podVolumeDrivers, strSize)} }
+
+// UsesClaim reports whether the pod's volumes use the claim called name in
+// its namespace, through a persistentVolumeClaim or an ephemeral volume.
+func (p PodView) UsesClaim(namespace, name string) bool {
+	return namespace == p.Namespace() && (p.Claims().Has(name) || p.EphemeralClaims().Has(name))
+}
 
 // Decode copies the whole record into dst, reusing dst's slices, and reports
 // the first malformed field. Strings are copied, so dst outlives the bytes.
@@ -358,13 +384,22 @@ func (p PodView) Decode(dst *Pod) error {
 	dst.RequiredAffinity = dst.RequiredAffinity[:0]
 	for i := 0; i < al.len(); i++ {
 		var t NodeSelectorTerm
-		if t.MatchExpressions, err = decodeRequirements(al, i, 0, &bud); err != nil {
+		if t.MatchExpressions, err = decodeRequirements(al, i, 0, &bud, "required affinity"); err != nil {
 			return err
 		}
-		if t.MatchFields, err = decodeRequirements(al, i, 8, &bud); err != nil {
+		if t.MatchFields, err = decodeRequirements(al, i, 8, &bud, "required affinity"); err != nil {
 			return err
 		}
 		dst.RequiredAffinity = append(dst.RequiredAffinity, t)
+	}
+	if dst.Claims, err = decodeStrs(r, &bud, podClaims, "claims", dst.Claims); err != nil {
+		return err
+	}
+	if dst.EphemeralClaims, err = decodeStrs(r, &bud, podEphemeral, "ephemeral claims", dst.EphemeralClaims); err != nil {
+		return err
+	}
+	if dst.VolumeDrivers, err = decodeStrs(r, &bud, podVolumeDrivers, "volume drivers", dst.VolumeDrivers); err != nil {
+		return err
 	}
 	return nil
 }
@@ -559,8 +594,7 @@ func decodeStrs(r rec, bud *budget, off uint32, name string, dst []string) ([]st
 
 // decodeRequirements decodes the requirement list referenced by field of
 // term i, charging what it reads to bud.
-func decodeRequirements(terms list, i int, field uint32, bud *budget) ([]Requirement, error) {
-	const name = "required affinity"
+func decodeRequirements(terms list, i int, field uint32, bud *budget, name string) ([]Requirement, error) {
 	tag := terms.r.tag
 	p, _ := terms.at(i)
 	if _, _, ok := terms.r.refAt(p+field, requirementSize); !ok {

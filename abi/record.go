@@ -35,10 +35,12 @@ const (
 	TagVictimBatch
 	TagGate
 	TagRegistrations
+	// TagStorage (minor 1): a storage object in an event (storage.go).
+	TagStorage
 	numTags
 )
 
-var tagNames = [numTags]string{"", "pod", "node", "podgroup", "event", "hint batch", "victim batch", "gate", "registrations"}
+var tagNames = [numTags]string{"", "pod", "node", "podgroup", "event", "hint batch", "victim batch", "gate", "registrations", "storage object"}
 
 func (t Tag) String() string {
 	if t > 0 && t < numTags {

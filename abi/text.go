@@ -30,8 +30,13 @@ var (
 	protocolNames  = [...]string{ProtocolTCP: "TCP", ProtocolUDP: "UDP", ProtocolSCTP: "SCTP"}
 	disruptNames   = [...]string{DisruptionSingle: "Single", DisruptionAll: "All"}
 	victimKindName = [...]string{VictimPod: "Pod", VictimGroup: "Group"}
+	phaseNames     = [...]string{PhaseNone: "", PhasePending: "Pending", PhaseAvailable: "Available", PhaseBound: "Bound",
+		PhaseReleased: "Released", PhaseFailed: "Failed", PhaseLost: "Lost"}
+	bindingNames = [...]string{BindingImmediate: "Immediate", BindingWaitForFirstConsumer: "WaitForFirstConsumer"}
 	// resources are the EventResource values with a name (EventResource.String).
-	resources = [...]EventResource{ResourcePod, ResourceUnscheduledPod, ResourceNode, ResourcePodGroup, ResourceWildcard}
+	resources = [...]EventResource{ResourcePod, ResourceUnscheduledPod, ResourceNode, ResourcePodGroup,
+		ResourcePersistentVolume, ResourcePersistentVolumeClaim, ResourceStorageClass, ResourceCSINode,
+		ResourceCSIDriver, ResourceCSIStorageCapacity, ResourceVolumeAttachment, ResourceWildcard}
 )
 
 // enum is the underlying type of the enumerations with a name table.
@@ -228,6 +233,38 @@ func (d *DisruptionMode) UnmarshalText(text []byte) error {
 		return nil
 	}
 	return unmarshalName(d, text, disruptNames[:])
+}
+
+// MarshalText returns the Kubernetes name of the phase (Pending, Bound, ...).
+func (p VolumePhase) MarshalText() ([]byte, error) {
+	if p == PhaseNone {
+		return []byte{}, nil
+	}
+	return marshalName("volume phase", p, phaseNames[:])
+}
+
+// UnmarshalText reads a phase's Kubernetes name; "" is no phase.
+func (p *VolumePhase) UnmarshalText(text []byte) error {
+	if len(text) == 0 {
+		*p = PhaseNone
+		return nil
+	}
+	return unmarshalName(p, text, phaseNames[:])
+}
+
+// MarshalText returns Immediate or WaitForFirstConsumer.
+func (m BindingMode) MarshalText() ([]byte, error) {
+	return marshalName("binding mode", m, bindingNames[:])
+}
+
+// UnmarshalText reads Immediate or WaitForFirstConsumer; "" is Immediate,
+// the API's default.
+func (m *BindingMode) UnmarshalText(text []byte) error {
+	if len(text) == 0 {
+		*m = BindingImmediate
+		return nil
+	}
+	return unmarshalName(m, text, bindingNames[:])
 }
 
 // MarshalText returns Pod or Group.

@@ -57,6 +57,13 @@ func TestTextRoundTrip(t *testing.T) {
 		{abi.DisruptionAll, "All", unmarshal[abi.DisruptionMode]},
 		{abi.VictimPod, "Pod", unmarshal[abi.VictimKind]},
 		{abi.VictimGroup, "Group", unmarshal[abi.VictimKind]},
+		{abi.ResourcePersistentVolumeClaim, "PersistentVolumeClaim", unmarshal[abi.EventResource]},
+		{abi.ResourceCSIStorageCapacity, "CSIStorageCapacity", unmarshal[abi.EventResource]},
+		{abi.PhaseNone, "", unmarshal[abi.VolumePhase]},
+		{abi.PhaseBound, "Bound", unmarshal[abi.VolumePhase]},
+		{abi.PhaseLost, "Lost", unmarshal[abi.VolumePhase]},
+		{abi.BindingImmediate, "Immediate", unmarshal[abi.BindingMode]},
+		{abi.BindingWaitForFirstConsumer, "WaitForFirstConsumer", unmarshal[abi.BindingMode]},
 	} {
 		b, err := tc.v.MarshalText()
 		if err != nil || string(b) != tc.name {
@@ -116,7 +123,7 @@ func TestTextErrors(t *testing.T) {
 		{unmarshal[abi.Slot], "queueSrot", `"queueSrot" is not a slot: want one of queueSort, backoffSort, preEnqueue, queueingHint, victimOrder`},
 		{unmarshal[abi.Hint], "Queue", `"Queue": want one of skip, queue, error`},
 		{unmarshal[abi.GateCode], "", `"": want one of admit, wait`},
-		{unmarshal[abi.EventResource], "Nodes", `"Nodes": want one of Pod, UnscheduledPod, Node, PodGroup, *`},
+		{unmarshal[abi.EventResource], "Nodes", `"Nodes": want one of Pod, UnscheduledPod, Node, PodGroup, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment, *`},
 		{unmarshal[abi.ActionType], "Add|UpdateNodeLabels", `"UpdateNodeLabels" is not an action: want names such as Add, Delete, UpdateNodeLabel, joined by |`},
 		{unmarshal[abi.ActionType], "", `"" is not an action`},
 		{unmarshal[abi.TaintEffect], "noSchedule", `"noSchedule": want one of NoSchedule, PreferNoSchedule, NoExecute`},

@@ -84,6 +84,16 @@ const (
 	ResourceUnscheduledPod EventResource = 2
 	ResourceNode           EventResource = 3
 	ResourcePodGroup       EventResource = 4
+	// Storage resources (ABI minor 1); their events carry StorageObject
+	// records. 12-15 are kept for the DRA kinds (ResourceClaim,
+	// ResourceSlice, DeviceClass, DeviceTaintRule) of a later minor.
+	ResourcePersistentVolume      EventResource = 5
+	ResourcePersistentVolumeClaim EventResource = 6
+	ResourceStorageClass          EventResource = 7
+	ResourceCSINode               EventResource = 8
+	ResourceCSIDriver             EventResource = 9
+	ResourceCSIStorageCapacity    EventResource = 10
+	ResourceVolumeAttachment      EventResource = 11
 	// ResourceWildcard matches every resource in a registration.
 	ResourceWildcard EventResource = 255
 )
@@ -98,10 +108,29 @@ func (r EventResource) String() string {
 		return "Node"
 	case ResourcePodGroup:
 		return "PodGroup"
+	case ResourcePersistentVolume:
+		return "PersistentVolume"
+	case ResourcePersistentVolumeClaim:
+		return "PersistentVolumeClaim"
+	case ResourceStorageClass:
+		return "StorageClass"
+	case ResourceCSINode:
+		return "CSINode"
+	case ResourceCSIDriver:
+		return "CSIDriver"
+	case ResourceCSIStorageCapacity:
+		return "CSIStorageCapacity"
+	case ResourceVolumeAttachment:
+		return "VolumeAttachment"
 	case ResourceWildcard:
 		return "*"
 	}
 	return "Resource(" + strconv.Itoa(int(r)) + ")"
+}
+
+// IsStorage reports whether events of r carry [StorageObject] records.
+func (r EventResource) IsStorage() bool {
+	return r >= ResourcePersistentVolume && r <= ResourceVolumeAttachment
 }
 
 // PluginWildcard in a registration stands for every plugin: the hint is

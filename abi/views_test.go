@@ -63,7 +63,40 @@ func podFromView(v abi.PodView) abi.Pod {
 		}
 		p.RequiredAffinity = append(p.RequiredAffinity, abi.NodeSelectorTerm{MatchExpressions: exprs, MatchFields: fields})
 	}
+	p.Claims, p.EphemeralClaims, p.VolumeDrivers = strsFromView(v.Claims()), strsFromView(v.EphemeralClaims()), strsFromView(v.VolumeDrivers())
 	return p
+}
+
+func storageFromView(v abi.StorageView) abi.StorageObject {
+	_ = v.Bytes()
+	capacity, has := v.Capacity()
+	o := abi.StorageObject{
+		Namespace: v.Namespace(), Name: v.Name(), StorageClass: v.StorageClass(), VolumeName: v.VolumeName(),
+		ClaimNamespace: v.ClaimNamespace(), ClaimName: v.ClaimName(), NodeName: v.NodeName(),
+		Driver: v.Driver(), MigratedPlugins: v.MigratedPlugins(), Phase: v.Phase(), BindingMode: v.BindingMode(),
+		NodeAffinity: v.NodeAffinity(), CapacityTracking: v.CapacityTracking(), HasCapacity: has, Capacity: capacity,
+		Labels: kvsFromView(v.Labels()),
+	}
+	terms := v.Topology()
+	for i := -1; i <= terms.Len(); i++ {
+		exprs, fields := requirementsFromView(terms.MatchExpressions(i)), requirementsFromView(terms.MatchFields(i))
+		if i < 0 || i == terms.Len() {
+			must(exprs == nil && fields == nil, "Topology() term out of range")
+			continue
+		}
+		o.Topology = append(o.Topology, abi.NodeSelectorTerm{MatchExpressions: exprs, MatchFields: fields})
+	}
+	dl := v.Drivers()
+	for i := -1; i <= dl.Len(); i++ {
+		d := dl.At(i)
+		if i < 0 || i == dl.Len() {
+			must(d == abi.CSIDriverLimit{}, "Drivers().At out of range")
+			continue
+		}
+		must(dl.Allocatable(d.Name) == d.Allocatable || d.Name == "", "Drivers().Allocatable disagrees with At")
+		o.Drivers = append(o.Drivers, d)
+	}
+	return o
 }
 
 func nodeFromView(v abi.NodeView) abi.Node {
@@ -110,6 +143,11 @@ func eventObjects(v abi.EventView) {
 	for _, f := range []func() (abi.PodGroupView, bool){v.OldPodGroup, v.NewPodGroup} {
 		if g, ok := f(); ok {
 			podGroupFromView(g)
+		}
+	}
+	for _, f := range []func() (abi.StorageView, bool){v.OldStorage, v.NewStorage} {
+		if o, ok := f(); ok {
+			storageFromView(o)
 		}
 	}
 }

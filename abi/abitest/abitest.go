@@ -40,6 +40,13 @@ func Cases() []Case {
 		{"event-podgroup-add", eventCase(PodGroupAddEvent)},
 		{"event-pod-delete", eventCase(PodDeleteEvent)},
 
+		// Storage objects and events (ABI minor 1).
+		{"storage-minimal", storageCase(abi.StorageObject{Name: "pv-1"})},
+		{"storage-full", storageCase(FullStorage())},
+		{"storage-csinode", storageCase(CSINode())},
+		{"event-pvc-add", eventCase(ClaimAddEvent)},
+		{"event-csinode-update", eventCase(CSINodeUpdateEvent)},
+
 		{"hintbatch-no-pods", func(dst []byte) []byte {
 			return abi.AppendHintBatch(dst, abi.AppendEvent(nil, NodeUpdateEvent()), nil)
 		}},
@@ -141,6 +148,9 @@ func FullPod() abi.Pod {
 			{MatchExpressions: []abi.Requirement{{Key: "cpu-generation", Operator: abi.SelectorGt, Values: []string{"5"}}}},
 			{MatchFields: []abi.Requirement{{Key: "metadata.name", Operator: abi.SelectorIn, Values: []string{"node-α"}}}},
 		},
+		Claims:          []string{"data-trainer-0", "données"},
+		EphemeralClaims: []string{"trainer-ß-🚀-0-scratch"},
+		VolumeDrivers:   []string{"ebs.csi.aws.com"},
 	}
 }
 
@@ -240,11 +250,62 @@ func WaitGate() abi.Gate {
 func Registrations() []abi.Registration {
 	return []abi.Registration{
 		{Plugin: "GangQuota", Resource: abi.ResourcePodGroup, Actions: abi.ActionAdd | abi.ActionUpdateOther},
+		{Plugin: "VolumeBinding", Resource: abi.ResourcePersistentVolumeClaim, Actions: abi.ActionAdd | abi.ActionUpdateOther},
 		{Plugin: "GangQuota", Resource: abi.ResourcePod, Actions: abi.ActionDelete},
 		{Plugin: "GangQuota", Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionAdd | abi.ActionUpdatePodLabel},
 		{Plugin: "NodeFit", Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateNodeAllocatable | abi.ActionUpdateNodeTaint},
 		{Plugin: "Everything", Resource: abi.ResourceWildcard, Actions: abi.ActionAll},
 	}
+}
+
+// FullStorage sets every field of abi.StorageObject, with extreme numbers
+// and non-ASCII strings (no real object fills every field).
+func FullStorage() abi.StorageObject {
+	return abi.StorageObject{
+		Namespace: "équipe-données", Name: "pv-ß-0", StorageClass: "local-wffc",
+		VolumeName: "pv-🚀", ClaimNamespace: "équipe-données", ClaimName: "data-trainer-0",
+		NodeName: "node-α", Driver: "ebs.csi.aws.com", MigratedPlugins: "kubernetes.io/aws-ebs,kubernetes.io/gce-pd",
+		Phase: abi.PhaseBound, BindingMode: abi.BindingWaitForFirstConsumer,
+		NodeAffinity: true, CapacityTracking: true, HasCapacity: true, Capacity: math.MaxInt64,
+		Labels: []abi.KV{{Key: "topology.kubernetes.io/zone", Value: "eu-west-1a"}, {Key: "empty", Value: ""}},
+		Topology: []abi.NodeSelectorTerm{
+			{MatchExpressions: []abi.Requirement{{Key: "kubernetes.io/hostname", Operator: abi.SelectorIn, Values: []string{"node-α", "node-β"}}}},
+			{MatchFields: []abi.Requirement{{Key: "metadata.name", Operator: abi.SelectorNotIn, Values: []string{"node-1"}}}},
+		},
+		Drivers: []abi.CSIDriverLimit{
+			{Name: "ebs.csi.aws.com", Allocatable: math.MaxInt32, HasAllocatable: true},
+			{Name: "hostpath.csi.k8s.io"},
+		},
+	}
+}
+
+// CSINode is a node's CSINode with two drivers, one without a limit.
+func CSINode() abi.StorageObject {
+	return abi.StorageObject{
+		Name: "node-1", NodeName: "node-1", MigratedPlugins: "kubernetes.io/aws-ebs",
+		Drivers: []abi.CSIDriverLimit{
+			{Name: "ebs.csi.aws.com", Allocatable: 25, HasAllocatable: true},
+			{Name: "hostpath.csi.k8s.io"},
+		},
+	}
+}
+
+// ClaimAddEvent: a PersistentVolumeClaim of a WaitForFirstConsumer class was created.
+func ClaimAddEvent() *abi.Event {
+	c := abi.StorageObject{Namespace: "default", Name: "data-web-0", StorageClass: "local-wffc", Phase: abi.PhasePending}
+	return &abi.Event{Resource: abi.ResourcePersistentVolumeClaim, Action: abi.ActionAdd, New: abi.AppendStorage(nil, &c)}
+}
+
+// CSINodeUpdateEvent: a driver's allocatable count went up.
+func CSINodeUpdateEvent() *abi.Event {
+	old, n := CSINode(), CSINode()
+	old.Drivers[0].Allocatable = 24
+	return &abi.Event{Resource: abi.ResourceCSINode, Action: abi.ActionUpdateOther,
+		Old: abi.AppendStorage(nil, &old), New: abi.AppendStorage(nil, &n)}
+}
+
+func storageCase(o abi.StorageObject) func([]byte) []byte {
+	return func(dst []byte) []byte { return abi.AppendStorage(dst, &o) }
 }
 
 func appendPod(p abi.Pod) []byte { return abi.AppendPod(nil, &p) }

@@ -15,7 +15,7 @@ import (
 // call it, so the Go and the TinyGo builds of the codecs face the same bytes.
 func RoundTrip(dst, b []byte) ([]byte, error) {
 	tag, err := abi.RecordTag(b)
-	if err != nil || tag == 0 || tag > abi.TagRegistrations {
+	if err != nil || tag == 0 || tag > abi.TagStorage {
 		return roundTripRaw(dst, b)
 	}
 	// The record must be all of b: trailing bytes would be silently dropped.
@@ -80,6 +80,13 @@ func RoundTrip(dst, b []byte) ([]byte, error) {
 			return dst, err
 		}
 		return abi.AppendRegistrations(dst, regs), nil
+	case abi.TagStorage:
+		v, _ := abi.ReadStorage(b)
+		var o abi.StorageObject
+		if err := v.Decode(&o); err != nil {
+			return dst, err
+		}
+		return abi.AppendStorage(dst, &o), nil
 	}
 	panic("unreachable")
 }

@@ -33,7 +33,7 @@ func TestPolicyTestPasses(t *testing.T) {
 		{"backoffpop", "queuesort", 4},
 		{"backoffpop", "backoffsort", 5},
 		{"gangpreempt", "preenqueue", 4},
-		{"hints", "hints", 3},
+		{"hints", "hints", 5},
 		{"gangpreempt", "victims", 2},
 	} {
 		t.Run(tc.cases, func(t *testing.T) {

@@ -160,6 +160,21 @@ func (w *PodWrapper) RequiredAffinity(terms ...abi.NodeSelectorTerm) *PodWrapper
 	return w
 }
 
+// Claim appends a PersistentVolumeClaim the pod's volumes name.
+func (w *PodWrapper) Claim(name string) *PodWrapper { w.p.Claims = append(w.p.Claims, name); return w }
+
+// EphemeralClaim appends the claim of a generic ephemeral volume (<pod>-<volume>).
+func (w *PodWrapper) EphemeralClaim(name string) *PodWrapper {
+	w.p.EphemeralClaims = append(w.p.EphemeralClaims, name)
+	return w
+}
+
+// VolumeDriver appends the CSI driver of an inline volume.
+func (w *PodWrapper) VolumeDriver(name string) *PodWrapper {
+	w.p.VolumeDrivers = append(w.p.VolumeDrivers, name)
+	return w
+}
+
 // Obj returns a copy of the pod.
 func (w *PodWrapper) Obj() *abi.Pod {
 	p := w.p
@@ -172,6 +187,9 @@ func (w *PodWrapper) Obj() *abi.Pod {
 	p.Tolerations = slices.Clone(p.Tolerations)
 	p.HostPorts = slices.Clone(p.HostPorts)
 	p.RequiredAffinity = slices.Clone(p.RequiredAffinity)
+	p.Claims = slices.Clone(p.Claims)
+	p.EphemeralClaims = slices.Clone(p.EphemeralClaims)
+	p.VolumeDrivers = slices.Clone(p.VolumeDrivers)
 	return &p
 }
 

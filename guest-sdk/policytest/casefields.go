@@ -213,6 +213,9 @@ var podFields = fields[abi.Pod]{
 	"tolerations":          listOf(func(p *abi.Pod) *[]abi.Toleration { return &p.Tolerations }, tolerationFields),
 	"hostPorts":            listOf(func(p *abi.Pod) *[]abi.HostPort { return &p.HostPorts }, hostPortFields),
 	"requiredAffinity":     listOf(func(p *abi.Pod) *[]abi.NodeSelectorTerm { return &p.RequiredAffinity }, termFields),
+	"claims":               val(func(p *abi.Pod) *[]string { return &p.Claims }),
+	"ephemeralClaims":      val(func(p *abi.Pod) *[]string { return &p.EphemeralClaims }),
+	"volumeDrivers":        val(func(p *abi.Pod) *[]string { return &p.VolumeDrivers }),
 }
 
 var groupRefFields = fields[abi.PodGroupRef]{
@@ -262,6 +265,52 @@ var taintFields = fields[abi.Taint]{
 	"effect": val(func(t *abi.Taint) *abi.TaintEffect { return &t.Effect }),
 }
 
+// storageFields: a storage object (abi.StorageObject); capacity, when
+// given, sets the limit (bytes).
+var storageFields = fields[abi.StorageObject]{
+	"namespace":        val(func(o *abi.StorageObject) *string { return &o.Namespace }),
+	"name":             val(func(o *abi.StorageObject) *string { return &o.Name }),
+	"storageClass":     val(func(o *abi.StorageObject) *string { return &o.StorageClass }),
+	"volumeName":       val(func(o *abi.StorageObject) *string { return &o.VolumeName }),
+	"claimNamespace":   val(func(o *abi.StorageObject) *string { return &o.ClaimNamespace }),
+	"claimName":        val(func(o *abi.StorageObject) *string { return &o.ClaimName }),
+	"node":             val(func(o *abi.StorageObject) *string { return &o.NodeName }),
+	"driver":           val(func(o *abi.StorageObject) *string { return &o.Driver }),
+	"migratedPlugins":  val(func(o *abi.StorageObject) *string { return &o.MigratedPlugins }),
+	"phase":            val(func(o *abi.StorageObject) *abi.VolumePhase { return &o.Phase }),
+	"bindingMode":      val(func(o *abi.StorageObject) *abi.BindingMode { return &o.BindingMode }),
+	"nodeAffinity":     val(func(o *abi.StorageObject) *bool { return &o.NodeAffinity }),
+	"capacityTracking": val(func(o *abi.StorageObject) *bool { return &o.CapacityTracking }),
+	"capacity": func(o *abi.StorageObject, raw json.RawMessage, path string) error {
+		if isNull(raw) {
+			return nil
+		}
+		if err := json.Unmarshal(raw, &o.Capacity); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		o.HasCapacity = true
+		return nil
+	},
+	"labels":   kvs(func(o *abi.StorageObject) *[]abi.KV { return &o.Labels }),
+	"topology": listOf(func(o *abi.StorageObject) *[]abi.NodeSelectorTerm { return &o.Topology }, termFields),
+	"drivers":  listOf(func(o *abi.StorageObject) *[]abi.CSIDriverLimit { return &o.Drivers }, csiDriverFields),
+}
+
+// csiDriverFields: a CSINode's driver; allocatable, when given, sets the count.
+var csiDriverFields = fields[abi.CSIDriverLimit]{
+	"name": val(func(d *abi.CSIDriverLimit) *string { return &d.Name }),
+	"allocatable": func(d *abi.CSIDriverLimit, raw json.RawMessage, path string) error {
+		if isNull(raw) {
+			return nil
+		}
+		if err := json.Unmarshal(raw, &d.Allocatable); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		d.HasAllocatable = true
+		return nil
+	},
+}
+
 var podGroupFields = fields[abi.PodGroup]{
 	"namespace":    val(func(g *abi.PodGroup) *string { return &g.Namespace }),
 	"name":         val(func(g *abi.PodGroup) *string { return &g.Name }),
@@ -284,7 +333,8 @@ var victimFields = fields[abi.Victim]{
 	"pdbViolating": val(func(v *abi.Victim) *bool { return &v.PDBViolating }),
 }
 
-// eventFields: old and new are objects, each one of node, pod or podGroup.
+// eventFields: old and new are objects, each one of node, pod, podGroup or
+// storage (a storage resource's object).
 var eventFields = fields[abi.Event]{
 	"resource": func(e *abi.Event, raw json.RawMessage, path string) error {
 		var s string
@@ -340,6 +390,13 @@ func object(get func(*abi.Event) *[]byte) field[abi.Event] {
 			}
 			return abi.AppendPodGroup(nil, &g), nil
 		}),
+		"storage": one(func(raw json.RawMessage, path string) ([]byte, error) {
+			var o abi.StorageObject
+			if err := storageFields.decode(raw, &o, path); err != nil {
+				return nil, err
+			}
+			return abi.AppendStorage(nil, &o), nil
+		}),
 	}
 	return func(e *abi.Event, raw json.RawMessage, path string) error {
 		if isNull(raw) {
@@ -350,7 +407,7 @@ func object(get func(*abi.Event) *[]byte) field[abi.Event] {
 			return err
 		}
 		if o.n != 1 {
-			return fmt.Errorf("%s: want exactly one of node, pod, podGroup", path)
+			return fmt.Errorf("%s: want exactly one of node, pod, podGroup, storage", path)
 		}
 		*get(e) = o.rec
 		return nil
@@ -413,7 +470,8 @@ func decodeVictim(raw json.RawMessage, path string) (abi.Victim, error) {
 	return v, nil
 }
 
-const wantResource = "want one of Pod, UnscheduledPod, Node, PodGroup"
+const wantResource = "want one of Pod, UnscheduledPod, Node, PodGroup, PersistentVolume, PersistentVolumeClaim, " +
+	"StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment"
 
 // decodeEvent reads an event; resource and action are required.
 func decodeEvent(raw json.RawMessage, path string) (*abi.Event, error) {

@@ -164,6 +164,53 @@ cases:
 	}
 }
 
+// TestParseCaseFileStorage: storage events (ABI minor 1) and the pod's
+// claims decode into their records.
+func TestParseCaseFileStorage(t *testing.T) {
+	f, err := policytest.ParseCaseFile("storage.yaml", []byte(`slot: queueingHint
+cases:
+- event:
+    resource: CSINode
+    action: UpdateOther
+    old: {storage: {name: n1, node: n1, drivers: [{name: d, allocatable: 1}, {name: e}]}}
+    new: {storage: {name: n1, node: n1, phase: Bound, bindingMode: WaitForFirstConsumer, capacity: 0,
+      topology: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}], labels: {zone: a}}}
+  pods:
+  - {name: p, namespace: ns, claims: [data], ephemeralClaims: [p-scratch], volumeDrivers: [d]}
+  want: [queue]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev abi.EventView
+	var pod abi.Pod
+	f.Cases()[0].Run(policytest.Slots{QueueingHint: hintSpy(func(e abi.EventView, pods []abi.PodView) {
+		ev = e
+		if err := pods[0].Decode(&pod); err != nil {
+			t.Fatal(err)
+		}
+	})})
+	var old, cur abi.StorageObject
+	ov, ok1 := ev.OldStorage()
+	nv, ok2 := ev.NewStorage()
+	if ev.Resource() != abi.ResourceCSINode || !ok1 || !ok2 || ov.Decode(&old) != nil || nv.Decode(&cur) != nil {
+		t.Fatalf("event %s: storage objects old %v, new %v", ev.Resource(), ok1, ok2)
+	}
+	wantOld := abi.StorageObject{Name: "n1", NodeName: "n1", Drivers: []abi.CSIDriverLimit{{Name: "d", Allocatable: 1, HasAllocatable: true}, {Name: "e"}}}
+	wantNew := abi.StorageObject{Name: "n1", NodeName: "n1", Phase: abi.PhaseBound, BindingMode: abi.BindingWaitForFirstConsumer,
+		HasCapacity: true, Labels: []abi.KV{{Key: "zone", Value: "a"}},
+		Topology: []abi.NodeSelectorTerm{{MatchExpressions: []abi.Requirement{{Key: "zone", Operator: abi.SelectorIn, Values: []string{"a"}}}}}}
+	if diff := cmp.Diff(wantOld, old, cmpEmpty); diff != "" {
+		t.Errorf("old (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantNew, cur, cmpEmpty); diff != "" {
+		t.Errorf("new (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"data"}, pod.Claims); diff != "" || len(pod.EphemeralClaims) != 1 || len(pod.VolumeDrivers) != 1 {
+		t.Errorf("pod volumes: claims %v, ephemeral %v, drivers %v", pod.Claims, pod.EphemeralClaims, pod.VolumeDrivers)
+	}
+}
+
 // cmpEmpty treats nil and empty slices alike, as the encoding does.
 var cmpEmpty = cmp.FilterValues(func(a, b any) bool { return isEmpty(a) && isEmpty(b) }, cmp.Ignore())
 

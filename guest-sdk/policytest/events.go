@@ -94,3 +94,28 @@ func PodGroupUpdate(old, new *abi.PodGroup, actions abi.ActionType) abi.EventVie
 func PodGroupDelete(g *abi.PodGroup) abi.EventView {
 	return event(abi.ResourcePodGroup, abi.ActionDelete, group(g), nil)
 }
+
+func storage(o *abi.StorageObject) []byte {
+	if o == nil {
+		return nil
+	}
+	return abi.AppendStorage(nil, o)
+}
+
+// StorageAdd is the event of a storage object of kind res (a
+// PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
+// CSIStorageCapacity or VolumeAttachment) being added.
+func StorageAdd(res abi.EventResource, o *abi.StorageObject) abi.EventView {
+	return event(res, abi.ActionAdd, nil, storage(o))
+}
+
+// StorageUpdate is the event of a storage object changing from old to new;
+// the host sends abi.ActionUpdateOther for every change.
+func StorageUpdate(res abi.EventResource, old, new *abi.StorageObject) abi.EventView {
+	return event(res, abi.ActionUpdateOther, storage(old), storage(new))
+}
+
+// StorageDelete is the event of a storage object being deleted.
+func StorageDelete(res abi.EventResource, o *abi.StorageObject) abi.EventView {
+	return event(res, abi.ActionDelete, storage(o), nil)
+}

@@ -57,12 +57,17 @@
 //	  event: {resource: Node, action: Add, new: {node: {name: n, allocatable: {cpu: 4, pods: 110}}}}
 //	  pods: [{name: p, requests: {cpu: 500m}, unschedulablePlugins: [NodeResourcesFit]}]
 //	  want: [queue]
+//	- name: the pod's claim appears      # storage events (ABI 1.1): old and new are {storage: {...}}
+//	  event: {resource: PersistentVolumeClaim, action: Add, new: {storage: {namespace: ns, name: data}}}
+//	  pods: [{name: p, namespace: ns, claims: [data], unschedulablePlugins: [VolumeBinding]}]
+//	  want: [queue]
 //	- name: low priority goes first      # victimOrder: names, most important first; preemptor optional
 //	  victims: [{name: a, priority: 1}, {name: b, priority: 5}]
 //	  want: [b, a]
 //
-// Pods, nodes, pod groups, events and victims decode into the abi records
-// (abi.Pod, abi.Node, abi.PodGroup, abi.Event, abi.Victim) under the YAML
+// Pods, nodes, pod groups, storage objects, events and victims decode into
+// the abi records (abi.Pod, abi.Node, abi.PodGroup, abi.StorageObject,
+// abi.Event, abi.Victim) under the YAML
 // names of their fields (see casefields.go and testdata/cases); enumerations
 // take their names (NoSchedule, Exists, TCP, Add|UpdateNodeLabel). The
 // format's conveniences: times are RFC 3339 strings or Unix seconds,

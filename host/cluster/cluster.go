@@ -160,10 +160,11 @@ func (cl *Cluster) PodLister() corelisters.PodLister { return cl.pods }
 func (cl *Cluster) PDBLister() policylisters.PodDisruptionBudgetLister { return cl.pdbs }
 
 // Listers returns the informer-backed listers the plugins read besides the
-// cache: namespaces (InterPodAffinity's namespaceSelector), and the
-// Services and controllers whose selectors PodTopologySpread's system
-// default constraints spread by. No event of theirs requeues a pod, as
-// upstream's plugins register none.
+// cache: namespaces (InterPodAffinity's namespaceSelector), the Services
+// and controllers whose selectors PodTopologySpread's system default
+// constraints spread by (no event of theirs requeues a pod, as upstream's
+// plugins register none), and the storage objects of the volume plugins,
+// whose changes are queue events (registerStorage).
 func (cl *Cluster) Listers() framework.Listers { return cl.listers }
 
 // PodGroupLister reads PodGroups; nil when the cluster does not serve them.
@@ -257,6 +258,9 @@ func (cl *Cluster) register() error {
 		Pods:                   cl.pods,
 		Client:                 cl.client,
 	}
+	if err := cl.registerStorage(add); err != nil {
+		return err
+	}
 
 	if !cl.gangs {
 		return nil
@@ -273,6 +277,71 @@ func (cl *Cluster) register() error {
 			}
 		},
 	})
+}
+
+// storageInformer is a storage resource's informer and the actions whose
+// events reach the queues.
+type storageInformer struct {
+	inf     cache.SharedIndexInformer
+	actions abi.ActionType
+}
+
+// storageEvents are the union of what upstream's VolumeBinding,
+// VolumeRestrictions, VolumeZone and NodeVolumeLimits register (v1.37.1).
+// As upstream's event handlers, an action no plugin registers sends nothing
+// (a PVC deleted, a StorageClass deleted, a VolumeAttachment added...).
+func (cl *Cluster) storageEvents() []storageInformer {
+	core, storage := cl.factory.Core().V1(), cl.factory.Storage().V1()
+	addUpdate := abi.ActionAdd | abi.ActionUpdate
+	return []storageInformer{
+		{core.PersistentVolumes().Informer(), addUpdate},
+		{core.PersistentVolumeClaims().Informer(), addUpdate},
+		{storage.StorageClasses().Informer(), addUpdate},
+		{storage.CSINodes().Informer(), addUpdate},
+		{storage.CSIDrivers().Informer(), abi.ActionUpdate},
+		{storage.CSIStorageCapacities().Informer(), addUpdate},
+		{storage.VolumeAttachments().Informer(), abi.ActionDelete},
+	}
+}
+
+// registerStorage turns the storage informers' changes into queue events
+// (podview.StorageEvent), skipping updates that change nothing but the
+// resourceVersion (podview.StorageUpdateActions).
+func (cl *Cluster) registerStorage(add func(cache.SharedIndexInformer, cache.ResourceEventHandler) error) error {
+	for _, e := range cl.storageEvents() {
+		h := cache.ResourceEventHandlerFuncs{}
+		if e.actions&abi.ActionAdd != 0 {
+			h.AddFunc = func(o any) { cl.storageChanged(abi.ActionAdd, nil, o) }
+		}
+		if e.actions&abi.ActionUpdate != 0 {
+			h.UpdateFunc = func(o, n any) {
+				if act := podview.StorageUpdateActions(o, n); act != 0 {
+					cl.storageChanged(act, o, n)
+				}
+			}
+		}
+		if e.actions&abi.ActionDelete != 0 {
+			h.DeleteFunc = func(o any) {
+				if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+					o = t.Obj
+				}
+				cl.storageChanged(abi.ActionDelete, o, nil)
+			}
+		}
+		if err := add(e.inf, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (cl *Cluster) storageChanged(act abi.ActionType, old, new any) {
+	ev, ok := podview.StorageEvent(act, old, new)
+	if !ok {
+		cl.log.Error("unexpected object from a storage informer", "old", fmt.Sprintf("%T", old), "new", fmt.Sprintf("%T", new))
+		return
+	}
+	cl.broadcast(ev)
 }
 
 // unwrap returns the object of a delete notification, which may be a

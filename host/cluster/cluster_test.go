@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -178,6 +179,14 @@ func describe(ev abi.Event) string {
 		}
 		if ok {
 			s += fmt.Sprintf(" %s/%s members=%d", g.Namespace(), g.Name(), g.Members())
+		}
+	default:
+		o, ok := v.NewStorage()
+		if !ok {
+			o, ok = v.OldStorage()
+		}
+		if ok {
+			s += " " + o.Namespace() + "/" + o.Name()
 		}
 	}
 	return s
@@ -756,4 +765,95 @@ func TestNominationGoneMovesLowerOrEqualPods(t *testing.T) {
 		"q2 Move UnscheduledPod Delete default/p",
 		"q2 MoveFor Pod Delete default/p on n3 priority<=10",
 	}, "q2")
+}
+
+// TestStorageEvents: the storage informers' changes reach every profile's
+// queue as the actions upstream's volume plugins register (Add and Update,
+// CSIDriver Update, VolumeAttachment Delete), and an update that changes
+// nothing but the resourceVersion sends nothing. Each informer's handlers
+// run in order, so a change that must send nothing is followed by one that
+// must, on the same informer.
+func TestStorageEvents(t *testing.T) {
+	e := newCluster(t, false)
+	var want [2][]string // q1's calls, q2's (broadcast has no order between queues)
+	step := func(do func() error, events ...string) {
+		t.Helper()
+		if err := do(); err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range events {
+			want[0], want[1] = append(want[0], "q1 Move "+ev), append(want[1], "q2 Move "+ev)
+		}
+		e.expect(want[0], "q1")
+		e.expect(want[1], "q2")
+	}
+	pvcs := e.client.CoreV1().PersistentVolumeClaims("ns")
+	pvc := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "data"}}
+	step(func() error { _, err := pvcs.Create(e.ctx, pvc, metav1.CreateOptions{}); return err },
+		"PersistentVolumeClaim Add ns/data")
+	resync := pvc.DeepCopy()
+	resync.ResourceVersion = "7"
+	bound := pvc.DeepCopy()
+	bound.Spec.VolumeName = "pv1"
+	step(func() error {
+		if _, err := pvcs.Update(e.ctx, resync, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		_, err := pvcs.Update(e.ctx, bound, metav1.UpdateOptions{})
+		return err
+	}, "PersistentVolumeClaim UpdateOther ns/data")
+	// A claim deleted is no event (no plugin registers it); the next claim's is.
+	step(func() error {
+		if err := pvcs.Delete(e.ctx, "data", metav1.DeleteOptions{}); err != nil {
+			return err
+		}
+		_, err := pvcs.Create(e.ctx, &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "logs"}}, metav1.CreateOptions{})
+		return err
+	}, "PersistentVolumeClaim Add ns/logs")
+
+	step(func() error {
+		_, err := e.client.CoreV1().PersistentVolumes().Create(e.ctx, &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv1"}}, metav1.CreateOptions{})
+		return err
+	}, "PersistentVolume Add /pv1")
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	step(func() error {
+		_, err := e.client.StorageV1().StorageClasses().Create(e.ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local"},
+			VolumeBindingMode: &wffc}, metav1.CreateOptions{})
+		return err
+	}, "StorageClass Add /local")
+	csinode := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	step(func() error {
+		if _, err := e.client.StorageV1().CSINodes().Create(e.ctx, csinode, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		c := csinode.DeepCopy()
+		c.Spec.Drivers = []storagev1.CSINodeDriver{{Name: "d", NodeID: "n1"}}
+		_, err := e.client.StorageV1().CSINodes().Update(e.ctx, c, metav1.UpdateOptions{})
+		return err
+	}, "CSINode Add /n1", "CSINode UpdateOther /n1")
+	// A CSIDriver added is no event; its update is.
+	driver := &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "d"}, Spec: storagev1.CSIDriverSpec{StorageCapacity: new(true)}}
+	step(func() error {
+		if _, err := e.client.StorageV1().CSIDrivers().Create(e.ctx, driver, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		d := driver.DeepCopy()
+		d.Spec.StorageCapacity = new(false)
+		_, err := e.client.StorageV1().CSIDrivers().Update(e.ctx, d, metav1.UpdateOptions{})
+		return err
+	}, "CSIDriver UpdateOther /d")
+	step(func() error {
+		_, err := e.client.StorageV1().CSIStorageCapacities("ns").Create(e.ctx, &storagev1.CSIStorageCapacity{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cap"}, StorageClassName: "local"}, metav1.CreateOptions{})
+		return err
+	}, "CSIStorageCapacity Add ns/cap")
+	// A VolumeAttachment added is no event; its deletion is.
+	vas := e.client.StorageV1().VolumeAttachments()
+	step(func() error {
+		if _, err := vas.Create(e.ctx, &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "va"},
+			Spec: storagev1.VolumeAttachmentSpec{Attacher: "d", NodeName: "n1"}}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		return vas.Delete(e.ctx, "va", metav1.DeleteOptions{})
+	}, "VolumeAttachment Delete /va")
 }

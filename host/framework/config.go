@@ -104,7 +104,6 @@ func (s points) has(p int) bool { return s&(1<<p) != 0 }
 const (
 	pluginPrioritySort               = "PrioritySort"
 	pluginDefaultBinder              = "DefaultBinder"
-	pluginVolumeZone                 = "VolumeZone"
 	pluginDeferredPodScheduling      = "DeferredPodScheduling"
 	pluginTopologyPlacementGenerator = "TopologyPlacementGenerator"
 	pluginPodGroupPodsCount          = "PodGroupPodsCount"
@@ -126,7 +125,7 @@ var inTree = map[string]points{
 	abi.PluginVolumeRestrictions:          pts(ptPreFilter, ptFilter),
 	abi.PluginNodeVolumeLimits:            pts(ptPreFilter, ptFilter),
 	abi.PluginVolumeBinding:               pts(ptPreFilter, ptFilter, ptReserve, ptPreBind, ptPreScore, ptScore),
-	pluginVolumeZone:                      pts(ptPreFilter, ptFilter),
+	abi.PluginVolumeZone:                  pts(ptPreFilter, ptFilter),
 	abi.PluginPodTopologySpread:           pts(ptPreFilter, ptFilter, ptPreScore, ptScore),
 	abi.PluginInterPodAffinity:            pts(ptPreFilter, ptFilter, ptPreScore, ptScore),
 	abi.PluginDynamicResources:            pts(ptPreEnqueue, ptPreFilter, ptFilter, ptPostFilter, ptPodGroupPostFilter, ptScore, ptReserve, ptPreBind),
@@ -178,7 +177,7 @@ func defaultPlugins() *kschedv1.Plugins {
 		{Name: abi.PluginVolumeRestrictions},
 		{Name: abi.PluginNodeVolumeLimits},
 		{Name: abi.PluginVolumeBinding},
-		{Name: pluginVolumeZone},
+		{Name: abi.PluginVolumeZone},
 		{Name: abi.PluginPodTopologySpread, Weight: w(weightPodTopologySpread)},
 		{Name: abi.PluginInterPodAffinity, Weight: w(weightInterPodAffinity)},
 		{Name: abi.PluginDynamicResources, Weight: w(2)},
@@ -469,7 +468,7 @@ func Build(l Listers, c Config) (Built, error) {
 			p = volumeRestrictions{listers: l}
 		case abi.PluginNodeVolumeLimits:
 			p = newNodeVolumeLimits(l)
-		case pluginVolumeZone:
+		case abi.PluginVolumeZone:
 			p = volumeZone{listers: l}
 		case abi.PluginDynamicResources:
 			if filtering(name) {

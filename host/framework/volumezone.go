@@ -9,13 +9,14 @@ import (
 	volumehelpers "k8s.io/cloud-provider/volume/helpers"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
 
+	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
 )
 
 // ReasonVolumeZone is upstream's VolumeZone reason.
 const ReasonVolumeZone = "node(s) had no available volume zone"
 
-var statusVolumeZone = &Status{Code: UnschedulableAndUnresolvable, Plugin: pluginVolumeZone,
+var statusVolumeZone = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginVolumeZone,
 	Reasons: []string{ReasonVolumeZone}}
 
 // volumeTopologyLabels are the PV labels VolumeZone matches against the
@@ -47,7 +48,7 @@ type volumeZone struct {
 
 var _ PreFilterPlugin = volumeZone{}
 
-func (volumeZone) Name() string { return pluginVolumeZone }
+func (volumeZone) Name() string { return abi.PluginVolumeZone }
 
 // pvTopology is one topology label of a PV: its key and the values it
 // allows.
@@ -69,7 +70,7 @@ func (pl volumeZone) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (PodFilter,
 		}
 		pvc, err := volClaim(pl.listers, pod.Namespace, src.ClaimName)
 		if err != nil {
-			return nil, nil, volLookupStatus(pluginVolumeZone, err)
+			return nil, nil, volLookupStatus(abi.PluginVolumeZone, err)
 		}
 		if pvc.Spec.VolumeName == "" {
 			class := storagehelpers.GetPersistentVolumeClaimClass(pvc)
@@ -78,7 +79,7 @@ func (pl volumeZone) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (PodFilter,
 			}
 			sc, err := volClass(pl.listers, class)
 			if err != nil {
-				return nil, nil, volLookupStatus(pluginVolumeZone, err)
+				return nil, nil, volLookupStatus(abi.PluginVolumeZone, err)
 			}
 			if sc.VolumeBindingMode == nil {
 				return nil, nil, zoneRejection(fmt.Sprintf("VolumeBindingMode not set for StorageClass %q", class))
@@ -90,7 +91,7 @@ func (pl volumeZone) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (PodFilter,
 		}
 		pv, err := volPV(pl.listers, pvc.Spec.VolumeName)
 		if err != nil {
-			return nil, nil, volLookupStatus(pluginVolumeZone, err)
+			return nil, nil, volLookupStatus(abi.PluginVolumeZone, err)
 		}
 		f = append(f, pvTopologies(pv)...)
 	}
@@ -101,7 +102,7 @@ func (pl volumeZone) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (PodFilter,
 }
 
 func zoneRejection(reason string) *Status {
-	return &Status{Code: UnschedulableAndUnresolvable, Plugin: pluginVolumeZone, Reasons: []string{reason}}
+	return &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginVolumeZone, Reasons: []string{reason}}
 }
 
 // pvTopologies are pv's topology labels; a label whose value does not

@@ -82,6 +82,7 @@ func Pod(pod *v1.Pod, group *GroupInfo, q abi.PodQueueState, plugins Plugins) ab
 		HostPorts:            hostPorts(pod),
 		RequiredAffinity:     requiredAffinity(pod.Spec.Affinity),
 	}
+	p.Claims, p.EphemeralClaims, p.VolumeDrivers = podVolumes(pod)
 	p.SetQueueState(q)
 	if name := GroupName(pod); name != "" {
 		p.Group.Name = name

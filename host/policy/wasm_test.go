@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -308,5 +309,81 @@ func TestWasmSortHammer(t *testing.T) {
 	}
 	if st := qs.Module().Stats(); st.Live != st.Free {
 		t.Errorf("after all calls returned: %d live instances but %d free (leaked instances)", st.Live, st.Free)
+	}
+}
+
+// skipAll is a QueueingHint fallback that skips every pod, so that a test
+// can tell its answer from the adapter's own Queue.
+type skipAll struct{}
+
+func (skipAll) Registrations() []abi.Registration { return nil }
+func (skipAll) Hints(_ abi.EventView, _ []abi.PodView, out []abi.Hint) {
+	for i := range out {
+		out[i] = abi.HintSkip
+	}
+}
+
+// TestWasmHintOlderMinor: a module built against ABI minor 0 (faulty.wasm)
+// cannot read storage records, so the adapter queues the pods of a storage
+// event itself, without calling it (no failure, no fallback), and still
+// calls it for the events it knows.
+func TestWasmHintOlderMinor(t *testing.T) {
+	m, _ := loadFaulty(t)
+	if _, minor := m.ABIVersion(); minor >= abi.MinorStorage {
+		t.Fatalf("faulty.wasm speaks minor %d; this test needs one older than %d", minor, abi.MinorStorage)
+	}
+	rec := newCounting()
+	qh, err := wasmslot.NewQueueingHint(m, skipAll{}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := policytest.MakePod().Name("p").UnschedulablePlugins(abi.PluginVolumeBinding).View()
+	c := abi.StorageObject{Namespace: "default", Name: "data"}
+	ev := policytest.MakeEvent(&abi.Event{Resource: abi.ResourcePersistentVolumeClaim, Action: abi.ActionAdd, New: abi.AppendStorage(nil, &c)})
+	out := []abi.Hint{abi.HintSkip}
+	qh.Hints(ev, []abi.PodView{pod}, out)
+	if out[0] != abi.HintQueue || len(rec.failures) != 0 || rec.fallbacks[abi.SlotQueueingHint] != 0 {
+		t.Errorf("storage event for a minor-0 module: hint %v, failures %v, fallbacks %v; want Queue without calling it",
+			out[0], rec.failures, rec.fallbacks)
+	}
+	qh.Hints(hintEvent(), []abi.PodView{pod}, out)
+	if out[0] != abi.HintSkip || rec.failures["queueingHint/guest_error"] != 1 {
+		t.Errorf("node event for a minor-0 module: hint %v, failures %v; want the module called (it fails) and the fallback's Skip",
+			out[0], rec.failures)
+	}
+}
+
+// TestWasmHintMinor0Module: the built-in hints module as built against ABI
+// 1.0 (testdata/hints-abi1.0.wasm, policies/hints/hints.wasm of that
+// version, kept as it was) still loads and decides the node events it knows
+// on the records of today's host (pods with claims, a longer fixed part),
+// and the storage events it cannot read are queued for it.
+func TestWasmHintMinor0Module(t *testing.T) {
+	m := policytest.LoadModule(t, filepath.Join("testdata", "hints-abi1.0.wasm"), testLimits())
+	if major, minor := m.ABIVersion(); major != abi.VersionMajor || minor != 0 {
+		t.Fatalf("the fixture speaks ABI %d.%d, want %d.0", major, minor, abi.VersionMajor)
+	}
+	rec := newCounting()
+	qh, err := wasmslot.NewQueueingHint(m, skipAll{}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit := func(name string, cpu int64) abi.PodView {
+		return policytest.MakePod().Name(name).Request("cpu", cpu).Claim("data").EphemeralClaim(name + "-scratch").
+			UnschedulablePlugins(abi.PluginNodeResourcesFit).View()
+	}
+	pods := []abi.PodView{fit("small", 500), fit("big", 8000)}
+	out := make([]abi.Hint, 2)
+	qh.Hints(policytest.NodeAdd(policytest.MakeNode().Name("n1").Allocatable("cpu", 4000).Allocatable("pods", 110).Obj()), pods, out)
+	if diff := cmp.Diff([]abi.Hint{abi.HintQueue, abi.HintSkip}, out); diff != "" {
+		t.Errorf("node added, decided by the minor-0 module (-want, +got):\n%s", diff)
+	}
+	c := abi.StorageObject{Namespace: "default", Name: "data"}
+	qh.Hints(policytest.StorageAdd(abi.ResourcePersistentVolumeClaim, &c), pods, out)
+	if diff := cmp.Diff([]abi.Hint{abi.HintQueue, abi.HintQueue}, out); diff != "" {
+		t.Errorf("claim added, for a minor-0 module (-want, +got):\n%s", diff)
+	}
+	if len(rec.failures) != 0 || rec.fallbacks[abi.SlotQueueingHint] != 0 {
+		t.Errorf("failures %v, fallbacks %v; want none", rec.failures, rec.fallbacks)
 	}
 }

@@ -100,6 +100,9 @@ func eventLabel(res abi.EventResource, act abi.ActionType) string {
 		r = "Node"
 	case abi.ResourcePodGroup:
 		r = "scheduling.k8s.io/PodGroup"
+	case abi.ResourceStorageClass, abi.ResourceCSINode, abi.ResourceCSIDriver,
+		abi.ResourceCSIStorageCapacity, abi.ResourceVolumeAttachment:
+		r = "storage.k8s.io/" + res.String()
 	default:
 		r = res.String()
 	}

@@ -72,6 +72,8 @@ type QueueingHint struct {
 	next     handoff[policy.QueueingHint]
 	fallback policy.QueueingHint
 	regs     []abi.Registration
+	// storageAware: the module speaks ABI minor >= abi.MinorStorage.
+	storageAware bool
 }
 
 // NewQueueingHint adapts m to the QueueingHint slot, reading the events it
@@ -102,6 +104,8 @@ func NewQueueingHint(m *wasm.Module, fallback policy.QueueingHint, rec policy.Re
 		return nil, fmt.Errorf("module %q registers no events: a QueueingHint module must register the events its hints handle", m.Name())
 	}
 	s.regs = regs
+	_, minor := m.ABIVersion()
+	s.storageAware = minor >= abi.MinorStorage
 	return s, nil
 }
 
@@ -112,6 +116,15 @@ func (s *QueueingHint) Registrations() []abi.Registration {
 
 func (s *QueueingHint) Hints(ev abi.EventView, pods []abi.PodView, out []abi.Hint) {
 	if len(pods) == 0 {
+		return
+	}
+	if ev.Resource().IsStorage() && !s.storageAware {
+		// A module built before ABI minor 1 registered these events only
+		// through a wildcard and cannot read their records: the pods are
+		// queued, as upstream does for a plugin without a hint.
+		for i := range out[:len(pods)] {
+			out[i] = abi.HintQueue
+		}
 		return
 	}
 	inst := s.acquire()

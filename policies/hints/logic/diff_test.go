@@ -17,7 +17,7 @@ import (
 // the host's runtime (policytest.Run fails the wasm run on any failed call or
 // native fallback), and wants the same hint for every pod.
 func TestDifferential(t *testing.T) {
-	const seed, events = 4247, 8000
+	const seed, events = 4247, 10000
 	g := newGen(seed)
 	corpus := make([]diffCase, events)
 	for i := range corpus {
@@ -116,6 +116,12 @@ func (c diffCase) describe(j int) string {
 			if v, err := abi.ReadPodGroup(side.rec); err == nil && v.Decode(&g) == nil {
 				fmt.Fprintf(&b, "  %s group %+v\n", side.name, g)
 			}
+		case abi.ResourcePersistentVolume, abi.ResourcePersistentVolumeClaim, abi.ResourceStorageClass, abi.ResourceCSINode,
+			abi.ResourceCSIDriver, abi.ResourceCSIStorageCapacity, abi.ResourceVolumeAttachment:
+			var o abi.StorageObject
+			if v, err := abi.ReadStorage(side.rec); err == nil && v.Decode(&o) == nil {
+				fmt.Fprintf(&b, "  %s storage %+v\n", side.name, o)
+			}
 		default:
 			var q abi.Pod
 			if v, err := abi.ReadPod(side.rec); err == nil && v.Decode(&q) == nil {
@@ -142,8 +148,13 @@ var (
 		abi.PluginNodeResourcesFit, abi.PluginNodeAffinity, abi.PluginTaintToleration, abi.PluginNodeUnschedulable,
 		abi.PluginNodePorts, abi.PluginNodeName, abi.PluginNodeDeclaredFeatures, abi.PluginSchedulingGates, abi.PluginGangScheduling,
 		abi.PluginInterPodAffinity, abi.PluginPodTopologySpread,
-		"VolumeBinding", // a plugin no hint is about
+		abi.PluginVolumeRestrictions, abi.PluginNodeVolumeLimits, abi.PluginVolumeBinding, abi.PluginVolumeZone,
+		abi.PluginDynamicResources, // a plugin no hint is about
 	}
+	claimNames   = []string{"c1", "c2", "p1-eph", "data"}
+	classNames   = []string{"", "fast", "wffc"}
+	driverNames  = []string{"ebs.csi.aws.com", "hostpath.csi.k8s.io", "x.csi"}
+	zoneKeys     = []string{"topology.kubernetes.io/zone", "topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/zone", "other"}
 	labelKeys    = []string{"zone", "disk", "cores", "example.com/tier", "gpu", "bad key", "a/b/c"}
 	labelValues  = []string{"a", "b", "ssd", "8", "16", "-3", "x", "", "not valid"}
 	taintKeys    = []string{"k1", "k2", "tier", "node.kubernetes.io/unschedulable", ""}
@@ -321,7 +332,84 @@ func (g *gen) pod(ns, name string) *abi.Pod {
 	if grp := g.pick(groups...); grp != "" {
 		p.Group = abi.PodGroupRef{Name: grp, MinCount: int32(g.upTo(4))}
 	}
+	if g.chance(0.6) {
+		for range g.upTo(2) {
+			p.Claims = append(p.Claims, g.pick(claimNames...))
+		}
+		if g.chance(0.3) {
+			p.EphemeralClaims = []string{g.pick(claimNames...)}
+		}
+		if g.chance(0.3) {
+			p.VolumeDrivers = []string{g.pick(driverNames...)}
+		}
+	}
 	return p
+}
+
+// storage is a generated storage object of kind res (fields of other kinds
+// left zero, as the host sends them).
+func (g *gen) storage(res abi.EventResource) *abi.StorageObject {
+	o := &abi.StorageObject{Name: g.pick(claimNames...)}
+	switch res {
+	case abi.ResourcePersistentVolumeClaim:
+		o.Namespace, o.StorageClass, o.Phase = g.pick(namespaces...), g.pick(classNames...), abi.VolumePhase(g.upTo(3))
+		if g.chance(0.3) {
+			o.VolumeName = "pv-1"
+		}
+	case abi.ResourcePersistentVolume:
+		o.StorageClass, o.Phase = g.pick(classNames...), abi.VolumePhase(g.upTo(5))
+		o.Labels = g.kvs(zoneKeys, []string{"a", "b", "a__b"}, 3)
+		o.NodeAffinity = g.chance(0.3)
+	case abi.ResourceStorageClass:
+		o.Name, o.Driver = g.pick(classNames[1:]...), g.pick(driverNames...)
+		o.BindingMode = abi.BindingMode(g.upTo(1))
+		for range g.upTo(2) {
+			o.Topology = append(o.Topology, abi.NodeSelectorTerm{MatchExpressions: []abi.Requirement{
+				{Key: g.pick(zoneKeys...), Operator: abi.SelectorIn, Values: []string{g.pick("a", "b")}}}})
+		}
+	case abi.ResourceCSINode:
+		o.Name = g.pick(nodeNames[:2]...)
+		o.NodeName, o.MigratedPlugins = o.Name, g.pick("", "kubernetes.io/aws-ebs")
+		for _, d := range driverNames {
+			if g.chance(0.6) {
+				o.Drivers = append(o.Drivers, abi.CSIDriverLimit{Name: d, Allocatable: int32(g.upTo(3)), HasAllocatable: g.chance(0.7)})
+			}
+		}
+	case abi.ResourceCSIDriver:
+		o.Name, o.CapacityTracking = g.pick(driverNames...), g.chance(0.5)
+	case abi.ResourceCSIStorageCapacity:
+		o.Namespace, o.StorageClass = g.pick(namespaces...), g.pick(classNames[1:]...)
+		if g.chance(0.8) {
+			o.Capacity, o.HasCapacity = allocAmounts[g.r.IntN(len(allocAmounts))], true
+		}
+	case abi.ResourceVolumeAttachment:
+		o.NodeName, o.Driver = g.pick(nodeNames[:2]...), g.pick(driverNames...)
+	}
+	return o
+}
+
+// changeStorage returns a copy of o with some fields regenerated.
+func (g *gen) changeStorage(res abi.EventResource, o *abi.StorageObject) *abi.StorageObject {
+	c, m := *o, g.storage(res)
+	m.Name, m.Namespace, m.NodeName = o.Name, o.Namespace, o.NodeName
+	if g.chance(0.3) {
+		return m
+	}
+	if g.chance(0.5) {
+		c.Labels, c.Topology, c.Drivers = m.Labels, m.Topology, m.Drivers
+	}
+	if g.chance(0.5) {
+		c.Capacity, c.HasCapacity, c.CapacityTracking, c.MigratedPlugins = m.Capacity, m.HasCapacity, m.CapacityTracking, m.MigratedPlugins
+	}
+	if g.chance(0.3) {
+		c.Phase, c.VolumeName = m.Phase, m.VolumeName
+	}
+	return &c
+}
+
+var storageResources = []abi.EventResource{
+	abi.ResourcePersistentVolume, abi.ResourcePersistentVolumeClaim, abi.ResourceStorageClass, abi.ResourceCSINode,
+	abi.ResourceCSIDriver, abi.ResourceCSIStorageCapacity, abi.ResourceVolumeAttachment,
 }
 
 // pending is a generated pod in the queue, rejected by random plugins.
@@ -412,7 +500,7 @@ func (g *gen) diffCase(i int) diffCase {
 		pods[j] = g.pending(i*1000 + j)
 	}
 	var e abi.Event
-	switch k := g.r.IntN(14); k {
+	switch k := g.r.IntN(20); k {
 	case 0, 1, 2: // node added
 		e = abi.Event{Resource: abi.ResourceNode, Action: abi.ActionAdd, New: enc(g.node(), abi.AppendNode)}
 	case 3, 4, 5: // node updated
@@ -468,8 +556,20 @@ func (g *gen) diffCase(i int) diffCase {
 			e = abi.Event{Resource: abi.ResourcePodGroup, Action: abi.ActionUpdateOther, Old: enc(old, abi.AppendPodGroup), New: enc(&c, abi.AppendPodGroup)}
 		}
 	case 13: // an event missing its object
-		res := []abi.EventResource{abi.ResourceNode, abi.ResourcePod, abi.ResourceUnscheduledPod, abi.ResourcePodGroup}[g.r.IntN(4)]
+		res := []abi.EventResource{abi.ResourceNode, abi.ResourcePod, abi.ResourceUnscheduledPod, abi.ResourcePodGroup,
+			abi.ResourcePersistentVolumeClaim, abi.ResourceCSINode}[g.r.IntN(6)]
 		e = abi.Event{Resource: res, Action: []abi.ActionType{abi.ActionAdd, abi.ActionDelete, abi.ActionUpdate}[g.r.IntN(3)]}
+	default: // a storage object added, updated or deleted
+		res := storageResources[g.r.IntN(len(storageResources))]
+		old := g.storage(res)
+		switch g.r.IntN(4) {
+		case 0:
+			e = abi.Event{Resource: res, Action: abi.ActionAdd, New: enc(old, abi.AppendStorage)}
+		case 1:
+			e = abi.Event{Resource: res, Action: abi.ActionDelete, Old: enc(old, abi.AppendStorage)}
+		default:
+			e = abi.Event{Resource: res, Action: abi.ActionUpdateOther, Old: enc(old, abi.AppendStorage), New: enc(g.changeStorage(res, old), abi.AppendStorage)}
+		}
 	}
 	c := diffCase{ev: policytest.MakeEvent(&e), pods: make([]abi.PodView, n)}
 	for j, p := range pods {

@@ -1,6 +1,7 @@
 package logic_test
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -96,6 +97,11 @@ func TestRegistrations(t *testing.T) {
 		gang  = abi.PluginGangScheduling
 		ipa   = abi.PluginInterPodAffinity
 		pts   = abi.PluginPodTopologySpread
+		vr    = abi.PluginVolumeRestrictions
+		nvl   = abi.PluginNodeVolumeLimits
+		vb    = abi.PluginVolumeBinding
+		vz    = abi.PluginVolumeZone
+		addUp = abi.ActionAdd | abi.ActionUpdate
 	)
 	want := []abi.Registration{
 		{Plugin: fit, Resource: abi.ResourcePod, Actions: abi.ActionDelete},
@@ -122,6 +128,27 @@ func TestRegistrations(t *testing.T) {
 		{Plugin: pts, Resource: abi.ResourcePod, Actions: abi.ActionAdd | abi.ActionUpdatePodLabel | abi.ActionDelete},
 		{Plugin: pts, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionUpdatePodToleration | abi.ActionUpdatePodLabel},
 		{Plugin: pts, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionDelete | abi.ActionUpdateNodeLabel | abi.ActionUpdateNodeTaint},
+		{Plugin: vr, Resource: abi.ResourcePod, Actions: abi.ActionDelete},
+		{Plugin: vr, Resource: abi.ResourceNode, Actions: abi.ActionAdd},
+		{Plugin: vr, Resource: abi.ResourcePersistentVolumeClaim, Actions: abi.ActionAdd},
+		{Plugin: nvl, Resource: abi.ResourceCSINode, Actions: abi.ActionAdd},
+		{Plugin: nvl, Resource: abi.ResourceCSINode, Actions: abi.ActionUpdate},
+		{Plugin: nvl, Resource: abi.ResourcePod, Actions: abi.ActionDelete},
+		{Plugin: nvl, Resource: abi.ResourcePersistentVolumeClaim, Actions: abi.ActionAdd},
+		{Plugin: nvl, Resource: abi.ResourceVolumeAttachment, Actions: abi.ActionDelete},
+		{Plugin: nvl, Resource: abi.ResourceNode, Actions: abi.ActionAdd},
+		{Plugin: nvl, Resource: abi.ResourcePersistentVolumeClaim, Actions: abi.ActionUpdate},
+		{Plugin: vb, Resource: abi.ResourceStorageClass, Actions: addUp},
+		{Plugin: vb, Resource: abi.ResourcePersistentVolumeClaim, Actions: addUp},
+		{Plugin: vb, Resource: abi.ResourcePersistentVolume, Actions: addUp},
+		{Plugin: vb, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateNodeLabel},
+		{Plugin: vb, Resource: abi.ResourceCSINode, Actions: addUp},
+		{Plugin: vb, Resource: abi.ResourceCSIDriver, Actions: abi.ActionUpdate},
+		{Plugin: vb, Resource: abi.ResourceCSIStorageCapacity, Actions: addUp},
+		{Plugin: vz, Resource: abi.ResourceStorageClass, Actions: abi.ActionAdd},
+		{Plugin: vz, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateNodeLabel},
+		{Plugin: vz, Resource: abi.ResourcePersistentVolumeClaim, Actions: addUp},
+		{Plugin: vz, Resource: abi.ResourcePersistentVolume, Actions: addUp},
 	}
 	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) {
 		if diff := cmp.Diff(want, s.QueueingHint.Registrations()); diff != "" {
@@ -1265,7 +1292,7 @@ func TestSeveralPlugins(t *testing.T) {
 		{
 			name: "a pod no plugin rejected is skipped",
 			ev:   policytest.NodeAdd(node().Obj()),
-			pods: []*policytest.PodWrapper{pending("none"), pending("unknown-plugin", "VolumeBinding")},
+			pods: []*policytest.PodWrapper{pending("none"), pending("unknown-plugin", abi.PluginDynamicResources)},
 			want: []abi.Hint{skip, skip},
 		},
 	}
@@ -1278,8 +1305,9 @@ func TestSeveralPlugins(t *testing.T) {
 func TestHintsDoNotAllocate(t *testing.T) {
 	all := []string{abi.PluginNodeResourcesFit, abi.PluginNodeAffinity, abi.PluginTaintToleration,
 		abi.PluginNodeUnschedulable, abi.PluginNodePorts, abi.PluginNodeName, abi.PluginSchedulingGates,
-		abi.PluginGangScheduling, abi.PluginInterPodAffinity, abi.PluginPodTopologySpread}
-	p := pending("p", all...).Request("cpu", 100).Request("memory", 1<<20).Request("example.com/gpu", 1).
+		abi.PluginGangScheduling, abi.PluginInterPodAffinity, abi.PluginPodTopologySpread,
+		abi.PluginVolumeRestrictions, abi.PluginNodeVolumeLimits, abi.PluginVolumeBinding, abi.PluginVolumeZone}
+	p := pending("p", all...).Claim("data").EphemeralClaim("p-scratch").VolumeDriver("d9").Request("cpu", 100).Request("memory", 1<<20).Request("example.com/gpu", 1).
 		NodeSelector("zone", "a").
 		RequiredAffinity(term(req("zone", abi.SelectorUnknown)), term(req("cores", abi.SelectorGt, "4"), req("zone", abi.SelectorNotIn, "b")),
 			fieldTerm(req("metadata.name", abi.SelectorIn, "n1"))).
@@ -1304,6 +1332,30 @@ func TestHintsDoNotAllocate(t *testing.T) {
 		policytest.PodGroupUpdate(policytest.MakePodGroup().Namespace("ns").Name("pg").MinCount(3).Obj(),
 			policytest.MakePodGroup().Namespace("ns").Name("pg").MinCount(2).Obj(), abi.ActionUpdateOther),
 	}
+	csi := func(counts ...int32) *abi.StorageObject {
+		o := &abi.StorageObject{Name: "n1", NodeName: "n1"}
+		for i, c := range counts {
+			o.Drivers = append(o.Drivers, abi.CSIDriverLimit{Name: "d" + strconv.Itoa(i), Allocatable: c, HasAllocatable: true})
+		}
+		return o
+	}
+	zone := func(z string) *abi.StorageObject {
+		return &abi.StorageObject{Name: "pv", Labels: []abi.KV{{Key: "topology.kubernetes.io/zone", Value: z}}}
+	}
+	topo := func(v string) *abi.StorageObject {
+		return &abi.StorageObject{Name: "wffc", BindingMode: abi.BindingWaitForFirstConsumer, Topology: []abi.NodeSelectorTerm{
+			{MatchExpressions: []abi.Requirement{{Key: "topology.kubernetes.io/zone", Operator: abi.SelectorIn, Values: []string{"a", v}}}}}}
+	}
+	events = append(events,
+		policytest.StorageAdd(abi.ResourcePersistentVolumeClaim, &abi.StorageObject{Namespace: "ns", Name: "other"}),
+		policytest.StorageUpdate(abi.ResourcePersistentVolume, zone("a"), zone("a")),
+		policytest.StorageUpdate(abi.ResourceStorageClass, topo("b"), topo("b")),
+		policytest.StorageAdd(abi.ResourceStorageClass, topo("b")),
+		policytest.StorageUpdate(abi.ResourceCSINode, csi(3, 2), csi(3, 1)),
+		policytest.StorageUpdate(abi.ResourceCSIDriver, &abi.StorageObject{Name: "d0"}, &abi.StorageObject{Name: "d0"}),
+		policytest.StorageUpdate(abi.ResourceCSIStorageCapacity, &abi.StorageObject{Capacity: 9, HasCapacity: true}, &abi.StorageObject{Capacity: 8, HasCapacity: true}),
+		policytest.StorageDelete(abi.ResourceVolumeAttachment, &abi.StorageObject{Name: "va", Driver: "other"}),
+	)
 	view := p.View()
 	for _, ev := range events {
 		allocs := testing.AllocsPerRun(100, func() {

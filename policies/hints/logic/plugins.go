@@ -82,11 +82,54 @@ var (
 		route{abi.ResourcePodGroup, abi.ActionUpdate, gangAfterPodGroupUpdate},
 	)
 
+	// VolumeRestrictions: volumerestrictions/volume_restrictions.go
+	// (volumes.go). Node/Add has no hint upstream.
+	VolumeRestrictions = plugin(abi.PluginVolumeRestrictions,
+		route{abi.ResourcePod, abi.ActionDelete, restrictionsAfterAssignedPodDelete},
+		route{abi.ResourceNode, abi.ActionAdd, always},
+		route{abi.ResourcePersistentVolumeClaim, abi.ActionAdd, claimChanged},
+	)
+	// NodeVolumeLimits: nodevolumelimits/csi.go (volumes.go). CSINode/Add
+	// has no hint upstream. Upstream registers neither Node/Add nor
+	// PersistentVolumeClaim/Update, but the filter can pass after either
+	// (a node without a CSINode has no limit; a claim bound to a volume of
+	// another driver counts elsewhere), so they are registered here too, after
+	// upstream's events.
+	NodeVolumeLimits = plugin(abi.PluginNodeVolumeLimits,
+		route{abi.ResourceCSINode, abi.ActionAdd, always},
+		route{abi.ResourceCSINode, abi.ActionUpdate, limitsAfterCSINodeUpdate},
+		route{abi.ResourcePod, abi.ActionDelete, limitsAfterAssignedPodDelete},
+		route{abi.ResourcePersistentVolumeClaim, abi.ActionAdd, claimChanged},
+		route{abi.ResourceVolumeAttachment, abi.ActionDelete, limitsAfterVolumeAttachmentDelete},
+		route{abi.ResourceNode, abi.ActionAdd, always},
+		route{abi.ResourcePersistentVolumeClaim, abi.ActionUpdate, claimChanged},
+	)
+	// VolumeBinding: volumebinding/volume_binding.go (volumes.go).
+	// PersistentVolume and Node events have no hint upstream.
+	VolumeBinding = plugin(abi.PluginVolumeBinding,
+		route{abi.ResourceStorageClass, abi.ActionAdd | abi.ActionUpdate, bindingAfterStorageClassChange},
+		route{abi.ResourcePersistentVolumeClaim, abi.ActionAdd | abi.ActionUpdate, claimChanged},
+		route{abi.ResourcePersistentVolume, abi.ActionAdd | abi.ActionUpdate, always},
+		route{abi.ResourceNode, abi.ActionAdd | abi.ActionUpdateNodeLabel, always},
+		route{abi.ResourceCSINode, abi.ActionAdd | abi.ActionUpdate, bindingAfterCSINodeChange},
+		route{abi.ResourceCSIDriver, abi.ActionUpdate, bindingAfterCSIDriverChange},
+		route{abi.ResourceCSIStorageCapacity, abi.ActionAdd | abi.ActionUpdate, bindingAfterCapacityChange},
+	)
+	// VolumeZone: volumezone/volume_zone.go (volumes.go). Node events have
+	// no hint upstream.
+	VolumeZone = plugin(abi.PluginVolumeZone,
+		route{abi.ResourceStorageClass, abi.ActionAdd, zoneAfterStorageClassAdded},
+		route{abi.ResourceNode, abi.ActionAdd | abi.ActionUpdateNodeLabel, always},
+		route{abi.ResourcePersistentVolumeClaim, abi.ActionAdd | abi.ActionUpdate, claimChanged},
+		route{abi.ResourcePersistentVolume, abi.ActionAdd | abi.ActionUpdate, zoneAfterVolumeChange},
+	)
+
 	// Plugins is what the module registers.
 	Plugins = []hint.Plugin{
 		NodeResourcesFit, NodeAffinity, TaintToleration, NodeUnschedulable,
 		NodePorts, NodeName, NodeDeclaredFeatures, SchedulingGates, GangScheduling,
 		InterPodAffinity, PodTopologySpread,
+		VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone,
 	}
 )
 
