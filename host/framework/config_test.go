@@ -53,13 +53,20 @@ func weightsOf(p *Profile) map[string]int64 {
 
 // withoutVolumeBinding is weights less VolumeBinding's.
 func withoutVolumeBinding(weights map[string]int64) map[string]int64 {
+	return without(weights, "VolumeBinding")
+}
+
+// without is weights less the plugins named.
+func without(weights map[string]int64, plugins ...string) map[string]int64 {
 	out := maps.Clone(weights)
-	delete(out, "VolumeBinding")
+	for _, p := range plugins {
+		delete(out, p)
+	}
 	return out
 }
 
 var defaultWeights = map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 2,
-	"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1}
+	"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1, "DynamicResources": 2}
 
 // TestBuildDefault checks that no configuration, and an empty one, build
 // upstream's default profile with upstream's default preemption args.
@@ -141,7 +148,7 @@ score:
 				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
 				"InterPodAffinity", "DynamicResources", "ImageLocality", "NodeDeclaredFeatures"},
 			wantWeights: map[string]int64{"TaintToleration": 10, "NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 2,
-				"PodTopologySpread": 2, "ImageLocality": 1, "VolumeBinding": 1},
+				"PodTopologySpread": 2, "ImageLocality": 1, "VolumeBinding": 1, "DynamicResources": 2},
 		},
 		{
 			name: "multiPoint weight replaces the default's in place",
@@ -149,7 +156,7 @@ score:
 multiPoint:
   enabled: [{name: NodeResourcesFit, weight: 5}, {name: ImageLocality, weight: 0}]`,
 			wantWeights: map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 5, "InterPodAffinity": 2,
-				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1},
+				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1, "DynamicResources": 2},
 		},
 		{
 			name: "score's weight wins over multiPoint's",
@@ -159,7 +166,7 @@ multiPoint:
 score:
   enabled: [{name: InterPodAffinity, weight: 4}]`,
 			wantWeights: map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 4,
-				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1},
+				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1, "DynamicResources": 2},
 		},
 		{
 			name: "multiPoint disables every default",
@@ -203,7 +210,7 @@ filter:
 				"InterPodAffinity", "DynamicResources", "NodeResourcesBalancedAllocation", "ImageLocality", "NodeDeclaredFeatures"},
 			wantFilters: []string{"NodePorts", "NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity",
 				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-				"InterPodAffinity", "NodeDeclaredFeatures"},
+				"InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"},
 			wantWeights: defaultWeights,
 		},
 		{
@@ -213,7 +220,7 @@ filter:
   disabled: [{name: NodeAffinity}]`,
 			wantFilters: []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodePorts",
 				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-				"InterPodAffinity", "NodeDeclaredFeatures"},
+				"InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"},
 			wantWeights: defaultWeights,
 		},
 		{
@@ -224,7 +231,7 @@ preScore:
 score:
   disabled: [{name: TaintToleration}]`,
 			wantWeights: map[string]int64{"NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 2,
-				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1},
+				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1, "DynamicResources": 2},
 		},
 		{
 			name: "PreFilter and PreScore disabled where upstream's filter and score run without them",
@@ -255,14 +262,14 @@ queueSort:
 			wantWeights: defaultWeights,
 		},
 		{
-			name: "the placeholders disabled",
+			name: "the volume and device plugins disabled",
 			plugins: `
 multiPoint:
   disabled: [{name: VolumeRestrictions}, {name: NodeVolumeLimits}, {name: VolumeBinding}, {name: VolumeZone}, {name: DynamicResources}]`,
 			wantPlugins: []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
 				"NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation",
 				"ImageLocality", "NodeDeclaredFeatures"},
-			wantWeights: withoutVolumeBinding(defaultWeights),
+			wantWeights: without(defaultWeights, "VolumeBinding", "DynamicResources"),
 		},
 		{
 			name: "VolumeBinding disabled",
