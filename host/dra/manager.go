@@ -384,7 +384,9 @@ func (m *Manager) Release(uids ...types.UID) {
 }
 
 // classLister reads DeviceClasses; a nil lister reads as none.
-type classLister struct{ l resourcelisters.DeviceClassLister }
+type classLister struct {
+	l resourcelisters.DeviceClassLister
+}
 
 func (c classLister) List() ([]*resourceapi.DeviceClass, error) {
 	if c.l == nil {
