@@ -201,7 +201,7 @@ func (m *Manager) onClaim(obj any, deleted bool) {
 		m.count(claim, 1)
 		return
 	}
-	if version(claim) <= version(e.seen) && e.seen.UID == claim.UID {
+	if !newer(claim, e.seen) && e.seen.UID == claim.UID {
 		return
 	}
 	m.count(e.seen, -1)
@@ -209,11 +209,13 @@ func (m *Manager) onClaim(obj any, deleted bool) {
 	m.count(claim, 1)
 }
 
-// version is obj's resourceVersion as a number (etcd's revisions); 0 when
-// it is not one.
-func version(c *resourceapi.ResourceClaim) int64 {
-	v, _ := strconv.ParseInt(c.ResourceVersion, 10, 64)
-	return v
+// newer reports whether a is a newer version of the claim than b: a
+// larger resourceVersion (etcd's revisions are numbers), or either one not
+// a number (fake clientsets leave them empty), when the informer's wins.
+func newer(a, b *resourceapi.ResourceClaim) bool {
+	va, errA := strconv.ParseInt(a.ResourceVersion, 10, 64)
+	vb, errB := strconv.ParseInt(b.ResourceVersion, 10, 64)
+	return errA != nil || errB != nil || va > vb
 }
 
 // Assume makes claim, just written to the API, what the scheduler sees
@@ -228,7 +230,7 @@ func (m *Manager) Assume(claim *resourceapi.ResourceClaim) error {
 	if e == nil {
 		return &NotFoundError{key}
 	}
-	if version(claim) < version(e.seen) {
+	if newer(e.seen, claim) && e.seen.ResourceVersion != claim.ResourceVersion {
 		return fmt.Errorf("ResourceClaim %q is out of sync (stored: %s, assume: %s)", key, e.seen.ResourceVersion, claim.ResourceVersion)
 	}
 	m.count(e.seen, -1)
