@@ -23,9 +23,9 @@ import (
 // The order is the filter order (the first rejecting filter names a node's
 // reason) and the pre-filter order. It is Build(l, Config{})'s entries.
 //
-// A plugin not written yet stands here as an unsupported placeholder: a pod
-// carrying a hard constraint only it checks is refused in its name
-// (unsupported.go). Writing the plugin replaces its placeholder line.
+// A plugin not written yet would stand here as an unsupported placeholder:
+// a pod carrying a hard constraint only it checks is refused in its name
+// (unsupported.go); none does now.
 func DefaultEntries(l Listers) []Entry {
 	b, err := Build(l, Config{})
 	if err != nil {
