@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -375,6 +376,32 @@ func TestBuildVolumePlugins(t *testing.T) {
 	}
 }
 
+// TestBuildDynamicResourcesArgs checks that DynamicResources' args reach
+// the plugin, and upstream's defaults when left out.
+func TestBuildDynamicResourcesArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args string
+		want dynamicResourcesArgs
+	}{
+		{`{}`, dynamicResourcesArgs{filterTimeout: 10 * time.Second, bindingTimeout: 10 * time.Minute}},
+		{`{"filterTimeout": "0s", "bindingTimeout": "30s"}`, dynamicResourcesArgs{bindingTimeout: 30 * time.Second}},
+	} {
+		b, _ := mustBuild(t, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs("DynamicResources", tc.args)}})
+		var got *dynamicResources
+		for _, e := range b.Entries {
+			if pl, ok := e.Plugin.(*dynamicResources); ok {
+				got = pl
+			}
+		}
+		if got == nil {
+			t.Fatalf("%s: no DynamicResources entry", tc.args)
+		}
+		if a := (dynamicResourcesArgs{got.filterTimeout, got.bindingTimeout}); a != tc.want {
+			t.Errorf("%s: args %+v, want %+v", tc.args, a, tc.want)
+		}
+	}
+}
+
 func TestBuildRefuses(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -435,6 +462,12 @@ func TestBuildRefuses(t *testing.T) {
 			want: "pluginConfig[0].args.shape[0].score: Invalid value: 11: not in valid range [0, 10]"},
 		{name: "VolumeBinding unknown field", configs: []kschedv1.PluginConfig{rawArgs("VolumeBinding", `{"bindTimeout": 3}`)},
 			want: `unknown field "bindTimeout"`},
+		{name: "DynamicResources negative filterTimeout", configs: []kschedv1.PluginConfig{rawArgs("DynamicResources", `{"filterTimeout": "-1s"}`)},
+			want: `pluginConfig[0].args.filterTimeout: Invalid value: "-1s": must be zero or positive`},
+		{name: "DynamicResources bindingTimeout under a second", configs: []kschedv1.PluginConfig{rawArgs("DynamicResources", `{"bindingTimeout": "500ms"}`)},
+			want: `pluginConfig[0].args.bindingTimeout: Invalid value: "500ms": must be at least 1 second`},
+		{name: "DynamicResources unknown field", configs: []kschedv1.PluginConfig{rawArgs("DynamicResources", `{"filterTimout": "1s"}`)},
+			want: `unknown field "filterTimout"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -516,3 +516,70 @@ func noneInFlight(pl *dynamicResources, pods int) bool {
 	}
 	return true
 }
+
+// TestDynamicResourcesScore is upstream's firstAvailable score: the node
+// where the claim gets its first choice scores highest (8 minus the
+// subrequest's index, normalised), weight 2.
+func TestDynamicResourcesScore(t *testing.T) {
+	sized := func(size string) func(*resourceapi.Device) {
+		return func(d *resourceapi.Device) {
+			d.Attributes = map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{"size": {StringValue: ptr.To(size)}}
+		}
+	}
+	class := func(size string) *resourceapi.DeviceClass {
+		c := draClass(size)
+		c.Spec.Selectors = []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{
+			Expression: fmt.Sprintf(`device.attributes[%q].size == %q`, draDriver, size)}}}
+		return c
+	}
+	claim := draClaim("c1")
+	claim.Spec.Devices.Requests[0] = resourceapi.DeviceRequest{Name: "req", FirstAvailable: []resourceapi.DeviceSubRequest{
+		{Name: "big", DeviceClassName: "big", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1},
+		{Name: "small", DeviceClassName: "small", AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1}}}
+	l, _, start := draListers(t, class("big"), class("small"), draSlice("n1", 1, sized("small")), draSlice("n2", 1, sized("big")),
+		draSlice("n3", 1, sized("medium")), claim)
+	p, pl := draProfile(t, l, defaultDynamicResourcesArgs)
+	start(pl)
+	ps := mustPrepareOn(t, p, draPod("pod-a", "c1"))
+	statuses := map[string]*Status{}
+	var feasible []*cache.NodeInfo
+	for _, n := range []string{"n1", "n2", "n3"} {
+		ni := draNode(n)
+		if statuses[n] = Filter(ps, ni); statuses[n] == nil {
+			feasible = append(feasible, ni)
+		}
+	}
+	if diff := cmp.Diff(map[string]*Status{"n1": nil, "n2": nil, "n3": draReject(ReasonCannotAllocateAll)}, statuses); diff != "" {
+		t.Fatalf("Filter (-want, +got):\n%s", diff)
+	}
+	scores, st := Score(ps, feasible, nil)
+	if st != nil {
+		t.Fatal(st.Message())
+	}
+	// n1: the second choice, 7 of 8 normalised to 87; n2: the first, 100.
+	if diff := cmp.Diff([]int64{87 * 2, 100 * 2}, scores); diff != "" {
+		t.Errorf("scores of n1, n2 (-want, +got):\n%s", diff)
+	}
+}
+
+// TestDynamicResourcesDeviceTaintRule checks that a DeviceTaintRule's
+// NoSchedule taint (applied by the ResourceSlice tracker) keeps a claim
+// without the toleration off the device, and with it on.
+func TestDynamicResourcesDeviceTaintRule(t *testing.T) {
+	rule := &resourceapi.DeviceTaintRule{ObjectMeta: metav1.ObjectMeta{Name: "maintenance", ResourceVersion: "1"},
+		Spec: resourceapi.DeviceTaintRuleSpec{
+			DeviceSelector: &resourceapi.DeviceTaintSelector{Driver: ptr.To(draDriver), Pool: ptr.To("n2"), Device: ptr.To("d0")},
+			Taint:          resourceapi.DeviceTaint{Key: "example.com/maintenance", Effect: resourceapi.DeviceTaintEffectNoSchedule}}}
+	tolerant := draClaim("c2")
+	tolerant.Spec.Devices.Requests[0].Exactly.Tolerations = []resourceapi.DeviceToleration{
+		{Key: "example.com/maintenance", Operator: resourceapi.DeviceTolerationOpExists}}
+	l, _, start := draListers(t, draClass("gpu"), draSlice("n2", 1), rule, draClaim("c1"), tolerant)
+	p, pl := draProfile(t, l, defaultDynamicResourcesArgs)
+	start(pl)
+	if diff := cmp.Diff(draReject(ReasonCannotAllocateAll), Filter(mustPrepareOn(t, p, draPod("pod-a", "c1")), draNode("n2"))); diff != "" {
+		t.Errorf("Filter of a claim not tolerating the taint (-want, +got):\n%s", diff)
+	}
+	if st := Filter(mustPrepareOn(t, p, draPod("pod-b", "c2")), draNode("n2")); st != nil {
+		t.Errorf("Filter of a claim tolerating the taint = %v, want nil", st.Message())
+	}
+}
