@@ -402,6 +402,68 @@ func TestDynamicResourcesTimeouts(t *testing.T) {
 	})
 }
 
+// TestDynamicResourcesBindingConditions checks that PreBind waits until
+// the allocated device's binding condition holds (a driver sets it in the
+// claim's status.devices), and fails at once on a failure condition.
+func TestDynamicResourcesBindingConditions(t *testing.T) {
+	for _, tc := range []struct {
+		cond    string
+		wantErr error
+	}{{"attached", nil}, {"failed", ErrDeviceBindingFailed}} {
+		t.Run(tc.cond, func(t *testing.T) {
+			withConditions := func(d *resourceapi.Device) {
+				d.BindingConditions, d.BindingFailureConditions = []string{"attached"}, []string{"failed"}
+			}
+			l, client, start := draListers(t, draClass("gpu"), draSlice("n2", 1, withConditions), draClaim("c1"))
+			p, pl := draProfile(t, l, defaultDynamicResourcesArgs)
+			pl.pollGap = time.Millisecond
+			start(pl)
+			ctx := context.Background()
+			pod := draPod("pod-a", "c1")
+			ps := draCycle(t, p, pod, "n2")
+			if st := p.Reserve(ctx, ps, pod, "n2"); st != nil {
+				t.Fatalf("Reserve: %v", st.Message())
+			}
+			done := make(chan *Status)
+			go func() { done <- p.PreBind(ctx, ps, pod, "n2") }()
+			// The driver's part: once the allocation is written, report the
+			// device's condition.
+			var claim *resourceapi.ResourceClaim
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+				var err error
+				if claim, err = client.ResourceV1().ResourceClaims("default").Get(ctx, "c1", metav1.GetOptions{}); err == nil && len(claim.Status.ReservedFor) > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("PreBind did not write c1")
+				}
+			}
+			select {
+			case st := <-done:
+				t.Fatalf("PreBind returned %v before the binding condition was met", st)
+			default:
+			}
+			claim = claim.DeepCopy()
+			claim.Status.Devices = []resourceapi.AllocatedDeviceStatus{{Driver: draDriver, Pool: "n2", Device: "d0",
+				Conditions: []metav1.Condition{{Type: tc.cond, Status: metav1.ConditionTrue, Reason: "Driver", LastTransitionTime: metav1.Now()}}}}
+			if _, err := client.ResourceV1().ResourceClaims("default").UpdateStatus(ctx, claim, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case st := <-done:
+				if tc.wantErr == nil && st != nil {
+					t.Errorf("PreBind: %v, want nil", st.Message())
+				}
+				if tc.wantErr != nil && (st == nil || !errors.Is(st.Err, tc.wantErr)) {
+					t.Errorf("PreBind = %v, want an Error wrapping %v", st, tc.wantErr)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("PreBind did not return after the driver's condition")
+			}
+		})
+	}
+}
+
 // TestDynamicResourcesHammer runs pods competing for three devices on
 // concurrent goroutines through Prepare, Filter, Reserve and then either
 // Unreserve (a failed binding, retried) or PreBind: no device is allocated
