@@ -239,6 +239,7 @@ func (cl *Cluster) register() error {
 	// start it.
 	cl.factory.Policy().V1().PodDisruptionBudgets().Informer()
 	core, apps, storage := cl.factory.Core().V1(), cl.factory.Apps().V1(), cl.factory.Storage().V1()
+	dra := cl.factory.Resource().V1()
 	cl.listers = framework.Listers{
 		Namespaces:             core.Namespaces().Lister(),
 		Services:               core.Services().Lister(),
@@ -257,6 +258,11 @@ func (cl *Cluster) register() error {
 		Nodes:                  core.Nodes().Lister(),
 		Pods:                   cl.pods,
 		Client:                 cl.client,
+		DeviceClasses:          dra.DeviceClasses().Lister(),
+		ResourceClaims:         dra.ResourceClaims().Lister(),
+		ClaimInformer:          dra.ResourceClaims().Informer(),
+		ResourceSlices:         dra.ResourceSlices(),
+		DeviceTaintRules:       dra.DeviceTaintRules(),
 	}
 	if err := cl.registerStorage(add); err != nil {
 		return err

@@ -120,10 +120,10 @@ func TestReservePreBindBindInOrder(t *testing.T) {
 }
 
 // A profile without a reserve or preBind plugin (the default one less
-// VolumeBinding) records no such point (nothing runs).
+// VolumeBinding and DynamicResources) records no such point (nothing runs).
 func TestNoReservePointsWithoutPlugins(t *testing.T) {
 	entries := slices.DeleteFunc(framework.DefaultEntries(framework.Listers{}), func(e framework.Entry) bool {
-		return e.Plugin.Name() == abi.PluginVolumeBinding
+		return e.Plugin.Name() == abi.PluginVolumeBinding || e.Plugin.Name() == abi.PluginDynamicResources
 	})
 	e := newEnv(t, cycle.WithPluginEntries(entries...))
 	e.addNodes(makeNode("n1", "cpu", "4").obj())

@@ -37,6 +37,7 @@ type pluginArgs struct {
 	interPodAffinity interPodAffinity  // namespaces set by Build
 	nodeAffinity     nodeAffinity
 	volumeBinding    volumeBindingArgs
+	dynamicResources dynamicResourcesArgs
 }
 
 // maxCustomPriorityScore is upstream's config.MaxCustomPriorityScore: the
@@ -54,6 +55,7 @@ func decodeArgs(configs []kschedv1.PluginConfig) (pluginArgs, error) {
 		spread:           podTopologySpread{defaults: systemDefaultConstraints, systemDefaulted: true},
 		interPodAffinity: interPodAffinity{hardPodAffinityWeight: defaultHardPodAffinityWeight},
 		volumeBinding:    defaultVolumeBindingArgs,
+		dynamicResources: defaultDynamicResourcesArgs,
 	}
 	seen := map[string]bool{}
 	for i := range configs {
@@ -158,10 +160,20 @@ func (a *pluginArgs) decode(pc *kschedv1.PluginConfig, entry *field.Path) error 
 		if err := decodeInto(pc, path, &args); err != nil {
 			return err
 		}
-		if (args.FilterTimeout != nil && args.FilterTimeout.Duration != kschedv1.DynamicResourcesFilterTimeoutDefault) ||
-			(args.BindingTimeout != nil && args.BindingTimeout.Duration != kschedv1.DynamicResourcesBindingTimeoutDefault) {
-			return field.Forbidden(path, "wasmsched does not implement DynamicResources yet (pods with resourceClaims are "+
-				"refused), so it takes only upstream's default args (filterTimeout 10s, bindingTimeout 10m): remove them")
+		// Upstream's ValidateDynamicResourcesArgs with v1.37's default gates
+		// (DRASchedulerFilterTimeout, DRADeviceBindingConditions and
+		// DRAResourceClaimDeviceStatus on).
+		if args.FilterTimeout != nil {
+			if args.FilterTimeout.Duration < 0 {
+				return field.Invalid(path.Child("filterTimeout"), args.FilterTimeout.Duration.String(), "must be zero or positive")
+			}
+			a.dynamicResources.filterTimeout = args.FilterTimeout.Duration
+		}
+		if args.BindingTimeout != nil {
+			if args.BindingTimeout.Duration < time.Second {
+				return field.Invalid(path.Child("bindingTimeout"), args.BindingTimeout.Duration.String(), "must be at least 1 second")
+			}
+			a.dynamicResources.bindingTimeout = args.BindingTimeout.Duration
 		}
 	default:
 		if _, ok := inTree[pc.Name]; ok {

@@ -359,13 +359,9 @@ func checkNames(c *kschedv1.Plugins) error {
 //     and its gang policy, which serve PodGroups whenever the API serves
 //     them: enabling or disabling it changes nothing.
 //
-// The placeholder of the plugin not written yet (DynamicResources;
-// unsupported.go) stands for its filter: disabling its preFilter and filter
-// removes it, so that pods carrying its constraint are placed as upstream
-// would place them with the plugin disabled: ignoring the constraint. Its
-// other extension points (score, reserve, preBind, postFilter) do nothing
-// while the placeholder refuses the pods they would act on, so disabling
-// them changes nothing.
+// DynamicResources' preEnqueue checks are made by its PreFilter (with the
+// same texts), and its postFilter (deallocation) is not written yet:
+// enabling or disabling either changes nothing.
 //
 // A plugin's reserve and preBind points (ReservePlugin, PreBindPlugin) are
 // enabled and disabled like the others (Entry.NoReserve, NoPreBind); a
@@ -428,7 +424,6 @@ func Build(l Listers, c Config) (Built, error) {
 	}
 
 	b := Built{Preemption: args.preemption, PreemptionDisabled: !on(abi.PluginDefaultPreemption, ptPostFilter)}
-	filtering := func(name string) bool { return preFilterOn(name) || on(name, ptFilter) }
 	for _, name := range profileOrder(merged, eff[ptFilter]) {
 		var p Plugin
 		switch name {
@@ -471,10 +466,11 @@ func Build(l Listers, c Config) (Built, error) {
 		case abi.PluginVolumeZone:
 			p = volumeZone{listers: l}
 		case abi.PluginDynamicResources:
-			if filtering(name) {
-				b.Entries = append(b.Entries, Entry{Plugin: unsupportedDynamicResources})
+			dr, err := newDynamicResources(l, args.dynamicResources)
+			if err != nil {
+				return Built{}, err
 			}
-			continue
+			p = dr
 		default:
 			continue // the plugins that live elsewhere (see above)
 		}

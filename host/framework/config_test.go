@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -53,13 +54,20 @@ func weightsOf(p *Profile) map[string]int64 {
 
 // withoutVolumeBinding is weights less VolumeBinding's.
 func withoutVolumeBinding(weights map[string]int64) map[string]int64 {
+	return without(weights, "VolumeBinding")
+}
+
+// without is weights less the plugins named.
+func without(weights map[string]int64, plugins ...string) map[string]int64 {
 	out := maps.Clone(weights)
-	delete(out, "VolumeBinding")
+	for _, p := range plugins {
+		delete(out, p)
+	}
 	return out
 }
 
 var defaultWeights = map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 2,
-	"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1}
+	"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1, "DynamicResources": 2}
 
 // TestBuildDefault checks that no configuration, and an empty one, build
 // upstream's default profile with upstream's default preemption args.
@@ -141,7 +149,7 @@ score:
 				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
 				"InterPodAffinity", "DynamicResources", "ImageLocality", "NodeDeclaredFeatures"},
 			wantWeights: map[string]int64{"TaintToleration": 10, "NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 2,
-				"PodTopologySpread": 2, "ImageLocality": 1, "VolumeBinding": 1},
+				"PodTopologySpread": 2, "ImageLocality": 1, "VolumeBinding": 1, "DynamicResources": 2},
 		},
 		{
 			name: "multiPoint weight replaces the default's in place",
@@ -149,7 +157,7 @@ score:
 multiPoint:
   enabled: [{name: NodeResourcesFit, weight: 5}, {name: ImageLocality, weight: 0}]`,
 			wantWeights: map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 5, "InterPodAffinity": 2,
-				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1},
+				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1, "DynamicResources": 2},
 		},
 		{
 			name: "score's weight wins over multiPoint's",
@@ -159,7 +167,7 @@ multiPoint:
 score:
   enabled: [{name: InterPodAffinity, weight: 4}]`,
 			wantWeights: map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 4,
-				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1},
+				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1, "DynamicResources": 2},
 		},
 		{
 			name: "multiPoint disables every default",
@@ -203,7 +211,7 @@ filter:
 				"InterPodAffinity", "DynamicResources", "NodeResourcesBalancedAllocation", "ImageLocality", "NodeDeclaredFeatures"},
 			wantFilters: []string{"NodePorts", "NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity",
 				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-				"InterPodAffinity", "NodeDeclaredFeatures"},
+				"InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"},
 			wantWeights: defaultWeights,
 		},
 		{
@@ -213,7 +221,7 @@ filter:
   disabled: [{name: NodeAffinity}]`,
 			wantFilters: []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodePorts",
 				"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-				"InterPodAffinity", "NodeDeclaredFeatures"},
+				"InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"},
 			wantWeights: defaultWeights,
 		},
 		{
@@ -224,7 +232,7 @@ preScore:
 score:
   disabled: [{name: TaintToleration}]`,
 			wantWeights: map[string]int64{"NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 2,
-				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1},
+				"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1, "DynamicResources": 2},
 		},
 		{
 			name: "PreFilter and PreScore disabled where upstream's filter and score run without them",
@@ -255,14 +263,14 @@ queueSort:
 			wantWeights: defaultWeights,
 		},
 		{
-			name: "the placeholders disabled",
+			name: "the volume and device plugins disabled",
 			plugins: `
 multiPoint:
   disabled: [{name: VolumeRestrictions}, {name: NodeVolumeLimits}, {name: VolumeBinding}, {name: VolumeZone}, {name: DynamicResources}]`,
 			wantPlugins: []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
 				"NodeResourcesFit", "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation",
 				"ImageLocality", "NodeDeclaredFeatures"},
-			wantWeights: withoutVolumeBinding(defaultWeights),
+			wantWeights: without(defaultWeights, "VolumeBinding", "DynamicResources"),
 		},
 		{
 			name: "VolumeBinding disabled",
@@ -368,6 +376,32 @@ func TestBuildVolumePlugins(t *testing.T) {
 	}
 }
 
+// TestBuildDynamicResourcesArgs checks that DynamicResources' args reach
+// the plugin, and upstream's defaults when left out.
+func TestBuildDynamicResourcesArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args string
+		want dynamicResourcesArgs
+	}{
+		{`{}`, dynamicResourcesArgs{filterTimeout: 10 * time.Second, bindingTimeout: 10 * time.Minute}},
+		{`{"filterTimeout": "0s", "bindingTimeout": "30s"}`, dynamicResourcesArgs{bindingTimeout: 30 * time.Second}},
+	} {
+		b, _ := mustBuild(t, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs("DynamicResources", tc.args)}})
+		var got *dynamicResources
+		for _, e := range b.Entries {
+			if pl, ok := e.Plugin.(*dynamicResources); ok {
+				got = pl
+			}
+		}
+		if got == nil {
+			t.Fatalf("%s: no DynamicResources entry", tc.args)
+		}
+		if a := (dynamicResourcesArgs{got.filterTimeout, got.bindingTimeout}); a != tc.want {
+			t.Errorf("%s: args %+v, want %+v", tc.args, a, tc.want)
+		}
+	}
+}
+
 func TestBuildRefuses(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -428,6 +462,12 @@ func TestBuildRefuses(t *testing.T) {
 			want: "pluginConfig[0].args.shape[0].score: Invalid value: 11: not in valid range [0, 10]"},
 		{name: "VolumeBinding unknown field", configs: []kschedv1.PluginConfig{rawArgs("VolumeBinding", `{"bindTimeout": 3}`)},
 			want: `unknown field "bindTimeout"`},
+		{name: "DynamicResources negative filterTimeout", configs: []kschedv1.PluginConfig{rawArgs("DynamicResources", `{"filterTimeout": "-1s"}`)},
+			want: `pluginConfig[0].args.filterTimeout: Invalid value: "-1s": must be zero or positive`},
+		{name: "DynamicResources bindingTimeout under a second", configs: []kschedv1.PluginConfig{rawArgs("DynamicResources", `{"bindingTimeout": "500ms"}`)},
+			want: `pluginConfig[0].args.bindingTimeout: Invalid value: "500ms": must be at least 1 second`},
+		{name: "DynamicResources unknown field", configs: []kschedv1.PluginConfig{rawArgs("DynamicResources", `{"filterTimout": "1s"}`)},
+			want: `unknown field "filterTimout"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

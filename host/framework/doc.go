@@ -22,11 +22,12 @@
 // score weight (a weight* constant the profile line uses). The framework is
 // in framework.go (the extension points), profile.go (the default profile),
 // state.go (PodState and Prepare), filter.go, score.go, feasible.go,
-// diagnosis.go, status.go and reserve.go (Reserve and PreBind). The plugins of the default profile not
-// written yet (DynamicResources) stand in the
-// profile as placeholders (unsupported.go): a pod carrying a hard
-// constraint that only such a plugin checks is refused before any node, in
-// its name, never placed as if the constraint were not there.
+// diagnosis.go, status.go and reserve.go (Reserve and PreBind). A plugin of the default profile not
+// written yet would stand in the profile as a placeholder (unsupported.go):
+// a pod carrying a hard constraint that only such a plugin checks is
+// refused before any node, in its name, never placed as if the constraint
+// were not there. Every plugin is written now (DynamicResources was the
+// last).
 //
 // # Configuration
 //

@@ -3,9 +3,11 @@ package framework
 import (
 	"fmt"
 
+	resourceinformers "k8s.io/client-go/informers/resource/v1"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	resourcelisters "k8s.io/client-go/listers/resource/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
@@ -21,9 +23,9 @@ import (
 // The order is the filter order (the first rejecting filter names a node's
 // reason) and the pre-filter order. It is Build(l, Config{})'s entries.
 //
-// A plugin not written yet stands here as an unsupported placeholder: a pod
-// carrying a hard constraint only it checks is refused in its name
-// (unsupported.go). Writing the plugin replaces its placeholder line.
+// A plugin not written yet would stand here as an unsupported placeholder:
+// a pod carrying a hard constraint only it checks is refused in its name
+// (unsupported.go); none does now.
 func DefaultEntries(l Listers) []Entry {
 	b, err := Build(l, Config{})
 	if err != nil {
@@ -66,6 +68,18 @@ type Listers struct {
 	// deleted pod's wait lasts until the bind timeout.
 	Nodes corelisters.NodeLister
 	Pods  corelisters.PodLister
+
+	// The dynamic resource allocation objects DynamicResources reads
+	// (resource.k8s.io/v1, upstream's kube-scheduler DRA reads):
+	// ResourceClaims come as an informer too, for the claims' assume
+	// cache; ResourceSlices and DeviceTaintRules as informers, for the
+	// k8s.io/dynamic-resource-allocation tracker that applies the rules to
+	// the slices.
+	DeviceClasses    resourcelisters.DeviceClassLister
+	ResourceClaims   resourcelisters.ResourceClaimLister
+	ClaimInformer    toolscache.SharedIndexInformer
+	ResourceSlices   resourceinformers.ResourceSliceInformer
+	DeviceTaintRules resourceinformers.DeviceTaintRuleInformer
 
 	// Client writes what PreBind plugins write before a pod is bound (a
 	// PersistentVolume's claimRef, a claim's selected-node annotation).

@@ -23,7 +23,7 @@ func TestDefaultProfile(t *testing.T) {
 	}
 	wantFilters := []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
 		"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-		"InterPodAffinity", "NodeDeclaredFeatures"}
+		"InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"}
 	if diff := cmp.Diff(wantFilters, Default().FilterPlugins()); diff != "" {
 		t.Errorf("filter plugins (-want, +got):\n%s", diff)
 	}
@@ -32,7 +32,7 @@ func TestDefaultProfile(t *testing.T) {
 		got[e.Plugin.Name()] = e.Weight
 	}
 	wantWeights := map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 2,
-		"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1}
+		"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1, "DynamicResources": 2}
 	if diff := cmp.Diff(wantWeights, got); diff != "" {
 		t.Errorf("score weights (-want, +got):\n%s", diff)
 	}

@@ -219,11 +219,11 @@ func TestReserveDisabledPerPoint(t *testing.T) {
 	}
 }
 
-// TestDefaultProfileReservesVolumesOnly checks that VolumeBinding is the
-// default profile's only reserve and preBind plugin, and that a pod without
-// claims costs it no allocation at those points.
+// TestDefaultProfileReservesVolumesOnly checks that VolumeBinding and
+// DynamicResources are the default profile's reserve and preBind plugins,
+// and that a pod without claims costs them no allocation at those points.
 func TestDefaultProfileReservesVolumesOnly(t *testing.T) {
-	want := []string{abi.PluginVolumeBinding}
+	want := []string{abi.PluginVolumeBinding, abi.PluginDynamicResources}
 	if got := Default().ReservePlugins(); !slices.Equal(got, want) {
 		t.Errorf("ReservePlugins = %v, want %v", got, want)
 	}

@@ -29,8 +29,8 @@ type PodState struct {
 	// them).
 	filters   []PodFilter
 	scorers   []weightedScorer
-	filterArr [13]PodFilter
-	scorerArr [8]weightedScorer
+	filterArr [14]PodFilter
+	scorerArr [9]weightedScorer
 	// updaters are the indexes in filters of the PodUpdaters (nil for
 	// none: a pod without inter-pod affinity or spread constraints).
 	updaters []int

@@ -2,14 +2,7 @@ package framework
 
 import (
 	v1 "k8s.io/api/core/v1"
-
-	"github.com/wasmsched/wasmsched/abi"
 )
-
-// ReasonUnsupportedResourceClaim is the reason of a pod refused for
-// resourceClaims, which no native filter checks yet.
-const ReasonUnsupportedResourceClaim = "wasmsched does not support resourceClaims (dynamic resource allocation) yet " +
-	"(upstream plugin " + abi.PluginDynamicResources + ")"
 
 // unsupportedPlugin stands in the profile for an upstream plugin not
 // written yet, and keeps the rule "never place a pod while ignoring a
@@ -17,6 +10,8 @@ const ReasonUnsupportedResourceClaim = "wasmsched does not support resourceClaim
 // plugin checks is refused before any node is looked at (refuseUnsupported).
 // It implements no extension point; the profile runs the placeholders
 // itself, first. Writing the plugin replaces its placeholder in the profile.
+// Every plugin of the default profile is written now (DynamicResources was
+// the last): the mechanism stays for the next upstream plugin.
 type unsupportedPlugin struct {
 	name   string
 	checks []unsupportedCheck
@@ -30,15 +25,6 @@ type unsupportedCheck struct {
 }
 
 func (u *unsupportedPlugin) Name() string { return u.name }
-
-// The constraints the placeholders refuse.
-var (
-	checkResourceClaim = unsupportedCheck{ReasonUnsupportedResourceClaim,
-		func(p *v1.Pod) bool { return len(p.Spec.ResourceClaims) > 0 }}
-)
-
-// unsupportedDynamicResources is DynamicResources' placeholder.
-var unsupportedDynamicResources = &unsupportedPlugin{abi.PluginDynamicResources, []unsupportedCheck{checkResourceClaim}}
 
 // refuseUnsupported runs the profile's placeholders: a pod carrying a
 // constraint one of them stands for is rejected UnschedulableAndUnresolvable

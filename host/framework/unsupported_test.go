@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/wasmsched/wasmsched/abi"
 )
@@ -59,12 +60,16 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 					vol(v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/x"}}),
 				}
 			}},
+		// Claims are DynamicResources', no longer a placeholder's: without
+		// an API the default profile finds none.
 		{name: "resource claim",
-			spec: func(s *v1.PodSpec) { s.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu"}} },
-			want: refused(abi.PluginDynamicResources, ReasonUnsupportedResourceClaim)},
-		{name: "everything at once: the placeholder refuses first",
 			spec: func(s *v1.PodSpec) {
-				s.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu"}}
+				s.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("gpu")}}
+			},
+			want: refused(abi.PluginDynamicResources, `could not find ResourceClaim "default/gpu"`)},
+		{name: "everything at once: the first PreFilter in profile order refuses",
+			spec: func(s *v1.PodSpec) {
+				s.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("gpu")}}
 				s.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{term}}}
 				s.Volumes = []v1.Volume{
 					vol(v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: "d"}}),
@@ -73,7 +78,7 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 					vol(v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "b"}}),
 				}
 			},
-			want: refused(abi.PluginDynamicResources, ReasonUnsupportedResourceClaim)},
+			want: refused(abi.PluginVolumeRestrictions, `persistentvolumeclaim "a" not found`)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,20 +95,28 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 	}
 }
 
-// The FailedScheduling message names what is missing once, as a PreFilter
-// rejection, and the rejecting plugin counts as unschedulable (so a
-// QueueingHint policy can register for it).
+// A placeholder's FailedScheduling message names what is missing once, as
+// a PreFilter rejection, and the rejecting plugin counts as unschedulable
+// (so a QueueingHint policy can register for it). No plugin of the default
+// profile is a placeholder any more: a test one stands in.
 func TestUnsupportedConstraintMessage(t *testing.T) {
+	const reason = "wasmsched does not support priorityClassName x yet"
+	ph := &unsupportedPlugin{"Placeholder", []unsupportedCheck{{reason, func(p *v1.Pod) bool { return p.Spec.PriorityClassName == "x" }}}}
+	p := mustProfile(Entry{Plugin: ph}, Entry{Plugin: nodeName{}})
 	b := makePod()
-	b.p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu"}}
-	_, st := Prepare(b.info(), nil)
+	b.p.Spec.PriorityClassName = "x"
+	_, st := p.Prepare(b.info(), nil)
 	var d Diagnosis
 	d.RecordPreFilter(st)
-	want := "0/3 nodes are available: wasmsched does not support resourceClaims (dynamic resource allocation) yet (upstream plugin DynamicResources)."
+	want := "0/3 nodes are available: " + reason + "."
 	if got := d.Message(3); got != want {
 		t.Errorf("Message = %q, want %q", got, want)
 	}
-	if diff := cmp.Diff([]string{abi.PluginDynamicResources}, d.unschedulable); diff != "" {
+	if diff := cmp.Diff([]string{"Placeholder"}, d.unschedulable); diff != "" {
 		t.Errorf("unschedulable plugins (-want, +got):\n%s", diff)
+	}
+	b.p.Spec.PriorityClassName = ""
+	if _, st := p.Prepare(b.info(), nil); st != nil {
+		t.Errorf("Prepare of a pod without the constraint = %v, want nil", st)
 	}
 }
