@@ -38,8 +38,14 @@ const (
 const (
 	// msgDeviceTaken: two nodes, the only device allocated to another claim.
 	msgDeviceTaken = "0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
-	// msgNoClass: the claim's request names a DeviceClass that does not exist.
-	msgNoClass = `0/2 nodes are available: 1 resourceclaim "c-0" with request "gpu": device class gpu-later does not exist. still not schedulable, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.`
+	// msgGangQuorum and msgGangNoDevice: a gang of four claiming one device
+	// each, three devices on three nodes; three members report the first,
+	// the one the group's cycle could not place the second.
+	msgGangQuorum   = "pod group is unschedulable, minCount (4) cannot be satisfied: 3 scheduled, 0 remaining, pod group preemption: No preemption victims found for incoming preemptor"
+	msgGangNoDevice = "0/3 nodes are available: 3 cannot allocate all claims."
+	// msgNoClass: the claim's request names a DeviceClass that does not
+	// exist (PreFilter: every node is rejected alike).
+	msgNoClass = "0/2 nodes are available: request gpu: device class gpu-later does not exist. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
 )
 
 // draControllers are the kube-controller-manager controllers the DRA
@@ -231,7 +237,7 @@ func waitPending(t *testing.T, s *scheduler, pod, want string) {
 // none of the claims is allocated or reserved.
 func noAllocation(t *testing.T, s *scheduler, pods, claims []string) {
 	t.Helper()
-	testenv.Consistently(t, 3*time.Second, 200*time.Millisecond, func() error {
+	if !testenv.Consistently(t, 3*time.Second, 200*time.Millisecond, func() error {
 		if b := bound(t, s, pods...); len(b) > 0 {
 			return fmt.Errorf("pods %v bound", b)
 		}
@@ -243,7 +249,9 @@ func noAllocation(t *testing.T, s *scheduler, pods, claims []string) {
 			}
 		}
 		return nil
-	})
+	}) {
+		t.FailNow()
+	}
 }
 
 // dumpClaims renders every claim of the namespace, for failure reports.
@@ -395,8 +403,13 @@ func TestDRA(t *testing.T) {
 			if owner := metav1.GetControllerOf(claim); owner == nil || owner.Kind != "Pod" || owner.UID != pod.UID {
 				t.Errorf("claim %s: controller %+v, want pod p-0", claim.Name, owner)
 			}
-			if rs := claim.Spec.Devices.Requests; len(rs) != 1 || rs[0].Exactly == nil || rs[0].Exactly.DeviceClassName != draClass || rs[0].Exactly.Count != 1 {
-				t.Errorf("claim %s: requests %+v, want exactly one device of class %s", claim.Name, rs, draClass)
+			// Upstream names the request after the container's index and the
+			// resource's index among the container's sorted request names
+			// (cpu, gpu.wasmsched.test/gpu, memory).
+			const reqName = "container-0-request-1"
+			if rs := claim.Spec.Devices.Requests; len(rs) != 1 || rs[0].Name != reqName || rs[0].Exactly == nil ||
+				rs[0].Exactly.DeviceClassName != draClass || rs[0].Exactly.Count != 1 {
+				t.Errorf("claim %s: requests %+v, want %s: exactly one device of class %s", claim.Name, rs, reqName, draClass)
 			}
 			checkAllocatedFor(t, s, claim, nodes[1], "gpu-0", pod)
 			es := pod.Status.ExtendedResourceClaimStatus
@@ -405,7 +418,7 @@ func TestDRA(t *testing.T) {
 				t.Fatalf("p-0 status.extendedResourceClaimStatus %+v, want claim %s with one request mapping", es, claim.Name)
 			}
 			m := es.RequestMappings[0]
-			want := v1.ContainerExtendedResourceRequest{ContainerName: "c", ResourceName: draExtended, RequestName: claim.Spec.Devices.Requests[0].Name}
+			want := v1.ContainerExtendedResourceRequest{ContainerName: "c", ResourceName: draExtended, RequestName: reqName}
 			if m != want {
 				t.Errorf("request mapping %+v, want %+v", m, want)
 			}
@@ -430,9 +443,23 @@ func TestDRA(t *testing.T) {
 			for i := range pods {
 				submit(t, s.c, newPod(s.ns, pods[i], "1", inGroup("train"), withDeviceClaim(claims[i], false)))
 			}
+			// As upstream: the member the group's cycle could not place
+			// reports its filters' reason, the others the unmet quorum.
+			var quorum, own int
 			for _, p := range pods {
 				c := scheduledCondition(waitCondition(t, s, p, v1.PodReasonUnschedulable, 60*time.Second))
 				s.logf(t, "%s with three devices: %s", p, conditionText(c))
+				switch c.Message {
+				case msgGangQuorum:
+					quorum++
+				case msgGangNoDevice:
+					own++
+				default:
+					t.Errorf("member %s: message %q, want upstream's %q or %q", p, c.Message, msgGangQuorum, msgGangNoDevice)
+				}
+			}
+			if quorum != 3 || own != 1 {
+				t.Errorf("%d members report the quorum and %d the devices, want 3 and 1 (as upstream)", quorum, own)
 			}
 			noAllocation(t, s, pods, claims)
 
