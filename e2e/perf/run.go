@@ -90,12 +90,23 @@ func (h *harness) measureInto(ctx context.Context, w *workload, kind string, rou
 		return err
 	}
 	defer func() {
-		if cerr := h.cleanup(context.WithoutCancel(ctx), r); cerr != nil {
+		cerr := h.cleanup(context.WithoutCancel(ctx), r)
+		if w.cleanup != nil {
+			cerr = errors.Join(cerr, w.cleanup(context.WithoutCancel(ctx), r))
+		}
+		if cerr != nil {
 			err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
 		}
 	}()
 	if r.nodeNames, err = createNodes(ctx, h.env, w, r); err != nil {
 		return err
+	}
+	if len(w.controllers) > 0 {
+		cm, err := startControllers(ctx, h.env, w.controllers)
+		if err != nil {
+			return err
+		}
+		defer cm.Stop(10 * time.Second)
 	}
 	if r.pods, err = watchPods(ctx, r.c, r.ns); err != nil {
 		return err

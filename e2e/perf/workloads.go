@@ -46,6 +46,15 @@ type workload struct {
 	// (outside the measurement): a scheduler that ignores a hard
 	// constraint fails the run rather than winning it.
 	verify func(ctx context.Context, r *run) error
+	// controllers, when set, are the kube-controller-manager controllers
+	// the workload needs (the PV binder for the volume workload): the run
+	// starts it with them before the scheduler and stops it before the
+	// cleanup, so that no other workload shares the machine with it.
+	controllers []string
+	// cleanup, when set, deletes what the workload created outside the
+	// run's namespace and nodes (cluster-scoped objects), after the run's
+	// own cleanup.
+	cleanup func(ctx context.Context, r *run) error
 }
 
 // Priority classes of the preemption workload.
@@ -174,7 +183,7 @@ func workloads(scale float64) []*workload {
 			},
 			timeout: 10 * time.Minute,
 		},
-	}, constraintWorkloads(scale)...)
+	}, append(constraintWorkloads(scale), draWorkloads(scale)...)...)
 }
 
 // nodeChurn adds a node, changes a label of an existing node and deletes
