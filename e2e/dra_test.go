@@ -269,6 +269,12 @@ func dumpClaims(s *scheduler) string {
 	return b.String()
 }
 
+// TestDRA: issue 16's reference scenarios, one subtest each, every one run
+// against upstream and wasmsched on a control plane of its own
+// (WASMSCHED_E2E_ONLY=upstream|wasmsched restricts it to one). Waits are
+// deadlines, not timings: a pod "bound soon after" an event is bound well
+// within the 5 min after which both schedulers retry unschedulable pods
+// anyway, so it was requeued by the event.
 func TestDRA(t *testing.T) {
 	// (a) A pod claiming the only device is bound to the device's node; the
 	// claim shows the allocation (that node's pool and device) and the pod
