@@ -21,7 +21,7 @@ import (
 // are not asserted (the machine is shared); `make bench` produces them at
 // full size. A second's settle between runs is enough at this size (the
 // default 5 s is for the thousands of deletions of a full-size run) and
-// keeps the 41 runs and the soak near two minutes on 2 cores.
+// keeps the 44 runs and the soak near two minutes on 2 cores.
 func TestHarnessEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a control plane and three schedulers")

@@ -183,7 +183,7 @@ func workloads(scale float64) []*workload {
 			},
 			timeout: 10 * time.Minute,
 		},
-	}, append(constraintWorkloads(scale), volumeWorkloads(scale)...)...)
+	}, append(append(constraintWorkloads(scale), volumeWorkloads(scale)...), draWorkloads(scale)...)...)
 }
 
 // nodeChurn adds a node, changes a label of an existing node and deletes
