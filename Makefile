@@ -33,7 +33,7 @@ BENCH_PKGS ?= ./...
 BENCH_COUNT ?= 6
 BENCH_OLD ?=
 # make bench-e2e PERF_FLAGS="-workloads SchedulingBasic -rounds 1 -soak-cycles 0" PERF_OUT=/tmp/perf
-# (go run ./e2e/perf -h lists the flags; a full run of all 14 workloads takes ~80 min on 2 cores).
+# (go run ./e2e/perf -h lists the flags; a full run of all 15 workloads takes ~85 min on 2 cores).
 PERF_FLAGS ?=
 PERF_OUT ?= docs/benchmarks
 
