@@ -81,6 +81,8 @@ type Manager struct {
 	// inFlight are the allocations reserved by pods not yet bound, by
 	// claim UID: written to the API by PreBind, assumed then, released.
 	inFlight map[types.UID]*resourceapi.ResourceClaim
+	// gone are the claims Forget dropped whose delete event has not come.
+	gone map[types.UID]bool
 }
 
 // claimEntry is one claim of the assume cache: api is the informer's
@@ -100,6 +102,7 @@ func New(o Options) (*Manager, error) {
 		shares:     map[structured.SharedDeviceID]int{},
 		capacities: structured.NewConsumedCapacityCollection(),
 		inFlight:   map[types.UID]*resourceapi.ResourceClaim{},
+		gone:       map[types.UID]bool{},
 	}
 	var synced []func() bool
 	if o.Claims != nil {
@@ -189,6 +192,12 @@ func (m *Manager) onClaim(obj any, deleted bool) {
 	key := claim.Namespace + "/" + claim.Name
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.gone[claim.UID] {
+		if deleted {
+			delete(m.gone, claim.UID)
+		}
+		return
+	}
 	e := m.claims[key]
 	if deleted {
 		if e != nil {
@@ -278,6 +287,21 @@ func (m *Manager) ExtendedClaim(pod *v1.Pod) *resourceapi.ResourceClaim {
 		}
 	}
 	return nil
+}
+
+// Forget drops claim, just deleted in the API, without waiting for the
+// informer's delete event, so that the next cycles neither see it nor
+// count its devices; the informer's events of it until its delete event
+// are ignored.
+func (m *Manager) Forget(claim *resourceapi.ResourceClaim) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := claim.Namespace + "/" + claim.Name
+	if e := m.claims[key]; e != nil && e.seen.UID == claim.UID {
+		m.count(e.seen, -1)
+		delete(m.claims, key)
+	}
+	m.gone[claim.UID] = true
 }
 
 // Restore ends the assumption of namespace/name: the informer's version is

@@ -490,9 +490,9 @@ func (pl *dynamicResources) Unreserve(ctx context.Context, ps *PodState, pod *v1
 	if c := f.extCreated; c != nil {
 		// Created by PreBind: leave no claim behind, as upstream's.
 		pl.m.Restore(c.Namespace, c.Name)
-		if pl.listers.Client != nil {
-			_ = pl.deleteClaim(ctx, c) // else: deleted at the pod's next attempt (PreFilter)
-		}
+		if pl.listers.Client != nil && pl.deleteClaim(ctx, c) == nil {
+			pl.m.Forget(c) // the next attempt must not find it stale
+		} // else: deleted at the pod's next attempt (PreFilter)
 		f.extCreated = nil
 	}
 	for i, claim := range f.claims {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -270,12 +272,43 @@ func TestDynamicResourcesExtended(t *testing.T) {
 	if list, _ := client.ResourceV1().ResourceClaims("default").List(ctx, metav1.ListOptions{}); len(list.Items) != 0 {
 		t.Errorf("claims after Unreserve: %v, want none", list.Items)
 	}
-	if got, err := pl.m.Get("default", c.Name); err == nil && got.Status.Allocation != nil {
-		// The informer's delete event may still be on its way; the
-		// assumed copy must be gone already.
-		t.Errorf("the deleted claim is still seen with its allocation: %+v", got)
+	if got, err := pl.m.Get("default", c.Name); err == nil {
+		t.Errorf("the deleted claim is still seen: %+v", got)
+	}
+	if _, st := p.Prepare(cache.NewPodInfo(pod), nil); st != nil {
+		t.Errorf("the pod's next Prepare: %v, want its deleted claim not found stale", st.Message())
 	}
 	if st := Filter(mustPrepareOn(t, p, other), draNode("n2")); st != nil {
 		t.Errorf("another pod's Filter after Unreserve: %v, want the devices free", st.Message())
+	}
+}
+
+// TestDynamicResourcesExtendedStale checks that a claim for the pod's
+// extended resources left by an earlier attempt makes PreFilter reject the
+// pod, naming the claim, and gets deleted.
+func TestDynamicResourcesExtendedStale(t *testing.T) {
+	pod := makePod().req(extGPU, "1").p
+	stale := draAllocated(draClaim(pod.Name+"-extended-resources-abcde"), "n2", "d0")
+	stale.Annotations = map[string]string{resourceapi.ExtendedResourceClaimAnnotation: "true"}
+	stale.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID, Controller: ptr.To(true)}}
+	stale.Finalizers = []string{resourceapi.Finalizer}
+	l, client, start := draListers(t, extClass(), draSlice("n2", 1), pod, stale)
+	p, pl := draProfile(t, l, defaultDynamicResourcesArgs)
+	start(pl)
+	ctx := context.Background()
+
+	_, st := p.Prepare(cache.NewPodInfo(pod), nil)
+	want := draReject("resourceclaim default/" + stale.Name + " for the pod's extended resources is left from an earlier attempt and is being deleted")
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("Prepare (-want, +got):\n%s", diff)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		_, err := client.ResourceV1().ResourceClaims("default").Get(ctx, stale.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stale claim was not deleted: %v", err)
+		}
 	}
 }

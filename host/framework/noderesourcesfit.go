@@ -28,6 +28,11 @@ const weightNodeResourcesFit = 1
 // nodes, the args' scoring strategy scores (LeastAllocated over cpu and
 // memory by default; MostAllocated; RequestedToCapacityRatio with a shape).
 //
+// An extended resource that a DeviceClass maps (DRAExtendedResource, on by
+// default in 1.37) is not checked on a node that does not advertise it:
+// DynamicResources allocates devices for it there, when the profile runs
+// its filter (otherwise the resource is checked as any other).
+//
 // Extension points: PreFilter (never skips: the pod count always counts),
 // Filter, PreScore, Score. Rejects: Unschedulable (ReasonTooManyPods,
 // ReasonInsufficient + resource; preemption may free room),
