@@ -312,3 +312,23 @@ func TestDynamicResourcesExtendedStale(t *testing.T) {
 		}
 	}
 }
+
+// TestDynamicResourcesExtendedWithClaims checks that the pod's own claim
+// and its extended resources are allocated together on each node: n2's
+// two devices fit both, n3's one device fits either but not both.
+func TestDynamicResourcesExtendedWithClaims(t *testing.T) {
+	pod := makePod().req(extGPU, "1").p
+	pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "c0", ResourceClaimName: ptr.To("c1")}}
+	class := extClass()
+	l, _, start := draListers(t, class, draSlice("n2", 2), draSlice("n3", 1), draClaim("c1"), pod)
+	p, pl := draProfile(t, l, defaultDynamicResourcesArgs)
+	start(pl)
+	ps := mustPrepareOn(t, p, pod)
+	got := map[string]*Status{}
+	for _, n := range []string{"n2", "n3"} {
+		got[n] = Filter(ps, draNode(n))
+	}
+	if diff := cmp.Diff(map[string]*Status{"n2": nil, "n3": draReject(ReasonCannotAllocateAll)}, got); diff != "" {
+		t.Errorf("Filter (-want, +got):\n%s", diff)
+	}
+}
