@@ -545,7 +545,13 @@ func (pl *dynamicResources) PreBind(ctx context.Context, ps *PodState, pod *v1.P
 		written = append(written, f.extClaim.UID)
 	}
 	f.resMu.Unlock()
-	if hasBindingConditions(f.claims) {
+	f.resMu.Lock()
+	all := f.claims
+	if f.extCreated != nil {
+		all = append(slices.Clone(all), f.extCreated)
+	}
+	f.resMu.Unlock()
+	if hasBindingConditions(all) {
 		err := wait.PollUntilContextTimeout(ctx, pl.pollGap, pl.bindingTimeout, true, func(context.Context) (bool, error) {
 			return pl.podReadyForBinding(f)
 		})
@@ -625,16 +631,33 @@ func (pl *dynamicResources) bindClaim(ctx context.Context, claim *resourceapi.Re
 	return claim, nil
 }
 
-// podReadyForBinding is upstream's isPodReadyForBinding over the claims as
-// the scheduler sees them now.
+// podReadyForBinding is upstream's isPodReadyForBinding over the claims
+// (and the one created for the extended resources) as the scheduler sees
+// them now.
 func (pl *dynamicResources) podReadyForBinding(f *draFilter) (bool, error) {
-	for i, c := range f.claims {
+	f.resMu.Lock()
+	n := len(f.claims)
+	if f.extCreated != nil {
+		n++
+	}
+	f.resMu.Unlock()
+	for i := range n {
+		f.resMu.Lock()
+		c := f.extCreated
+		if i < len(f.claims) {
+			c = f.claims[i]
+		}
+		f.resMu.Unlock()
 		claim, err := pl.m.Get(c.Namespace, c.Name)
 		if err != nil {
 			return false, err
 		}
 		f.resMu.Lock()
-		f.claims[i] = claim
+		if i < len(f.claims) {
+			f.claims[i] = claim
+		} else {
+			f.extCreated = claim
+		}
 		f.resMu.Unlock()
 		ready, err := claimReadyForBinding(claim)
 		if err != nil {

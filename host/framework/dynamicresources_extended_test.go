@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -330,5 +331,52 @@ func TestDynamicResourcesExtendedWithClaims(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]*Status{"n2": nil, "n3": draReject(ReasonCannotAllocateAll)}, got); diff != "" {
 		t.Errorf("Filter (-want, +got):\n%s", diff)
+	}
+}
+
+// TestDynamicResourcesExtendedBindingConditions checks that PreBind waits
+// for the binding conditions of the devices allocated for the extended
+// resources too, as upstream's: the driver reports a failure condition, so
+// PreBind fails (it would succeed had it not waited).
+func TestDynamicResourcesExtendedBindingConditions(t *testing.T) {
+	withConditions := func(d *resourceapi.Device) {
+		d.BindingConditions, d.BindingFailureConditions = []string{"attached"}, []string{"failed"}
+	}
+	pod := makePod().req(extGPU, "1").p
+	l, client, start := draListers(t, extClass(), draSlice("n2", 1, withConditions), pod)
+	client.PrependReactor("create", "resourceclaims", generatedNames(t))
+	p, pl := draProfile(t, l, defaultDynamicResourcesArgs)
+	pl.pollGap = time.Millisecond
+	start(pl)
+	ctx := context.Background()
+	ps := draCycle(t, p, pod, "n2")
+	if st := p.Reserve(ctx, ps, pod, "n2"); st != nil {
+		t.Fatalf("Reserve: %v", st.Message())
+	}
+	done := make(chan *Status, 1)
+	go func() { done <- p.PreBind(ctx, ps, pod, "n2") }()
+	var claim *resourceapi.ResourceClaim
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		list, err := client.ResourceV1().ResourceClaims("default").List(ctx, metav1.ListOptions{})
+		if err == nil && len(list.Items) == 1 && len(list.Items[0].Status.ReservedFor) > 0 {
+			claim = &list.Items[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("PreBind did not write the claim")
+		}
+	}
+	claim.Status.Devices = []resourceapi.AllocatedDeviceStatus{{Driver: draDriver, Pool: "n2", Device: "d0",
+		Conditions: []metav1.Condition{{Type: "failed", Status: metav1.ConditionTrue, Reason: "Driver", LastTransitionTime: metav1.Now()}}}}
+	if _, err := client.ResourceV1().ResourceClaims("default").UpdateStatus(ctx, claim, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case st := <-done:
+		if st == nil || !errors.Is(st.Err, ErrDeviceBindingFailed) {
+			t.Errorf("PreBind = %v, want an Error wrapping %v", st, ErrDeviceBindingFailed)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("PreBind did not return after the driver's condition")
 	}
 }
