@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -80,6 +81,8 @@ type Manager struct {
 	// inFlight are the allocations reserved by pods not yet bound, by
 	// claim UID: written to the API by PreBind, assumed then, released.
 	inFlight map[types.UID]*resourceapi.ResourceClaim
+	// gone are the claims Forget dropped whose delete event has not come.
+	gone map[types.UID]bool
 }
 
 // claimEntry is one claim of the assume cache: api is the informer's
@@ -99,6 +102,7 @@ func New(o Options) (*Manager, error) {
 		shares:     map[structured.SharedDeviceID]int{},
 		capacities: structured.NewConsumedCapacityCollection(),
 		inFlight:   map[types.UID]*resourceapi.ResourceClaim{},
+		gone:       map[types.UID]bool{},
 	}
 	var synced []func() bool
 	if o.Claims != nil {
@@ -188,6 +192,12 @@ func (m *Manager) onClaim(obj any, deleted bool) {
 	key := claim.Namespace + "/" + claim.Name
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.gone[claim.UID] {
+		if deleted {
+			delete(m.gone, claim.UID)
+		}
+		return
+	}
 	e := m.claims[key]
 	if deleted {
 		if e != nil {
@@ -200,6 +210,9 @@ func (m *Manager) onClaim(obj any, deleted bool) {
 		m.claims[key] = &claimEntry{api: claim, seen: claim}
 		m.count(claim, 1)
 		return
+	}
+	if e.api == nil { // AssumeCreated's claim, seen by the informer now
+		e.api = claim
 	}
 	if !newer(claim, e.seen) && e.seen.UID == claim.UID {
 		return
@@ -239,16 +252,73 @@ func (m *Manager) Assume(claim *resourceapi.ResourceClaim) error {
 	return nil
 }
 
+// AssumeCreated is Assume for a claim the scheduler has just created
+// (the claim of a pod's extended resources backed by DRA): unlike Assume it
+// accepts a claim the informer has not brought yet, so that its devices
+// count as taken from now on (upstream polls its assume cache for up to two
+// minutes instead).
+func (m *Manager) AssumeCreated(claim *resourceapi.ResourceClaim) error {
+	key := claim.Namespace + "/" + claim.Name
+	m.mu.Lock()
+	if m.claims[key] == nil {
+		m.claims[key] = &claimEntry{seen: claim}
+		m.count(claim, 1)
+		m.mu.Unlock()
+		return nil
+	}
+	m.mu.Unlock()
+	return m.Assume(claim)
+}
+
+// ExtendedClaim is the claim the scheduler created for pod's extended
+// resources backed by DRA (annotated, controlled by the pod), nil if none.
+func (m *Manager) ExtendedClaim(pod *v1.Pod) *resourceapi.ResourceClaim {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.claims {
+		c := e.seen
+		if c.Namespace != pod.Namespace || c.Annotations[resourceapi.ExtendedResourceClaimAnnotation] != "true" {
+			continue
+		}
+		for _, o := range c.OwnerReferences {
+			if o.UID == pod.UID && o.Name == pod.Name && ptr.Deref(o.Controller, false) {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// Forget drops claim, just deleted in the API, without waiting for the
+// informer's delete event, so that the next cycles neither see it nor
+// count its devices; the informer's events of it until its delete event
+// are ignored.
+func (m *Manager) Forget(claim *resourceapi.ResourceClaim) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := claim.Namespace + "/" + claim.Name
+	if e := m.claims[key]; e != nil && e.seen.UID == claim.UID {
+		m.count(e.seen, -1)
+		delete(m.claims, key)
+	}
+	m.gone[claim.UID] = true
+}
+
 // Restore ends the assumption of namespace/name: the informer's version is
 // seen again.
 func (m *Manager) Restore(namespace, name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e := m.claims[namespace+"/"+name]
+	key := namespace + "/" + name
+	e := m.claims[key]
 	if e == nil || e.seen == e.api {
 		return
 	}
 	m.count(e.seen, -1)
+	if e.api == nil { // created and assumed, not seen by the informer yet
+		delete(m.claims, key)
+		return
+	}
 	e.seen = e.api
 	m.count(e.api, 1)
 }

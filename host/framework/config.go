@@ -8,6 +8,7 @@ import (
 	kschedv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/dra"
 )
 
 // Config is one profile's plugin configuration as a KubeSchedulerConfiguration
@@ -438,7 +439,11 @@ func Build(l Listers, c Config) (Built, error) {
 		case abi.PluginNodePorts:
 			p = nodePorts{}
 		case abi.PluginNodeResourcesFit:
-			p = args.fit
+			fit := args.fit
+			if on(abi.PluginDynamicResources, ptFilter) {
+				fit.classes = dra.NewExtendedResources(l.DeviceClasses)
+			}
+			p = fit
 		case abi.PluginPodTopologySpread:
 			pts := args.spread
 			pts.listers = l

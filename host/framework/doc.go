@@ -134,9 +134,9 @@
 //     affinity are matched by k8s.io/component-helpers, which allocates a
 //     small fields map per node; nodeSelector alone allocates nothing.
 //   - Deviations from upstream, all outside what a default v1.37 cluster
-//     exercises: extended resources are never delegated to DRA (upstream's
-//     DRAExtendedResource, GA in v1.37, skips a resource the node does not
-//     advertise when a DeviceClass maps it); the Lt/Gt toleration operators
+//     exercises: a scoring strategy configured with an extended resource
+//     backed by DRA scores it only on nodes that advertise it (upstream's
+//     also counts the class's devices on the others); the Lt/Gt toleration operators
 //     are off (upstream's TaintTolerationComparisonOperators, alpha, off); a
 //     pending pod never has a deferred resize, so the
 //     InPlacePodVerticalScalingSchedulerPreemption skips do not arise.

@@ -68,11 +68,12 @@ var defaultDynamicResourcesArgs = dynamicResourcesArgs{filterTimeout: kschedv1.D
 // texts), Filter (UnschedulableAndUnresolvable: ReasonClaimNotAvailable,
 // ReasonCannotAllocateAll, the allocator's reason; Error on a filter
 // timeout), Score (firstAvailable subrequests by order, weight 2), Reserve,
-// Unreserve, PreBind. Not yet: PreEnqueue (PreFilter rejects with the same
-// texts instead), PostFilter deallocation, extended resources backed by
-// DRA, pod-group claims.
+// Unreserve, PreBind. Extended resources backed by DRA: see
+// dynamicresources_extended.go. Not yet: PreEnqueue (PreFilter rejects with
+// the same texts instead), PostFilter deallocation, pod-group claims.
 type dynamicResources struct {
 	m                             *dra.Manager
+	ext                           dra.ExtendedResources
 	listers                       Listers
 	filterTimeout, bindingTimeout time.Duration
 	// pollGap is the wait between binding-condition checks; now the clock
@@ -96,7 +97,7 @@ func newDynamicResources(l Listers, a dynamicResourcesArgs) (*dynamicResources, 
 	if err != nil {
 		return nil, fmt.Errorf("DynamicResources: %w", err)
 	}
-	return &dynamicResources{m: m, listers: l, filterTimeout: a.filterTimeout, bindingTimeout: a.bindingTimeout,
+	return &dynamicResources{m: m, ext: dra.NewExtendedResources(l.DeviceClasses), listers: l, filterTimeout: a.filterTimeout, bindingTimeout: a.bindingTimeout,
 		pollGap: bindingConditionsPollGap, now: time.Now}, nil
 }
 
@@ -115,10 +116,12 @@ type draFilter struct {
 	// nil when there are none.
 	toAllocate []int
 	allocator  structured.Allocator
+	// ext are the pod's extended resources backed by DRA, nil if none.
+	ext *draExtended
 
 	// mu guards byNode, written by Filter on parallel goroutines.
 	mu     sync.Mutex
-	byNode map[string][]resourceapi.AllocationResult
+	byNode map[string]draNodeResult
 
 	// Set by Reserve and PreBind, read by Unreserve: on the cycle's and
 	// then the pod's binding goroutine, one after the other.
@@ -127,6 +130,22 @@ type draFilter struct {
 	// for an allocated claim; inFlight the UIDs Reserve put in flight.
 	allocations []*resourceapi.AllocationResult
 	inFlight    []types.UID
+	// extClaim is the node's claim for the extended resources with the
+	// allocation Reserve chose, nil if none; extMappings its container
+	// mappings; extCreated the claim PreBind created, which Unreserve
+	// deletes.
+	extClaim    *resourceapi.ResourceClaim
+	extMappings []v1.ContainerExtendedResourceRequest
+	extCreated  *resourceapi.ResourceClaim
+}
+
+// draNodeResult is what Filter found on a node: the allocations of the claims to
+// allocate (toAllocate order), then of the node's claim for the extended
+// resources (ext, with its container mappings) if it needs one.
+type draNodeResult struct {
+	allocs   []resourceapi.AllocationResult
+	ext      *resourceapi.ResourceClaim
+	mappings []v1.ContainerExtendedResourceRequest
 }
 
 func rejectDRA(reason string) *Status {
@@ -142,13 +161,17 @@ func errorDRA(err error) *Status {
 // it) and prepares the allocator over the devices not taken.
 func (pl *dynamicResources) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
 	p := pod.Pod
-	if len(p.Spec.ResourceClaims) == 0 {
+	ext, st := pl.preFilterExtended(pod)
+	if st != nil {
+		return nil, nil, st
+	}
+	if len(p.Spec.ResourceClaims) == 0 && ext == nil {
 		return nil, nil, nil
 	}
 	if !pl.m.Synced() {
 		return nil, nil, errorDRA(errors.New("the ResourceClaim and ResourceSlice caches are not synced yet"))
 	}
-	f := &draFilter{pl: pl, pod: p, byNode: map[string][]resourceapi.AllocationResult{}}
+	f := &draFilter{pl: pl, pod: p, ext: ext, byNode: map[string]draNodeResult{}}
 	for i := range p.Spec.ResourceClaims {
 		pc := &p.Spec.ResourceClaims[i]
 		name, mustCheckOwner, err := resourceclaim.Name(p, pc)
@@ -172,7 +195,7 @@ func (pl *dynamicResources) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (Po
 		}
 		f.claims = append(f.claims, claim)
 	}
-	if len(f.claims) == 0 {
+	if len(f.claims) == 0 && ext == nil {
 		return nil, nil, nil
 	}
 	f.availableOn = make([]*nodeaffinity.NodeSelector, len(f.claims))
@@ -212,7 +235,7 @@ func (pl *dynamicResources) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (Po
 		}
 		f.toAllocate = append(f.toAllocate, i)
 	}
-	if len(f.toAllocate) > 0 {
+	if len(f.toAllocate) > 0 || ext != nil {
 		sl, err := pl.m.Slices()
 		if err != nil {
 			return nil, nil, errorDRA(err)
@@ -241,6 +264,14 @@ func (pl *dynamicResources) checkClass(class, request string) *Status {
 // conditions on the node and allocates the others there, as upstream's.
 func (f *draFilter) Filter(ni *cache.NodeInfo) *Status {
 	node := ni.Node()
+	var extClaim *resourceapi.ResourceClaim
+	var mappings []v1.ContainerExtendedResourceRequest
+	if f.ext != nil {
+		var st *Status
+		if extClaim, mappings, st = f.ext.onNode(f.pod, ni); st != nil {
+			return st
+		}
+	}
 	unavailable := false
 	for i, claim := range f.claims {
 		if ns := f.availableOn[i]; ns != nil && !ns.Match(node) {
@@ -255,16 +286,19 @@ func (f *draFilter) Filter(ni *cache.NodeInfo) *Status {
 		}
 	}
 	var found []resourceapi.AllocationResult
-	if f.allocator != nil {
+	claims := make([]*resourceapi.ResourceClaim, 0, len(f.toAllocate)+1)
+	for _, i := range f.toAllocate {
+		claims = append(claims, f.claims[i])
+	}
+	if extClaim != nil {
+		claims = append(claims, extClaim)
+	}
+	if len(claims) > 0 {
 		ctx := context.Background()
 		if f.pl.filterTimeout > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, f.pl.filterTimeout)
 			defer cancel()
-		}
-		claims := make([]*resourceapi.ResourceClaim, len(f.toAllocate))
-		for j, i := range f.toAllocate {
-			claims[j] = f.claims[i]
 		}
 		res, err := f.allocator.Allocate(ctx, node, claims)
 		switch {
@@ -286,15 +320,15 @@ func (f *draFilter) Filter(ni *cache.NodeInfo) *Status {
 	}
 	if f.allocator != nil {
 		f.mu.Lock()
-		f.byNode[node.Name] = found
+		f.byNode[node.Name] = draNodeResult{allocs: found, ext: extClaim, mappings: mappings}
 		f.mu.Unlock()
 	}
 	return nil
 }
 
-// found is the allocation Filter found on node; ok is false if it did not
-// pass the node (or allocated nothing).
-func (f *draFilter) found(node string) (res []resourceapi.AllocationResult, ok bool) {
+// found is what Filter found on node; ok is false if it did not pass the
+// node (or allocated nothing).
+func (f *draFilter) found(node string) (res draNodeResult, ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	res, ok = f.byNode[node]
@@ -350,7 +384,7 @@ func (s *draScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 		if !ok {
 			continue
 		}
-		scores[i] = f.score(found)
+		scores[i] = f.score(found.allocs)
 	}
 }
 
@@ -391,14 +425,29 @@ func (pl *dynamicResources) Reserve(_ context.Context, ps *PodState, _ *v1.Pod, 
 	if f == nil || f.allocator == nil {
 		return nil
 	}
-	found, ok := f.found(nodeName)
-	if !ok || len(found) != len(f.toAllocate) {
+	node, ok := f.found(nodeName)
+	n := len(f.toAllocate)
+	if node.ext != nil {
+		n++
+	}
+	if n == 0 {
+		return nil // the node's device plugins provide the extended resources
+	}
+	found := node.allocs
+	if !ok || len(found) != n {
 		return errorDRA(errors.New("claim allocation not found for node"))
 	}
-	claims := make([]*resourceapi.ResourceClaim, len(f.toAllocate))
-	uids := make([]types.UID, len(f.toAllocate))
-	for j, i := range f.toAllocate {
-		c := f.claims[i].DeepCopy()
+	toReserve := make([]*resourceapi.ResourceClaim, 0, n)
+	for _, i := range f.toAllocate {
+		toReserve = append(toReserve, f.claims[i])
+	}
+	if node.ext != nil {
+		toReserve = append(toReserve, node.ext)
+	}
+	claims := make([]*resourceapi.ResourceClaim, n)
+	uids := make([]types.UID, n)
+	for j, claim := range toReserve {
+		c := claim.DeepCopy()
 		if !slices.Contains(c.Finalizers, resourceapi.Finalizer) {
 			c.Finalizers = append(c.Finalizers, resourceapi.Finalizer)
 		}
@@ -412,6 +461,9 @@ func (pl *dynamicResources) Reserve(_ context.Context, ps *PodState, _ *v1.Pod, 
 	}
 	for j, i := range f.toAllocate {
 		f.allocations[i] = &found[j]
+	}
+	if node.ext != nil {
+		f.extClaim, f.extMappings = claims[n-1], node.mappings
 	}
 	f.inFlight = uids
 	return nil
@@ -434,6 +486,14 @@ func (pl *dynamicResources) Unreserve(ctx context.Context, ps *PodState, pod *v1
 			pl.m.Restore(f.claims[i].Namespace, f.claims[i].Name)
 		}
 		f.inFlight = nil
+	}
+	if c := f.extCreated; c != nil {
+		// Created by PreBind: leave no claim behind, as upstream's.
+		pl.m.Restore(c.Namespace, c.Name)
+		if pl.listers.Client != nil && pl.deleteClaim(ctx, c) == nil {
+			pl.m.Forget(c) // the next attempt must not find it stale
+		} // else: deleted at the pod's next attempt (PreFilter)
+		f.extCreated = nil
 	}
 	for i, claim := range f.claims {
 		if claim.Status.Allocation == nil || !resourceclaim.IsReservedForPod(pod, claim, false) || pl.listers.Client == nil {
@@ -477,8 +537,21 @@ func (pl *dynamicResources) PreBind(ctx context.Context, ps *PodState, pod *v1.P
 			written = append(written, updated.UID)
 		}
 	}
+	if f.extClaim != nil && f.extCreated == nil {
+		if err := pl.bindExtendedClaim(ctx, f, pod); err != nil {
+			f.resMu.Unlock()
+			return errorDRA(err)
+		}
+		written = append(written, f.extClaim.UID)
+	}
 	f.resMu.Unlock()
-	if hasBindingConditions(f.claims) {
+	f.resMu.Lock()
+	all := f.claims
+	if f.extCreated != nil {
+		all = append(slices.Clone(all), f.extCreated)
+	}
+	f.resMu.Unlock()
+	if hasBindingConditions(all) {
 		err := wait.PollUntilContextTimeout(ctx, pl.pollGap, pl.bindingTimeout, true, func(context.Context) (bool, error) {
 			return pl.podReadyForBinding(f)
 		})
@@ -558,16 +631,33 @@ func (pl *dynamicResources) bindClaim(ctx context.Context, claim *resourceapi.Re
 	return claim, nil
 }
 
-// podReadyForBinding is upstream's isPodReadyForBinding over the claims as
-// the scheduler sees them now.
+// podReadyForBinding is upstream's isPodReadyForBinding over the claims
+// (and the one created for the extended resources) as the scheduler sees
+// them now.
 func (pl *dynamicResources) podReadyForBinding(f *draFilter) (bool, error) {
-	for i, c := range f.claims {
+	f.resMu.Lock()
+	n := len(f.claims)
+	if f.extCreated != nil {
+		n++
+	}
+	f.resMu.Unlock()
+	for i := range n {
+		f.resMu.Lock()
+		c := f.extCreated
+		if i < len(f.claims) {
+			c = f.claims[i]
+		}
+		f.resMu.Unlock()
 		claim, err := pl.m.Get(c.Namespace, c.Name)
 		if err != nil {
 			return false, err
 		}
 		f.resMu.Lock()
-		f.claims[i] = claim
+		if i < len(f.claims) {
+			f.claims[i] = claim
+		} else {
+			f.extCreated = claim
+		}
 		f.resMu.Unlock()
 		ready, err := claimReadyForBinding(claim)
 		if err != nil {

@@ -5,9 +5,11 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/dra"
 )
 
 // Upstream's NodeResourcesFit reasons.
@@ -26,6 +28,11 @@ const weightNodeResourcesFit = 1
 // nodes, the args' scoring strategy scores (LeastAllocated over cpu and
 // memory by default; MostAllocated; RequestedToCapacityRatio with a shape).
 //
+// An extended resource that a DeviceClass maps (DRAExtendedResource, on by
+// default in 1.37) is not checked on a node that does not advertise it:
+// DynamicResources allocates devices for it there, when the profile runs
+// its filter (otherwise the resource is checked as any other).
+//
 // Extension points: PreFilter (never skips: the pod count always counts),
 // Filter, PreScore, Score. Rejects: Unschedulable (ReasonTooManyPods,
 // ReasonInsufficient + resource; preemption may free room),
@@ -43,6 +50,17 @@ type nodeResourcesFit struct {
 	// and memory of weight 1 (the default), which leastAllocated scores
 	// without per-pod state.
 	scorer *resourceScorer
+	// classes resolves the extended resources DeviceClasses back
+	// (DRAExtendedResource); nil when the profile's DynamicResources
+	// filter is off, so that no request is left to a plugin that does not
+	// run.
+	classes extendedResourceClasses
+}
+
+// extendedResourceClasses maps an extended resource name to the
+// DeviceClass that backs it, nil if none (dra.ExtendedResources).
+type extendedResourceClasses interface {
+	Class(name v1.ResourceName) *resourceapi.DeviceClass
 }
 
 var _ interface {
@@ -73,15 +91,24 @@ func (pl nodeResourcesFit) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (Pod
 				f = &fitScalarsFilter{pod: pod}
 				f.scalars = f.arr[:0]
 			}
-			f.scalars = append(f.scalars, name)
+			f.scalars = append(f.scalars, fitScalar{name: name,
+				dra: pl.classes != nil && dra.IsExtendedResourceName(name) && pl.classes.Class(name) != nil})
 		}
 	}
 	if f == nil {
 		return (*fitFilter)(pod), nil, nil
 	}
 	// Sorted, so that a node's reasons come in a stable order.
-	slices.Sort(f.scalars)
+	slices.SortFunc(f.scalars, func(a, b fitScalar) int { return strings.Compare(string(a.name), string(b.name)) })
 	return f, nil, nil
+}
+
+// fitScalar is a scalar resource the pod requests; dra is true when a
+// DeviceClass backs it, so that a node not advertising it leaves it to
+// DynamicResources (upstream's shouldDelegateResourceToDRA).
+type fitScalar struct {
+	name v1.ResourceName
+	dra  bool
 }
 
 // fitFilter is the filter of a pod without scalar requests: its state is
@@ -95,8 +122,8 @@ func (f *fitFilter) Filter(ni *cache.NodeInfo) *Status {
 // fitScalarsFilter is the filter of a pod with scalar requests.
 type fitScalarsFilter struct {
 	pod     *cache.PodInfo
-	scalars []v1.ResourceName // requested, sorted; in arr for up to two
-	arr     [2]v1.ResourceName
+	scalars []fitScalar // requested, sorted by name; in arr for up to two
+	arr     [2]fitScalar
 }
 
 func (f *fitScalarsFilter) Filter(ni *cache.NodeInfo) *Status {
@@ -127,10 +154,11 @@ var fitStatuses = func() (out [fitMaskLen]*Status) {
 // fit is upstream's NodeResourcesFit filter: the pod count, then cpu,
 // memory, ephemeral-storage and each requested scalar resource against the
 // node's allocatable minus what its pods request. A resource the pod does not
-// request never fails. The verdict is UnschedulableAndUnresolvable when a
+// request never fails, nor does one a DeviceClass backs on a node whose
+// allocatable lacks it (DynamicResources allocates devices for it). The verdict is UnschedulableAndUnresolvable when a
 // request exceeds the node's whole allocatable (preemption cannot help),
 // Unschedulable otherwise.
-func fit(pod *cache.PodInfo, scalars []v1.ResourceName, ni *cache.NodeInfo) *Status {
+func fit(pod *cache.PodInfo, scalars []fitScalar, ni *cache.NodeInfo) *Status {
 	req := &pod.Requests
 	alloc, used := ni.Allocatable(), ni.Requested()
 	var mask int
@@ -150,8 +178,12 @@ func fit(pod *cache.PodInfo, scalars []v1.ResourceName, ni *cache.NodeInfo) *Sta
 	check(fitEphemeral, req.EphemeralStorage, alloc.EphemeralStorage, used.EphemeralStorage)
 
 	var scalarReasons []string
-	for _, name := range scalars {
+	for _, sc := range scalars {
+		name := sc.name
 		want, allocatable := req.Scalar[name], alloc.Scalar[name]
+		if sc.dra && allocatable <= 0 {
+			continue
+		}
 		if want > allocatable-used.Scalar[name] {
 			scalarReasons = append(scalarReasons, ReasonInsufficient+string(name))
 			if want > allocatable {

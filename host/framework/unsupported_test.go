@@ -42,7 +42,7 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 			spec: func(s *v1.PodSpec) {
 				s.Volumes = []v1.Volume{vol(v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}})}
 			},
-			want: refused(abi.PluginVolumeBinding, `waiting for ephemeral volume controller to create the persistentvolumeclaim "pod-1000-v"`)},
+			want: refused(abi.PluginVolumeBinding, `waiting for ephemeral volume controller to create the persistentvolumeclaim "pod-a-v"`)},
 		{name: "in-tree volume with access restrictions: VolumeRestrictions checks it",
 			spec: func(s *v1.PodSpec) {
 				s.Volumes = []v1.Volume{vol(v1.VolumeSource{ISCSI: &v1.ISCSIVolumeSource{TargetPortal: "p", IQN: "q"}})}
@@ -83,6 +83,7 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b := makePod()
+			b.p.Name = "pod-a" // not the sequence's: the texts must not depend on the tests run before
 			tc.spec(&b.p.Spec)
 			ps, st := Prepare(b.info(), nil)
 			if diff := cmp.Diff(tc.want, st); diff != "" {
