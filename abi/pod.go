@@ -123,7 +123,8 @@ type Pod struct {
 	// ResourceClaims are the names of the ResourceClaims of the pod's
 	// spec.resourceClaims, in order: resourceClaimName, or the claim
 	// generated from resourceClaimTemplateName as status.resourceClaimStatuses
-	// names it, "" while it has not been generated (ABI minor 2).
+	// names it, "" while it has not been generated; a template claim the
+	// controller chose not to create is left out (ABI minor 2).
 	ResourceClaims []string
 }
 

@@ -13,16 +13,18 @@ import (
 // podResourceClaims resolves the pod's spec.resourceClaims to claim names as
 // upstream's DynamicResources does (resourceclaim.Name): resourceClaimName,
 // or the claim status.resourceClaimStatuses names for a template; "" for a
-// template claim not generated yet, or one the controller chose not to
-// create, so that a QueueingHint sees the pod still waits for it.
+// template claim not generated yet, so that a QueueingHint sees the pod
+// still waits for it. A claim the controller chose not to create (a status
+// without a name) is left out, as the plugin ignores it.
 func podResourceClaims(pod *v1.Pod) []string {
-	if len(pod.Spec.ResourceClaims) == 0 {
-		return nil
-	}
-	names := make([]string, len(pod.Spec.ResourceClaims))
+	var names []string
 	for i := range pod.Spec.ResourceClaims {
-		if n, _, err := resourceclaim.Name(pod, &pod.Spec.ResourceClaims[i]); err == nil && n != nil {
-			names[i] = *n
+		n, _, err := resourceclaim.Name(pod, &pod.Spec.ResourceClaims[i])
+		switch {
+		case err != nil:
+			names = append(names, "")
+		case n != nil:
+			names = append(names, *n)
 		}
 	}
 	return names
