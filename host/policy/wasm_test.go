@@ -404,7 +404,7 @@ func TestWasmHintMinor1Module(t *testing.T) {
 		t.Fatal(err)
 	}
 	pod := func(name, claim string) abi.PodView {
-		return policytest.MakePod().Namespace("default").Name(name).Claim(claim).ResourceClaim(name + "-gpu").ResourceClaim("").
+		return policytest.MakePod().Namespace("default").Name(name).Claim(claim).ResourceClaim(name+"-gpu").ResourceClaim("").
 			UnschedulablePlugins(abi.PluginVolumeBinding, abi.PluginDynamicResources).View()
 	}
 	pods := []abi.PodView{pod("user", "data"), pod("other", "logs")}
