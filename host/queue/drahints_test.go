@@ -82,23 +82,28 @@ func TestDRAEventsMovePods(t *testing.T) {
 		})
 	}
 
-	t.Run("hints.wasm, generated claim named", func(t *testing.T) {
-		e := newEnv(t, WithQueueingHint(hint))
-		tmpl := makePod("tmpl").obj()
-		tmpl.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: new("gpu-template")}}
-		other := tmpl.DeepCopy()
-		other.Name, other.UID = "waiting", "uid-waiting"
-		e.failOnce(t, tmpl, rejectedBy(abi.PluginDynamicResources))
-		e.failOnce(t, other, rejectedBy(abi.PluginDynamicResources))
-		named := tmpl.DeepCopy()
-		named.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpu", ResourceClaimName: new("tmpl-gpu-x7k2p")}}
-		e.q.Update(tmpl, named)
-		if got := e.where("uid-tmpl"); got != "backoff" {
-			t.Errorf("tmpl is %s, want backoff", got)
-		}
-		if got := e.where("uid-waiting"); got != "unschedulable" {
-			t.Errorf("waiting is %s, want unschedulable", got)
-		}
-		e.check(t)
-	})
+	t.Run("hints.wasm, generated claim named", func(t *testing.T) { generatedClaimNamed(t, WithQueueingHint(hint)) })
+	t.Run("AlwaysQueue, generated claim named", func(t *testing.T) { generatedClaimNamed(t) })
+}
+
+// generatedClaimNamed: two pods wait for the claims of their templates;
+// the one whose status names its claim moves, the other stays.
+func generatedClaimNamed(t *testing.T, opts ...Option) {
+	e := newEnv(t, opts...)
+	tmpl := makePod("tmpl").obj()
+	tmpl.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: new("gpu-template")}}
+	other := tmpl.DeepCopy()
+	other.Name, other.UID = "waiting", "uid-waiting"
+	e.failOnce(t, tmpl, rejectedBy(abi.PluginDynamicResources))
+	e.failOnce(t, other, rejectedBy(abi.PluginDynamicResources))
+	named := tmpl.DeepCopy()
+	named.Status.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpu", ResourceClaimName: new("tmpl-gpu-x7k2p")}}
+	e.q.Update(tmpl, named)
+	if got := e.where("uid-tmpl"); got != "backoff" {
+		t.Errorf("tmpl is %s, want backoff", got)
+	}
+	if got := e.where("uid-waiting"); got != "unschedulable" {
+		t.Errorf("waiting is %s, want unschedulable", got)
+	}
+	e.check(t)
 }
