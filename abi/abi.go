@@ -39,9 +39,14 @@ package abi
 //     answers Queue for a minor-0 QueueingHint module on storage events
 //     ([MinorStorage]); a minor-1 module on a minor-0 host cannot register
 //     them (the host refuses the unknown resources).
+//   - 2: the DRA event resources (ResourceResourceClaim ...
+//     ResourceDeviceTaintRule, 12-15) with [StorageObject] records, which
+//     gain allocated, reservedFor, pool and device classes; the pod record's
+//     resource claims. A host answers Queue for an older QueueingHint module
+//     on DRA events ([MinorDRA]).
 const (
 	VersionMajor = 1
-	VersionMinor = 1
+	VersionMinor = 2
 	// Version is what [ExportABIVersion] returns: major<<16 | minor.
 	Version = VersionMajor<<16 | VersionMinor
 )
@@ -51,6 +56,11 @@ const (
 // Queue for such an event on behalf of an older module instead of sending it
 // records it cannot read.
 const MinorStorage = 1
+
+// MinorDRA is the first minor whose events include the DRA resources and
+// whose pod records carry resource claims; the host answers Queue for such
+// an event on behalf of an older module.
+const MinorDRA = 2
 
 // SplitVersion unpacks a value returned by [ExportABIVersion].
 func SplitVersion(v uint32) (major, minor uint16) { return uint16(v >> 16), uint16(v) }

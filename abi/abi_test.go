@@ -140,10 +140,12 @@ func TestActionTypeString(t *testing.T) {
 func TestEventResource(t *testing.T) {
 	for r, want := range map[abi.EventResource]string{
 		abi.ResourcePod: "Pod", abi.ResourceUnscheduledPod: "UnscheduledPod", abi.ResourceNode: "Node",
-		abi.ResourcePodGroup: "PodGroup", abi.ResourceWildcard: "*", 12: "Resource(12)",
+		abi.ResourcePodGroup: "PodGroup", abi.ResourceWildcard: "*", 16: "Resource(16)",
 		abi.ResourcePersistentVolume: "PersistentVolume", abi.ResourcePersistentVolumeClaim: "PersistentVolumeClaim",
 		abi.ResourceStorageClass: "StorageClass", abi.ResourceCSINode: "CSINode", abi.ResourceCSIDriver: "CSIDriver",
 		abi.ResourceCSIStorageCapacity: "CSIStorageCapacity", abi.ResourceVolumeAttachment: "VolumeAttachment",
+		abi.ResourceResourceClaim: "ResourceClaim", abi.ResourceResourceSlice: "ResourceSlice",
+		abi.ResourceDeviceClass: "DeviceClass", abi.ResourceDeviceTaintRule: "DeviceTaintRule",
 	} {
 		if got := r.String(); got != want {
 			t.Errorf("EventResource(%d).String() = %q, want %q", r, got, want)
@@ -272,7 +274,7 @@ func TestReadRecordRejects(t *testing.T) {
 		{"short", pod[:7], "shorter than the 8-byte header (7 bytes)"},
 		{"wrong tag", header(uint32(len(pod)), abi.TagNode, 184), "abi: pod: tag is node"},
 		{"unknown tag", header(uint32(len(pod)), 42, 184), "abi: pod: tag is tag 42"},
-		{"size beyond", header(uint32(len(pod))+1, abi.TagPod, 184), "exceeds the 256 bytes available"},
+		{"size beyond", header(uint32(len(pod))+1, abi.TagPod, 184), "exceeds the 264 bytes available"},
 		{"fixed too small", header(uint32(len(pod)), abi.TagPod, 7), "fixed part length 7 outside [8, size]"},
 		{"fixed beyond size", header(100, abi.TagPod, 101), "fixed part length 101 outside [8, size]"},
 	} {
@@ -376,8 +378,8 @@ func TestDecodeRegistrations(t *testing.T) {
 			wantErr: "abi: registrations field registration 0: not valid UTF-8"},
 		{name: "resource 0", regs: []abi.Registration{reg("P", 0, abi.ActionAdd)},
 			wantErr: "abi: registrations field registration 0: unknown resource Resource(0)"},
-		{name: "resource 12", regs: []abi.Registration{reg("P", 12, abi.ActionAdd)},
-			wantErr: "abi: registrations field registration 0: unknown resource Resource(12)"},
+		{name: "resource 16", regs: []abi.Registration{reg("P", 16, abi.ActionAdd)},
+			wantErr: "abi: registrations field registration 0: unknown resource Resource(16)"},
 		{name: "no actions", regs: []abi.Registration{reg("P", abi.ResourceNode, 0)},
 			wantErr: "abi: registrations field registration 0: invalid actions None"},
 		{name: "unknown action", regs: []abi.Registration{reg("P", abi.ResourceNode, abi.ActionAdd|1<<20)},

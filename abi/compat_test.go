@@ -98,6 +98,7 @@ func TestOlderMinorPod(t *testing.T) {
 		{podClaims, 8, func(p *Pod) { p.Claims = nil }},
 		{podEphemeral, 8, func(p *Pod) { p.EphemeralClaims = nil }},
 		{podVolumeDrivers, 8, func(p *Pod) { p.VolumeDrivers = nil }},
+		{podResourceClaims, 8, func(p *Pod) { p.ResourceClaims = nil }},
 	}
 	checkOlderMinor(t, rec, podFixed, fields, func(b []byte, p *Pod) error {
 		v, err := ReadPod(b)
@@ -173,11 +174,41 @@ func TestMinor0Pod(t *testing.T) {
 	}
 }
 
+// TestMinor1Records reads pod and storage records as a minor-1 host wrote
+// them (fixed parts ending before the minor-2 fields): a minor-2 policy
+// sees a pod without resource claims, whose claims all count as generated,
+// and a storage object without DRA fields.
+func TestMinor1Records(t *testing.T) {
+	v, err := ReadPod(withFixed(golden(t, "pod-full"), podResourceClaims))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.ResourceClaims().Len() != 0 || v.UsesResourceClaim(v.Namespace(), "gpu-trainer-0") || !v.ResourceClaimsGenerated() {
+		t.Errorf("minor-1 pod: %d resource claims", v.ResourceClaims().Len())
+	}
+	full, _ := ReadPod(golden(t, "pod-full"))
+	if !full.UsesResourceClaim(full.Namespace(), "gpu-trainer-0") || full.UsesResourceClaim("other", "gpu-trainer-0") ||
+		full.UsesResourceClaim(full.Namespace(), "") || full.ResourceClaimsGenerated() {
+		t.Error("UsesResourceClaim or ResourceClaimsGenerated disagrees with pod-full's resource claims")
+	}
+	s, err := ReadStorage(withFixed(golden(t, "storage-full"), storagePool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Pool() != "" || s.DeviceClasses().Len() != 0 || !s.Allocated() || s.ReservedFor() == 0 {
+		t.Errorf("storage-full cut before the pool: pool %q, %d classes, allocated %v, reservedFor %d (flags and reservedFor sit in the minor-1 fixed part)",
+			s.Pool(), s.DeviceClasses().Len(), s.Allocated(), s.ReservedFor())
+	}
+}
+
 func TestOlderMinorStorage(t *testing.T) {
 	fields := []field[StorageObject]{
-		{storageFlags, 4, func(o *StorageObject) { o.NodeAffinity, o.CapacityTracking, o.HasCapacity = false, false, false }},
+		{storageFlags, 4, func(o *StorageObject) {
+			o.NodeAffinity, o.CapacityTracking, o.HasCapacity, o.Allocated = false, false, false, false
+		}},
 		{storagePhase, 4, func(o *StorageObject) { o.Phase = 0 }},
 		{storageBindingMode, 4, func(o *StorageObject) { o.BindingMode = 0 }},
+		{storageReservedFor, 4, func(o *StorageObject) { o.ReservedFor = 0 }},
 		{storageCapacity, 8, func(o *StorageObject) { o.Capacity = 0 }},
 		{storageNamespace, 8, func(o *StorageObject) { o.Namespace = "" }},
 		{storageName, 8, func(o *StorageObject) { o.Name = "" }},
@@ -191,6 +222,8 @@ func TestOlderMinorStorage(t *testing.T) {
 		{storageLabels, 8, func(o *StorageObject) { o.Labels = nil }},
 		{storageTopology, 8, func(o *StorageObject) { o.Topology = nil }},
 		{storageDrivers, 8, func(o *StorageObject) { o.Drivers = nil }},
+		{storagePool, 8, func(o *StorageObject) { o.Pool = "" }},
+		{storageClassesList, 8, func(o *StorageObject) { o.DeviceClasses = nil }},
 	}
 	checkOlderMinor(t, golden(t, "storage-full"), storageFixed, fields, func(b []byte, o *StorageObject) error {
 		v, err := ReadStorage(b)
@@ -262,10 +295,12 @@ var (
 		{off: 152, elem: 16, sub: kvRefs}, {off: 160, elem: 24, sub: kvRefs}, {off: 168, elem: 16, sub: strRefsL},
 		{off: 176, elem: 16, sub: termRefs},
 		{off: 184, elem: 8, sub: strRefsL}, {off: 192, elem: 8, sub: strRefsL}, {off: 200, elem: 8, sub: strRefsL},
+		{off: 208, elem: 8, sub: strRefsL},
 	}
 	storageLayout = []ref{
 		{off: 32}, {off: 40}, {off: 48}, {off: 56}, {off: 64}, {off: 72}, {off: 80}, {off: 88}, {off: 96},
 		{off: 104, elem: 16, sub: kvRefs}, {off: 112, elem: 16, sub: termRefs}, {off: 120, elem: 16, sub: strRefsL},
+		{off: 128}, {off: 136, elem: 8, sub: strRefsL},
 	}
 	nodeLayout = []ref{
 		{off: 16}, {off: 24, elem: 16, sub: kvRefs}, {off: 32, elem: 24, sub: kvRefs},
@@ -420,6 +455,7 @@ func TestNewerMinor(t *testing.T) {
 		{"hintbatch-3-pods", hintLayout}, {"victimbatch-preemptor", victimLayout},
 		{"gate-wait", gateLayout}, {"registrations", regsLayout},
 		{"storage-full", storageLayout}, {"storage-minimal", storageLayout}, {"event-csinode-update", eventLayout},
+		{"event-resourceclaim-deallocate", eventLayout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := golden(t, tc.name)

@@ -9,7 +9,8 @@ import "strconv"
 //
 // The objects are Pod records for pod resources, Node records for nodes,
 // PodGroup records for pod groups and StorageObject records for the storage
-// resources (minor 1); old is absent on Add, new on Delete.
+// resources (minor 1) and the DRA resources (minor 2); old is absent on Add,
+// new on Delete.
 const (
 	eventResource = 8
 	eventAction   = 12
@@ -151,7 +152,7 @@ func validateObject(b []byte, res EventResource) error {
 	case ResourcePodGroup:
 		want = TagPodGroup
 	}
-	if res.IsStorage() {
+	if res.IsStorage() || res.IsDRA() {
 		want = TagStorage
 	}
 	if want != 0 && tag != want {

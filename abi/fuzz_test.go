@@ -140,8 +140,8 @@ func FuzzDecodePod(f *testing.F) {
 			t.Fatalf("Decode into a used Pod (-fresh +reused):\n%s", diff)
 		}
 		enc := abi.AppendPod(nil, &p)
-		if want := 208 + podWire(&p); len(enc) != want {
-			t.Fatalf("AppendPod wrote %d bytes, want 208 + %d", len(enc), podWire(&p))
+		if want := 216 + podWire(&p); len(enc) != want {
+			t.Fatalf("AppendPod wrote %d bytes, want 216 + %d", len(enc), podWire(&p))
 		}
 		var p2 abi.Pod
 		if err := decodePod(enc, &p2); err != nil {
@@ -233,7 +233,8 @@ func FuzzDecodeStorage(f *testing.F) {
 			return
 		}
 		wire := len(o.Namespace) + len(o.Name) + len(o.StorageClass) + len(o.VolumeName) + len(o.ClaimNamespace) +
-			len(o.ClaimName) + len(o.NodeName) + len(o.Driver) + len(o.MigratedPlugins) + kvWire(o.Labels)
+			len(o.ClaimName) + len(o.NodeName) + len(o.Driver) + len(o.MigratedPlugins) + kvWire(o.Labels) +
+			len(o.Pool) + strsWire(o.DeviceClasses)
 		for _, tm := range o.Topology {
 			wire += 16
 			for _, rs := range [][]abi.Requirement{tm.MatchExpressions, tm.MatchFields} {
@@ -258,8 +259,8 @@ func FuzzDecodeStorage(f *testing.F) {
 			t.Fatalf("Decode into a used StorageObject (-fresh +reused):\n%s", diff)
 		}
 		enc := abi.AppendStorage(nil, &o)
-		if want := 128 + wire; len(enc) != want {
-			t.Fatalf("AppendStorage wrote %d bytes, want 128 + %d", len(enc), wire)
+		if want := 144 + wire; len(enc) != want {
+			t.Fatalf("AppendStorage wrote %d bytes, want 144 + %d", len(enc), wire)
 		}
 		v2, err := abi.ReadStorage(enc)
 		if err != nil {
@@ -659,7 +660,7 @@ func podWire(p *abi.Pod) int {
 			}
 		}
 	}
-	return n + strsWire(p.Claims) + strsWire(p.EphemeralClaims) + strsWire(p.VolumeDrivers)
+	return n + strsWire(p.Claims) + strsWire(p.EphemeralClaims) + strsWire(p.VolumeDrivers) + strsWire(p.ResourceClaims)
 }
 
 func nodeWire(nd *abi.Node) int {

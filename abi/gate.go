@@ -135,7 +135,7 @@ func DecodeRegistrations(b []byte) ([]Registration, error) {
 			return nil, err
 		}
 		switch {
-		case reg.Resource >= ResourcePod && reg.Resource <= ResourcePodGroup, reg.Resource.IsStorage(),
+		case reg.Resource >= ResourcePod && reg.Resource <= ResourcePodGroup, reg.Resource.IsStorage(), reg.Resource.IsDRA(),
 			reg.Resource == ResourceWildcard:
 		default:
 			return nil, &Error{Record: TagRegistrations, Field: field, Problem: "unknown resource " + reg.Resource.String()}

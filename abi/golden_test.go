@@ -263,6 +263,9 @@ func TestGoldenViews(t *testing.T) {
 		"event-pvc-add":        eventCase(abitest.ClaimAddEvent()),
 		"event-csinode-update": eventCase(abitest.CSINodeUpdateEvent()),
 
+		"event-resourceclaim-deallocate": eventCase(abitest.ResourceClaimDeallocateEvent()),
+		"event-resourceslice-add":        eventCase(abitest.ResourceSliceAddEvent()),
+
 		"hintbatch-no-pods": func(t *testing.T, b []byte) {
 			checkHintBatch(t, b, abitest.NodeUpdateEvent(), nil)
 		},

@@ -14,6 +14,7 @@ package abi
 //	160 tolerations [toleration]  168 host ports [hostPort]
 //	176 required node affinity terms [term]
 //	184 claims [str]  192 ephemeral claims [str]  200 inline volume drivers [str]   (minor 1)
+//	208 resource claims [str]                                                     (minor 2)
 //
 // Times are Unix nanoseconds, 0 when unset. Element layouts:
 //
@@ -53,7 +54,8 @@ const (
 	podClaims         = 184
 	podEphemeral      = 192
 	podVolumeDrivers  = 200
-	podFixed          = 208
+	podResourceClaims = 208
+	podFixed          = 216
 
 	podPreemptNever     = 1 << 0
 	podLastFailureError = 1 << 1
@@ -117,6 +119,13 @@ type Pod struct {
 	// VolumeDrivers are the CSI drivers of the pod's inline volumes: a csi
 	// volume's driver, and the driver an in-tree volume migrates to.
 	VolumeDrivers []string
+
+	// ResourceClaims are the names of the ResourceClaims of the pod's
+	// spec.resourceClaims, in order: resourceClaimName, or the claim
+	// generated from resourceClaimTemplateName as status.resourceClaimStatuses
+	// names it, "" while it has not been generated; a template claim the
+	// controller chose not to create is left out (ABI minor 2).
+	ResourceClaims []string
 }
 
 // PodGroupRef is what a pod view carries about its group.
@@ -218,6 +227,7 @@ func AppendPod(dst []byte, p *Pod) []byte {
 	b.appendStrings(b.start+podClaims, p.Claims)
 	b.appendStrings(b.start+podEphemeral, p.EphemeralClaims)
 	b.appendStrings(b.start+podVolumeDrivers, p.VolumeDrivers)
+	b.appendStrings(b.start+podResourceClaims, p.ResourceClaims)
 	return b.finish()
 }
 
@@ -303,6 +313,17 @@ func (p PodView) RequiredAffinity() TermList { return TermList{p.r.list(podAffin
 func (p PodView) Claims() StrList            { return StrList{p.r.list(podClaims, strSize)} }
 func (p PodView) EphemeralClaims() StrList   { return StrList{p.r.list(podEphemeral, strSize)} }
 func (p PodView) VolumeDrivers() StrList     { return StrList{p.r.list(podVolumeDrivers, strSize)} }
+func (p PodView) ResourceClaims() StrList    { return StrList{p.r.list(podResourceClaims, strSize)} }
+
+// UsesResourceClaim reports whether the pod's spec.resourceClaims resolve to
+// the ResourceClaim called name in its namespace.
+func (p PodView) UsesResourceClaim(namespace, name string) bool {
+	return name != "" && namespace == p.Namespace() && p.ResourceClaims().Has(name)
+}
+
+// ResourceClaimsGenerated reports whether every claim of the pod's
+// spec.resourceClaims has a name (none waits for its generated claim).
+func (p PodView) ResourceClaimsGenerated() bool { return !p.ResourceClaims().Has("") }
 
 // UsesClaim reports whether the pod's volumes use the claim called name in
 // its namespace, through a persistentVolumeClaim or an ephemeral volume.
@@ -399,6 +420,9 @@ func (p PodView) Decode(dst *Pod) error {
 		return err
 	}
 	if dst.VolumeDrivers, err = decodeStrs(r, &bud, podVolumeDrivers, "volume drivers", dst.VolumeDrivers); err != nil {
+		return err
+	}
+	if dst.ResourceClaims, err = decodeStrs(r, &bud, podResourceClaims, "resource claims", dst.ResourceClaims); err != nil {
 		return err
 	}
 	return nil

@@ -1,15 +1,18 @@
 package abi
 
 // Storage object record layout (ABI minor 1), one layout for the seven
-// storage kinds; the event's resource says which kind it is, and a field a
-// kind does not have is zero:
+// storage kinds and (minor 2) the four DRA kinds; the event's resource says
+// which kind it is, and a field a kind does not have is zero:
 //
-//	  8 u32 flags (storageNodeAffinity, storageCapacityTracking, storageHasCapacity)
-//	 12 u32 phase (PV, PVC)       16 u32 binding mode (StorageClass)   20 u32 reserved
+//	  8 u32 flags (storageNodeAffinity, storageCapacityTracking, storageHasCapacity,
+//	              storageAllocated (minor 2))
+//	 12 u32 phase (PV, PVC)       16 u32 binding mode (StorageClass)
+//	 20 u32 reservedFor count (ResourceClaim, minor 2; reserved before)
 //	 24 i64 capacity (CSIStorageCapacity)
 //	 32 namespace  40 name  48 storage class  56 volume name  64 claim namespace
 //	 72 claim name  80 node name  88 driver  96 migrated plugins        (strings)
 //	104 labels [kv]  112 topology [term]  120 drivers [csiDriver]
+//	128 pool (str)  136 device classes [str]                           (minor 2)
 //
 //	csiDriver 16: name str, i32 allocatable count, u32 flags (csiAllocatable)
 //
@@ -32,6 +35,13 @@ package abi
 //	                       when set, else capacity; flag clear when neither is)
 //	VolumeAttachment       name, node name (spec.nodeName), driver (spec.attacher),
 //	                       volume name (spec.source.persistentVolumeName)
+//	ResourceClaim          namespace, name, storageAllocated (status.allocation
+//	                       set), reservedFor count, device classes (the classes
+//	                       its requests and their firstAvailable subrequests name)
+//	ResourceSlice          name, driver, pool (spec.pool.name), node name
+//	                       (spec.nodeName)
+//	DeviceClass            name
+//	DeviceTaintRule        name, driver and pool (spec.deviceSelector's)
 //
 // One layout rather than seven keeps the codec, its fuzz test and the guest
 // binary small; the fields are what the QueueingHints of upstream's volume
@@ -53,11 +63,15 @@ const (
 	storageLabels      = 104
 	storageTopology    = 112
 	storageDrivers     = 120
-	storageFixed       = 128
+	storageReservedFor = 20
+	storagePool        = 128
+	storageClassesList = 136
+	storageFixed       = 144
 
 	storageNodeAffinity     = 1 << 0
 	storageCapacityTracking = 1 << 1
 	storageHasCapacity      = 1 << 2
+	storageAllocated        = 1 << 3
 
 	csiDriverSize  = 16
 	csiAllocatable = 1 << 0
@@ -125,6 +139,16 @@ type StorageObject struct {
 	Topology []NodeSelectorTerm
 	// Drivers are a CSINode's drivers.
 	Drivers []CSIDriverLimit
+
+	// The DRA kinds (ABI minor 2; zero from an older host).
+	// Allocated: a ResourceClaim with status.allocation; ReservedFor is the
+	// length of its status.reservedFor.
+	Allocated   bool
+	ReservedFor int32
+	// Pool is a ResourceSlice's or DeviceTaintRule's pool name.
+	Pool string
+	// DeviceClasses are the classes a ResourceClaim's requests name.
+	DeviceClasses []string
 }
 
 // CSIDriverLimit is one driver of a CSINode and how many volumes of it the
@@ -139,8 +163,10 @@ type CSIDriverLimit struct {
 func AppendStorage(dst []byte, o *StorageObject) []byte {
 	b := beginRecord(dst, TagStorage, storageFixed)
 	b.putU32(storageFlags, boolBit(o.NodeAffinity, storageNodeAffinity)|
-		boolBit(o.CapacityTracking, storageCapacityTracking)|boolBit(o.HasCapacity, storageHasCapacity))
+		boolBit(o.CapacityTracking, storageCapacityTracking)|boolBit(o.HasCapacity, storageHasCapacity)|
+		boolBit(o.Allocated, storageAllocated))
 	b.putU32(storagePhase, uint32(o.Phase))
+	b.putU32(storageReservedFor, uint32(o.ReservedFor))
 	b.putU32(storageBindingMode, uint32(o.BindingMode))
 	b.putI64(storageCapacity, o.Capacity)
 	b.str(storageNamespace, o.Namespace)
@@ -166,6 +192,8 @@ func AppendStorage(dst []byte, o *StorageObject) []byte {
 		b.elemU32(e+8, uint32(d.Allocatable))
 		b.elemU32(e+12, boolBit(d.HasAllocatable, csiAllocatable))
 	}
+	b.str(storagePool, o.Pool)
+	b.appendStrings(b.start+storageClassesList, o.DeviceClasses)
 	return b.finish()
 }
 
@@ -204,6 +232,18 @@ func (s StorageView) Capacity() (int64, bool) {
 	return s.r.i64(storageCapacity), true
 }
 
+// Allocated reports a ResourceClaim with status.allocation (minor 2).
+func (s StorageView) Allocated() bool { return s.r.u32(storageFlags)&storageAllocated != 0 }
+
+// ReservedFor is the length of a ResourceClaim's status.reservedFor (minor 2).
+func (s StorageView) ReservedFor() int32 { return int32(s.r.u32(storageReservedFor)) }
+
+// Pool is a ResourceSlice's or DeviceTaintRule's pool (minor 2).
+func (s StorageView) Pool() string { return s.r.str(storagePool) }
+
+// DeviceClasses are the classes a ResourceClaim's requests name (minor 2).
+func (s StorageView) DeviceClasses() StrList { return StrList{s.r.list(storageClassesList, strSize)} }
+
 func (s StorageView) Labels() KVList     { return KVList{s.r.list(storageLabels, kvSize)} }
 func (s StorageView) Topology() TermList { return TermList{s.r.list(storageTopology, termSize)} }
 func (s StorageView) Drivers() CSIDriverList {
@@ -238,17 +278,19 @@ func (s StorageView) Decode(dst *StorageObject) error {
 		{"namespace", storageNamespace}, {"name", storageName}, {"storage class", storageClass},
 		{"volume name", storageVolumeName}, {"claim namespace", storageClaimNS}, {"claim name", storageClaimName},
 		{"node name", storageNodeName}, {"driver", storageDriver}, {"migrated plugins", storageMigrated},
+		{"pool", storagePool},
 	}); err != nil {
 		return err
 	}
 	capacity, hasCap := s.Capacity()
-	labels, drivers, topology := dst.Labels, dst.Drivers[:0], dst.Topology[:0]
+	labels, drivers, topology, classes := dst.Labels, dst.Drivers[:0], dst.Topology[:0], dst.DeviceClasses
 	*dst = StorageObject{
 		Namespace: clone(s.Namespace()), Name: clone(s.Name()), StorageClass: clone(s.StorageClass()),
 		VolumeName: clone(s.VolumeName()), ClaimNamespace: clone(s.ClaimNamespace()), ClaimName: clone(s.ClaimName()),
 		NodeName: clone(s.NodeName()), Driver: clone(s.Driver()), MigratedPlugins: clone(s.MigratedPlugins()),
 		Phase: s.Phase(), BindingMode: s.BindingMode(), NodeAffinity: s.NodeAffinity(),
 		CapacityTracking: s.CapacityTracking(), HasCapacity: hasCap, Capacity: capacity,
+		Allocated: s.Allocated(), ReservedFor: s.ReservedFor(), Pool: clone(s.Pool()),
 	}
 	var err error
 	if dst.Labels, err = decodeKVs(r, &bud, storageLabels, "labels", labels); err != nil {
@@ -279,5 +321,8 @@ func (s StorageView) Decode(dst *StorageObject) error {
 		drivers = append(drivers, d)
 	}
 	dst.Drivers = drivers
+	if dst.DeviceClasses, err = decodeStrs(r, &bud, storageClassesList, "device classes", classes); err != nil {
+		return err
+	}
 	return nil
 }

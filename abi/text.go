@@ -36,7 +36,8 @@ var (
 	// resources are the EventResource values with a name (EventResource.String).
 	resources = [...]EventResource{ResourcePod, ResourceUnscheduledPod, ResourceNode, ResourcePodGroup,
 		ResourcePersistentVolume, ResourcePersistentVolumeClaim, ResourceStorageClass, ResourceCSINode,
-		ResourceCSIDriver, ResourceCSIStorageCapacity, ResourceVolumeAttachment, ResourceWildcard}
+		ResourceCSIDriver, ResourceCSIStorageCapacity, ResourceVolumeAttachment,
+		ResourceResourceClaim, ResourceResourceSlice, ResourceDeviceClass, ResourceDeviceTaintRule, ResourceWildcard}
 )
 
 // enum is the underlying type of the enumerations with a name table.

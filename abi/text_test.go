@@ -123,7 +123,7 @@ func TestTextErrors(t *testing.T) {
 		{unmarshal[abi.Slot], "queueSrot", `"queueSrot" is not a slot: want one of queueSort, backoffSort, preEnqueue, queueingHint, victimOrder`},
 		{unmarshal[abi.Hint], "Queue", `"Queue": want one of skip, queue, error`},
 		{unmarshal[abi.GateCode], "", `"": want one of admit, wait`},
-		{unmarshal[abi.EventResource], "Nodes", `"Nodes": want one of Pod, UnscheduledPod, Node, PodGroup, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment, *`},
+		{unmarshal[abi.EventResource], "Nodes", `"Nodes": want one of Pod, UnscheduledPod, Node, PodGroup, PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment, ResourceClaim, ResourceSlice, DeviceClass, DeviceTaintRule, *`},
 		{unmarshal[abi.ActionType], "Add|UpdateNodeLabels", `"UpdateNodeLabels" is not an action: want names such as Add, Delete, UpdateNodeLabel, joined by |`},
 		{unmarshal[abi.ActionType], "", `"" is not an action`},
 		{unmarshal[abi.TaintEffect], "noSchedule", `"noSchedule": want one of NoSchedule, PreferNoSchedule, NoExecute`},

@@ -85,8 +85,7 @@ const (
 	ResourceNode           EventResource = 3
 	ResourcePodGroup       EventResource = 4
 	// Storage resources (ABI minor 1); their events carry StorageObject
-	// records. 12-15 are kept for the DRA kinds (ResourceClaim,
-	// ResourceSlice, DeviceClass, DeviceTaintRule) of a later minor.
+	// records.
 	ResourcePersistentVolume      EventResource = 5
 	ResourcePersistentVolumeClaim EventResource = 6
 	ResourceStorageClass          EventResource = 7
@@ -94,6 +93,12 @@ const (
 	ResourceCSIDriver             EventResource = 9
 	ResourceCSIStorageCapacity    EventResource = 10
 	ResourceVolumeAttachment      EventResource = 11
+	// Dynamic Resource Allocation resources (resource.k8s.io, ABI minor 2);
+	// their events carry StorageObject records too (storage.go).
+	ResourceResourceClaim   EventResource = 12
+	ResourceResourceSlice   EventResource = 13
+	ResourceDeviceClass     EventResource = 14
+	ResourceDeviceTaintRule EventResource = 15
 	// ResourceWildcard matches every resource in a registration.
 	ResourceWildcard EventResource = 255
 )
@@ -122,6 +127,14 @@ func (r EventResource) String() string {
 		return "CSIStorageCapacity"
 	case ResourceVolumeAttachment:
 		return "VolumeAttachment"
+	case ResourceResourceClaim:
+		return "ResourceClaim"
+	case ResourceResourceSlice:
+		return "ResourceSlice"
+	case ResourceDeviceClass:
+		return "DeviceClass"
+	case ResourceDeviceTaintRule:
+		return "DeviceTaintRule"
 	case ResourceWildcard:
 		return "*"
 	}
@@ -131,6 +144,12 @@ func (r EventResource) String() string {
 // IsStorage reports whether events of r carry [StorageObject] records.
 func (r EventResource) IsStorage() bool {
 	return r >= ResourcePersistentVolume && r <= ResourceVolumeAttachment
+}
+
+// IsDRA reports whether r is a Dynamic Resource Allocation kind (minor 2),
+// whose events carry [StorageObject] records too.
+func (r EventResource) IsDRA() bool {
+	return r >= ResourceResourceClaim && r <= ResourceDeviceTaintRule
 }
 
 // PluginWildcard in a registration stands for every plugin: the hint is

@@ -64,6 +64,7 @@ func podFromView(v abi.PodView) abi.Pod {
 		p.RequiredAffinity = append(p.RequiredAffinity, abi.NodeSelectorTerm{MatchExpressions: exprs, MatchFields: fields})
 	}
 	p.Claims, p.EphemeralClaims, p.VolumeDrivers = strsFromView(v.Claims()), strsFromView(v.EphemeralClaims()), strsFromView(v.VolumeDrivers())
+	p.ResourceClaims = strsFromView(v.ResourceClaims())
 	return p
 }
 
@@ -75,7 +76,8 @@ func storageFromView(v abi.StorageView) abi.StorageObject {
 		ClaimNamespace: v.ClaimNamespace(), ClaimName: v.ClaimName(), NodeName: v.NodeName(),
 		Driver: v.Driver(), MigratedPlugins: v.MigratedPlugins(), Phase: v.Phase(), BindingMode: v.BindingMode(),
 		NodeAffinity: v.NodeAffinity(), CapacityTracking: v.CapacityTracking(), HasCapacity: has, Capacity: capacity,
-		Labels: kvsFromView(v.Labels()),
+		Labels: kvsFromView(v.Labels()), Allocated: v.Allocated(), ReservedFor: v.ReservedFor(), Pool: v.Pool(),
+		DeviceClasses: strsFromView(v.DeviceClasses()),
 	}
 	terms := v.Topology()
 	for i := -1; i <= terms.Len(); i++ {

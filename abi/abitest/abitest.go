@@ -47,6 +47,10 @@ func Cases() []Case {
 		{"event-pvc-add", eventCase(ClaimAddEvent)},
 		{"event-csinode-update", eventCase(CSINodeUpdateEvent)},
 
+		// DRA objects and events (ABI minor 2).
+		{"event-resourceclaim-deallocate", eventCase(ResourceClaimDeallocateEvent)},
+		{"event-resourceslice-add", eventCase(ResourceSliceAddEvent)},
+
 		{"hintbatch-no-pods", func(dst []byte) []byte {
 			return abi.AppendHintBatch(dst, abi.AppendEvent(nil, NodeUpdateEvent()), nil)
 		}},
@@ -151,6 +155,7 @@ func FullPod() abi.Pod {
 		Claims:          []string{"data-trainer-0", "données"},
 		EphemeralClaims: []string{"trainer-ß-🚀-0-scratch"},
 		VolumeDrivers:   []string{"ebs.csi.aws.com"},
+		ResourceClaims:  []string{"gpu-trainer-0", "", "nic-ß"},
 	}
 }
 
@@ -276,6 +281,8 @@ func FullStorage() abi.StorageObject {
 			{Name: "ebs.csi.aws.com", Allocatable: math.MaxInt32, HasAllocatable: true},
 			{Name: "hostpath.csi.k8s.io"},
 		},
+		Allocated: true, ReservedFor: math.MaxInt32, Pool: "pool-🚀",
+		DeviceClasses: []string{"gpu.example.com", "nic-ß"},
 	}
 }
 
@@ -302,6 +309,22 @@ func CSINodeUpdateEvent() *abi.Event {
 	old.Drivers[0].Allocatable = 24
 	return &abi.Event{Resource: abi.ResourceCSINode, Action: abi.ActionUpdateOther,
 		Old: abi.AppendStorage(nil, &old), New: abi.AppendStorage(nil, &n)}
+}
+
+// ResourceClaimDeallocateEvent: a claim's allocation and reservation were removed.
+func ResourceClaimDeallocateEvent() *abi.Event {
+	old := abi.StorageObject{Namespace: "default", Name: "gpu-web-0-abc12", Allocated: true, ReservedFor: 1,
+		DeviceClasses: []string{"gpu.example.com"}}
+	n := old
+	n.Allocated, n.ReservedFor = false, 0
+	return &abi.Event{Resource: abi.ResourceResourceClaim, Action: abi.ActionUpdateOther,
+		Old: abi.AppendStorage(nil, &old), New: abi.AppendStorage(nil, &n)}
+}
+
+// ResourceSliceAddEvent: a driver published a node's devices.
+func ResourceSliceAddEvent() *abi.Event {
+	s := abi.StorageObject{Name: "node-1-gpu.example.com-x7k2p", Driver: "gpu.example.com", Pool: "node-1", NodeName: "node-1"}
+	return &abi.Event{Resource: abi.ResourceResourceSlice, Action: abi.ActionAdd, New: abi.AppendStorage(nil, &s)}
 }
 
 func storageCase(o abi.StorageObject) func([]byte) []byte {

@@ -33,7 +33,7 @@ func TestPolicyTestPasses(t *testing.T) {
 		{"backoffpop", "queuesort", 4},
 		{"backoffpop", "backoffsort", 5},
 		{"gangpreempt", "preenqueue", 4},
-		{"hints", "hints", 5},
+		{"hints", "hints", 7},
 		{"gangpreempt", "victims", 2},
 	} {
 		t.Run(tc.cases, func(t *testing.T) {

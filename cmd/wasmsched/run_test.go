@@ -17,7 +17,7 @@ func runCLI(args ...string) (int, string, string) {
 
 func TestVersion(t *testing.T) {
 	code, out, _ := runCLI("version")
-	if code != 0 || !strings.Contains(out, "policy ABI 1.1") {
+	if code != 0 || !strings.Contains(out, "policy ABI 1.2") {
 		t.Errorf("version: code %d, output %q", code, out)
 	}
 }
@@ -37,7 +37,7 @@ func TestPolicyValidate(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("validate %s: code %d, stderr %q", example, code, errOut)
 	}
-	for _, want := range []string{"ABI        1.1 (host speaks 1.1)", "slots      queueSort (with sort key)", "imports    none", "wasmsched_queue_sort_less"} {
+	for _, want := range []string{"ABI        1.2 (host speaks 1.2)", "slots      queueSort (with sort key)", "imports    none", "wasmsched_queue_sort_less"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -175,6 +175,13 @@ func (w *PodWrapper) VolumeDriver(name string) *PodWrapper {
 	return w
 }
 
+// ResourceClaim appends the name one of the pod's spec.resourceClaims
+// resolves to ("" for a claim not generated yet from its template).
+func (w *PodWrapper) ResourceClaim(name string) *PodWrapper {
+	w.p.ResourceClaims = append(w.p.ResourceClaims, name)
+	return w
+}
+
 // Obj returns a copy of the pod.
 func (w *PodWrapper) Obj() *abi.Pod {
 	p := w.p
@@ -190,6 +197,7 @@ func (w *PodWrapper) Obj() *abi.Pod {
 	p.Claims = slices.Clone(p.Claims)
 	p.EphemeralClaims = slices.Clone(p.EphemeralClaims)
 	p.VolumeDrivers = slices.Clone(p.VolumeDrivers)
+	p.ResourceClaims = slices.Clone(p.ResourceClaims)
 	return &p
 }
 

@@ -216,6 +216,7 @@ var podFields = fields[abi.Pod]{
 	"claims":               val(func(p *abi.Pod) *[]string { return &p.Claims }),
 	"ephemeralClaims":      val(func(p *abi.Pod) *[]string { return &p.EphemeralClaims }),
 	"volumeDrivers":        val(func(p *abi.Pod) *[]string { return &p.VolumeDrivers }),
+	"resourceClaims":       val(func(p *abi.Pod) *[]string { return &p.ResourceClaims }),
 }
 
 var groupRefFields = fields[abi.PodGroupRef]{
@@ -265,7 +266,7 @@ var taintFields = fields[abi.Taint]{
 	"effect": val(func(t *abi.Taint) *abi.TaintEffect { return &t.Effect }),
 }
 
-// storageFields: a storage object (abi.StorageObject); capacity, when
+// storageFields: a storage or DRA object (abi.StorageObject); capacity, when
 // given, sets the limit (bytes).
 var storageFields = fields[abi.StorageObject]{
 	"namespace":        val(func(o *abi.StorageObject) *string { return &o.Namespace }),
@@ -294,6 +295,11 @@ var storageFields = fields[abi.StorageObject]{
 	"labels":   kvs(func(o *abi.StorageObject) *[]abi.KV { return &o.Labels }),
 	"topology": listOf(func(o *abi.StorageObject) *[]abi.NodeSelectorTerm { return &o.Topology }, termFields),
 	"drivers":  listOf(func(o *abi.StorageObject) *[]abi.CSIDriverLimit { return &o.Drivers }, csiDriverFields),
+	// The DRA kinds (ABI minor 2).
+	"allocated":     val(func(o *abi.StorageObject) *bool { return &o.Allocated }),
+	"reservedFor":   val(func(o *abi.StorageObject) *int32 { return &o.ReservedFor }),
+	"pool":          val(func(o *abi.StorageObject) *string { return &o.Pool }),
+	"deviceClasses": val(func(o *abi.StorageObject) *[]string { return &o.DeviceClasses }),
 }
 
 // csiDriverFields: a CSINode's driver; allocatable, when given, sets the count.

@@ -104,7 +104,8 @@ func storage(o *abi.StorageObject) []byte {
 
 // StorageAdd is the event of a storage object of kind res (a
 // PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
-// CSIStorageCapacity or VolumeAttachment) being added.
+// CSIStorageCapacity or VolumeAttachment; or, minor 2, a ResourceClaim,
+// ResourceSlice, DeviceClass or DeviceTaintRule) being added.
 func StorageAdd(res abi.EventResource, o *abi.StorageObject) abi.EventView {
 	return event(res, abi.ActionAdd, nil, storage(o))
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -310,11 +311,29 @@ func (cl *Cluster) storageEvents() []storageInformer {
 	}
 }
 
-// registerStorage turns the storage informers' changes into queue events
-// (podview.StorageEvent), skipping updates that change nothing but the
-// resourceVersion (podview.StorageUpdateActions).
+// draEvents are what upstream's DynamicResources registers (v1.37.1):
+// ResourceClaim Add|Update|Delete, ResourceSlice and DeviceClass
+// Add|Update. Upstream watches the slices through the ResourceSlice tracker,
+// which reports a DeviceTaintRule change as updates of the slices it taints;
+// here the rule's own events stand for those (the informers are plain ones:
+// the scheduler's in-flight claim changes in host/dra's assume cache are not
+// events, the periodic flush covers them).
+func (cl *Cluster) draEvents() []storageInformer {
+	dra := cl.factory.Resource().V1()
+	addUpdate := abi.ActionAdd | abi.ActionUpdate
+	return []storageInformer{
+		{dra.ResourceClaims().Informer(), abi.ActionAll},
+		{dra.ResourceSlices().Informer(), addUpdate},
+		{dra.DeviceClasses().Informer(), addUpdate},
+		{dra.DeviceTaintRules().Informer(), abi.ActionAll},
+	}
+}
+
+// registerStorage turns the storage and DRA informers' changes into queue
+// events (podview.StorageEvent), skipping updates no hint can act on
+// (podview.StorageUpdateActions).
 func (cl *Cluster) registerStorage(add func(cache.SharedIndexInformer, cache.ResourceEventHandler) error) error {
-	for _, e := range cl.storageEvents() {
+	for _, e := range append(cl.storageEvents(), cl.draEvents()...) {
 		h := cache.ResourceEventHandlerFuncs{}
 		if e.actions&abi.ActionAdd != 0 {
 			h.AddFunc = func(o any) { cl.storageChanged(abi.ActionAdd, nil, o) }
@@ -329,6 +348,10 @@ func (cl *Cluster) registerStorage(add func(cache.SharedIndexInformer, cache.Res
 		if e.actions&abi.ActionDelete != 0 {
 			h.DeleteFunc = func(o any) {
 				if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+					if c, ok := t.Obj.(*resourceapi.ResourceClaim); ok {
+						cl.broadcast(podview.ClaimTombstoneEvent(c))
+						return
+					}
 					o = t.Obj
 				}
 				cl.storageChanged(abi.ActionDelete, o, nil)

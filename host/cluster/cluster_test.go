@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -856,4 +857,74 @@ func TestStorageEvents(t *testing.T) {
 		}
 		return vas.Delete(e.ctx, "va", metav1.DeleteOptions{})
 	}, "VolumeAttachment Delete /va")
+}
+
+// TestDRAEvents: the DRA informers send what upstream's DynamicResources
+// registers, DeviceTaintRule changes too, and no claim update that leaves
+// the status as it was.
+func TestDRAEvents(t *testing.T) {
+	e := newCluster(t, false)
+	var want [2][]string
+	step := func(do func() error, events ...string) {
+		t.Helper()
+		if err := do(); err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range events {
+			want[0], want[1] = append(want[0], "q1 Move "+ev), append(want[1], "q2 Move "+ev)
+		}
+		e.expect(want[0], "q1")
+		e.expect(want[1], "q2")
+	}
+	dra := e.client.ResourceV1()
+	claims := dra.ResourceClaims("ns")
+	claim := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gpu"}}
+	step(func() error { _, err := claims.Create(e.ctx, claim, metav1.CreateOptions{}); return err },
+		"ResourceClaim Add ns/gpu")
+	finalizer := claim.DeepCopy()
+	finalizer.Finalizers = []string{"resource.kubernetes.io/delete-protection"}
+	allocated := finalizer.DeepCopy()
+	allocated.Status.Allocation = &resourceapi.AllocationResult{}
+	step(func() error {
+		if _, err := claims.Update(e.ctx, finalizer, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		_, err := claims.UpdateStatus(e.ctx, allocated, metav1.UpdateOptions{})
+		return err
+	}, "ResourceClaim UpdateOther ns/gpu")
+	step(func() error { return claims.Delete(e.ctx, "gpu", metav1.DeleteOptions{}) }, "ResourceClaim Delete ns/gpu")
+
+	slice := &resourceapi.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "n1-gpu"},
+		Spec: resourceapi.ResourceSliceSpec{Driver: "gpu.example.com", Pool: resourceapi.ResourcePool{Name: "n1", ResourceSliceCount: 1}, NodeName: new("n1")}}
+	step(func() error {
+		if _, err := dra.ResourceSlices().Create(e.ctx, slice, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		s := slice.DeepCopy()
+		s.Spec.Devices = []resourceapi.Device{{Name: "gpu-0"}}
+		if _, err := dra.ResourceSlices().Update(e.ctx, s, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		// A slice deleted is no event (upstream registers Add|Update); the
+		// next slice's add is.
+		if err := dra.ResourceSlices().Delete(e.ctx, "n1-gpu", metav1.DeleteOptions{}); err != nil {
+			return err
+		}
+		s.Name = "n2-gpu"
+		_, err := dra.ResourceSlices().Create(e.ctx, s, metav1.CreateOptions{})
+		return err
+	}, "ResourceSlice Add /n1-gpu", "ResourceSlice UpdateOther /n1-gpu", "ResourceSlice Add /n2-gpu")
+	step(func() error {
+		_, err := dra.DeviceClasses().Create(e.ctx, &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu.example.com"}}, metav1.CreateOptions{})
+		return err
+	}, "DeviceClass Add /gpu.example.com")
+	rule := &resourceapi.DeviceTaintRule{ObjectMeta: metav1.ObjectMeta{Name: "drain"},
+		Spec: resourceapi.DeviceTaintRuleSpec{DeviceSelector: &resourceapi.DeviceTaintSelector{Driver: new("gpu.example.com")},
+			Taint: resourceapi.DeviceTaint{Key: "k", Effect: resourceapi.DeviceTaintEffectNoSchedule}}}
+	step(func() error {
+		if _, err := dra.DeviceTaintRules().Create(e.ctx, rule, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		return dra.DeviceTaintRules().Delete(e.ctx, "drain", metav1.DeleteOptions{})
+	}, "DeviceTaintRule Add /drain", "DeviceTaintRule Delete /drain")
 }

@@ -83,6 +83,7 @@ func Pod(pod *v1.Pod, group *GroupInfo, q abi.PodQueueState, plugins Plugins) ab
 		RequiredAffinity:     requiredAffinity(pod.Spec.Affinity),
 	}
 	p.Claims, p.EphemeralClaims, p.VolumeDrivers = podVolumes(pod)
+	p.ResourceClaims = podResourceClaims(pod)
 	p.SetQueueState(q)
 	if name := GroupName(pod); name != "" {
 		p.Group.Name = name

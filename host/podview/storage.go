@@ -63,7 +63,9 @@ func migratedDriver(s *v1.VolumeSource) string {
 // on Add, new on Delete (typed nils count as absent). The objects are
 // *v1.PersistentVolume, *v1.PersistentVolumeClaim, *storagev1.StorageClass,
 // *storagev1.CSINode, *storagev1.CSIDriver, *storagev1.CSIStorageCapacity or
-// *storagev1.VolumeAttachment; ok is false for anything else.
+// *storagev1.VolumeAttachment, or (DRA) *resourceapi.ResourceClaim,
+// ResourceSlice, DeviceClass or DeviceTaintRule; ok is false for anything
+// else.
 func StorageEvent(action abi.ActionType, old, new any) (e abi.Event, ok bool) {
 	e.Action = action
 	for _, side := range []struct {
@@ -137,7 +139,8 @@ func sameStorage(old, new any) bool {
 			x.TypeMeta, x.ResourceVersion, x.ManagedFields = metav1.TypeMeta{}, "", nil
 		})
 	}
-	return false
+	same, _ := sameDRA(old, new)
+	return same
 }
 
 // same compares shallow copies of a and b with the fields strip clears
@@ -152,7 +155,7 @@ func same[T any](a, b *T, strip func(*T)) bool {
 	return equality.Semantic.DeepEqual(&ca, &cb)
 }
 
-// Storage returns the resource and the record of a storage object; res is 0
+// Storage returns the resource and the record of a storage or DRA object; res is 0
 // for a typed nil, ok false for an object of another type.
 func Storage(obj any) (res abi.EventResource, o abi.StorageObject, ok bool) {
 	switch x := obj.(type) {
@@ -195,7 +198,7 @@ func Storage(obj any) (res abi.EventResource, o abi.StorageObject, ok bool) {
 			res = abi.ResourceVolumeAttachment
 		}
 	default:
-		return 0, o, false
+		return draObject(obj)
 	}
 	return res, o, true
 }

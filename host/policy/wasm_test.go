@@ -387,3 +387,39 @@ func TestWasmHintMinor0Module(t *testing.T) {
 		t.Errorf("failures %v, fallbacks %v; want none", rec.failures, rec.fallbacks)
 	}
 }
+
+// TestWasmHintMinor1Module: the hints module as built against ABI 1.1
+// (testdata/hints-abi1.1.wasm, policies/hints/hints.wasm of that version,
+// kept as it was) decides the storage events it knows on today's records
+// (a longer pod record with resource claims, a longer storage record), and
+// the DRA events it cannot read are queued for it.
+func TestWasmHintMinor1Module(t *testing.T) {
+	m := policytest.LoadModule(t, filepath.Join("testdata", "hints-abi1.1.wasm"), testLimits())
+	if major, minor := m.ABIVersion(); major != abi.VersionMajor || minor != 1 {
+		t.Fatalf("the fixture speaks ABI %d.%d, want %d.1", major, minor, abi.VersionMajor)
+	}
+	rec := newCounting()
+	qh, err := wasmslot.NewQueueingHint(m, skipAll{}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := func(name, claim string) abi.PodView {
+		return policytest.MakePod().Namespace("default").Name(name).Claim(claim).ResourceClaim(name+"-gpu").ResourceClaim("").
+			UnschedulablePlugins(abi.PluginVolumeBinding, abi.PluginDynamicResources).View()
+	}
+	pods := []abi.PodView{pod("user", "data"), pod("other", "logs")}
+	out := make([]abi.Hint, 2)
+	c := abi.StorageObject{Namespace: "default", Name: "data", Allocated: true, Pool: "p", DeviceClasses: []string{"x"}}
+	qh.Hints(policytest.StorageAdd(abi.ResourcePersistentVolumeClaim, &c), pods, out)
+	if diff := cmp.Diff([]abi.Hint{abi.HintQueue, abi.HintSkip}, out); diff != "" {
+		t.Errorf("claim added, decided by the minor-1 module (-want, +got):\n%s", diff)
+	}
+	rc := abi.StorageObject{Namespace: "default", Name: "nobody-gpu"}
+	qh.Hints(policytest.StorageAdd(abi.ResourceResourceClaim, &rc), pods, out)
+	if diff := cmp.Diff([]abi.Hint{abi.HintQueue, abi.HintQueue}, out); diff != "" {
+		t.Errorf("ResourceClaim added, for a minor-1 module (-want, +got):\n%s", diff)
+	}
+	if len(rec.failures) != 0 || rec.fallbacks[abi.SlotQueueingHint] != 0 {
+		t.Errorf("failures %v, fallbacks %v; want none", rec.failures, rec.fallbacks)
+	}
+}

@@ -103,6 +103,8 @@ func eventLabel(res abi.EventResource, act abi.ActionType) string {
 	case abi.ResourceStorageClass, abi.ResourceCSINode, abi.ResourceCSIDriver,
 		abi.ResourceCSIStorageCapacity, abi.ResourceVolumeAttachment:
 		r = "storage.k8s.io/" + res.String()
+	case abi.ResourceResourceClaim, abi.ResourceResourceSlice, abi.ResourceDeviceClass, abi.ResourceDeviceTaintRule:
+		r = "resource.k8s.io/" + res.String()
 	default:
 		r = res.String()
 	}

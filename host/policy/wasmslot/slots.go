@@ -72,8 +72,9 @@ type QueueingHint struct {
 	next     handoff[policy.QueueingHint]
 	fallback policy.QueueingHint
 	regs     []abi.Registration
-	// storageAware: the module speaks ABI minor >= abi.MinorStorage.
-	storageAware bool
+	// storageAware: the module speaks ABI minor >= abi.MinorStorage;
+	// draAware: >= abi.MinorDRA.
+	storageAware, draAware bool
 }
 
 // NewQueueingHint adapts m to the QueueingHint slot, reading the events it
@@ -106,6 +107,7 @@ func NewQueueingHint(m *wasm.Module, fallback policy.QueueingHint, rec policy.Re
 	s.regs = regs
 	_, minor := m.ABIVersion()
 	s.storageAware = minor >= abi.MinorStorage
+	s.draAware = minor >= abi.MinorDRA
 	return s, nil
 }
 
@@ -118,10 +120,11 @@ func (s *QueueingHint) Hints(ev abi.EventView, pods []abi.PodView, out []abi.Hin
 	if len(pods) == 0 {
 		return
 	}
-	if ev.Resource().IsStorage() && !s.storageAware {
-		// A module built before ABI minor 1 registered these events only
-		// through a wildcard and cannot read their records: the pods are
-		// queued, as upstream does for a plugin without a hint.
+	if res := ev.Resource(); res.IsStorage() && !s.storageAware || res.IsDRA() && !s.draAware {
+		// A module built before the minor that added these resources
+		// (1: storage, 2: DRA) registered their events only through a
+		// wildcard and cannot read their records: the pods are queued, as
+		// upstream does for a plugin without a hint.
 		for i := range out[:len(pods)] {
 			out[i] = abi.HintQueue
 		}

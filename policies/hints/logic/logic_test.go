@@ -101,6 +101,7 @@ func TestRegistrations(t *testing.T) {
 		nvl   = abi.PluginNodeVolumeLimits
 		vb    = abi.PluginVolumeBinding
 		vz    = abi.PluginVolumeZone
+		dra   = abi.PluginDynamicResources
 		addUp = abi.ActionAdd | abi.ActionUpdate
 	)
 	want := []abi.Registration{
@@ -149,6 +150,12 @@ func TestRegistrations(t *testing.T) {
 		{Plugin: vz, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateNodeLabel},
 		{Plugin: vz, Resource: abi.ResourcePersistentVolumeClaim, Actions: addUp},
 		{Plugin: vz, Resource: abi.ResourcePersistentVolume, Actions: addUp},
+		{Plugin: dra, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateNodeLabel | abi.ActionUpdateNodeAllocatable},
+		{Plugin: dra, Resource: abi.ResourceResourceClaim, Actions: abi.ActionAll},
+		{Plugin: dra, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionUpdatePodGeneratedResourceClaim},
+		{Plugin: dra, Resource: abi.ResourceDeviceClass, Actions: addUp},
+		{Plugin: dra, Resource: abi.ResourceResourceSlice, Actions: addUp},
+		{Plugin: dra, Resource: abi.ResourceDeviceTaintRule, Actions: abi.ActionAll},
 	}
 	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) {
 		if diff := cmp.Diff(want, s.QueueingHint.Registrations()); diff != "" {
@@ -1292,7 +1299,7 @@ func TestSeveralPlugins(t *testing.T) {
 		{
 			name: "a pod no plugin rejected is skipped",
 			ev:   policytest.NodeAdd(node().Obj()),
-			pods: []*policytest.PodWrapper{pending("none"), pending("unknown-plugin", abi.PluginDynamicResources)},
+			pods: []*policytest.PodWrapper{pending("none"), pending("unknown-plugin", "NoSuchPlugin")},
 			want: []abi.Hint{skip, skip},
 		},
 	}
@@ -1306,8 +1313,9 @@ func TestHintsDoNotAllocate(t *testing.T) {
 	all := []string{abi.PluginNodeResourcesFit, abi.PluginNodeAffinity, abi.PluginTaintToleration,
 		abi.PluginNodeUnschedulable, abi.PluginNodePorts, abi.PluginNodeName, abi.PluginSchedulingGates,
 		abi.PluginGangScheduling, abi.PluginInterPodAffinity, abi.PluginPodTopologySpread,
-		abi.PluginVolumeRestrictions, abi.PluginNodeVolumeLimits, abi.PluginVolumeBinding, abi.PluginVolumeZone}
-	p := pending("p", all...).Claim("data").EphemeralClaim("p-scratch").VolumeDriver("d9").Request("cpu", 100).Request("memory", 1<<20).Request("example.com/gpu", 1).
+		abi.PluginVolumeRestrictions, abi.PluginNodeVolumeLimits, abi.PluginVolumeBinding, abi.PluginVolumeZone,
+		abi.PluginDynamicResources}
+	p := pending("p", all...).Claim("data").ResourceClaim("gpu").ResourceClaim("").EphemeralClaim("p-scratch").VolumeDriver("d9").Request("cpu", 100).Request("memory", 1<<20).Request("example.com/gpu", 1).
 		NodeSelector("zone", "a").
 		RequiredAffinity(term(req("zone", abi.SelectorUnknown)), term(req("cores", abi.SelectorGt, "4"), req("zone", abi.SelectorNotIn, "b")),
 			fieldTerm(req("metadata.name", abi.SelectorIn, "n1"))).
@@ -1355,6 +1363,10 @@ func TestHintsDoNotAllocate(t *testing.T) {
 		policytest.StorageUpdate(abi.ResourceCSIDriver, &abi.StorageObject{Name: "d0"}, &abi.StorageObject{Name: "d0"}),
 		policytest.StorageUpdate(abi.ResourceCSIStorageCapacity, &abi.StorageObject{Capacity: 9, HasCapacity: true}, &abi.StorageObject{Capacity: 8, HasCapacity: true}),
 		policytest.StorageDelete(abi.ResourceVolumeAttachment, &abi.StorageObject{Name: "va", Driver: "other"}),
+		policytest.StorageUpdate(abi.ResourceResourceClaim, &abi.StorageObject{Namespace: "ns", Name: "other", Allocated: true},
+			&abi.StorageObject{Namespace: "ns", Name: "other", Allocated: true, ReservedFor: 1}),
+		policytest.StorageDelete(abi.ResourceResourceClaim, &abi.StorageObject{Namespace: "ns", Name: "gpu"}),
+		policytest.StorageAdd(abi.ResourceResourceSlice, &abi.StorageObject{Name: "s", Driver: "gpu.example.com", Pool: "n1"}),
 	)
 	view := p.View()
 	for _, ev := range events {

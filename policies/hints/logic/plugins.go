@@ -124,12 +124,27 @@ var (
 		route{abi.ResourcePersistentVolume, abi.ActionAdd | abi.ActionUpdate, zoneAfterVolumeChange},
 	)
 
+	// DynamicResources: dynamicresources/dynamicresources.go (dra.go).
+	// Node, DeviceClass and ResourceSlice events have no hint upstream
+	// (upstream's DeviceClass and slice events could name the pod's classes
+	// and drivers; the pod record does not carry them). DeviceTaintRule
+	// events stand for the slice updates upstream's ResourceSlice tracker
+	// derives from a rule (host/cluster draEvents).
+	DynamicResources = plugin(abi.PluginDynamicResources,
+		route{abi.ResourceNode, abi.ActionAdd | abi.ActionUpdateNodeLabel | abi.ActionUpdateNodeAllocatable, always},
+		route{abi.ResourceResourceClaim, abi.ActionAll, draAfterClaimChange},
+		route{abi.ResourceUnscheduledPod, abi.ActionUpdatePodGeneratedResourceClaim, draAfterPodUpdate},
+		route{abi.ResourceDeviceClass, abi.ActionAdd | abi.ActionUpdate, always},
+		route{abi.ResourceResourceSlice, abi.ActionAdd | abi.ActionUpdate, always},
+		route{abi.ResourceDeviceTaintRule, abi.ActionAll, always},
+	)
+
 	// Plugins is what the module registers.
 	Plugins = []hint.Plugin{
 		NodeResourcesFit, NodeAffinity, TaintToleration, NodeUnschedulable,
 		NodePorts, NodeName, NodeDeclaredFeatures, SchedulingGates, GangScheduling,
 		InterPodAffinity, PodTopologySpread,
-		VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone,
+		VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, DynamicResources,
 	}
 )
 
