@@ -129,19 +129,20 @@ type PreemptionAttempt struct {
 }
 
 // postFilter is upstream's RunPostFilterPlugins for a pod that fits
-// nowhere (pl's failure f): the profile's postFilter plugins
+// nowhere (its failure f): the profile's postFilter plugins
 // (DynamicResources' deallocation), then preemption, DefaultPreemption's
 // PostFilter, last as in upstream's default order, unless a plugin ended
 // it. The plugins' reasons and the preemption's message, joined by ", ",
-// are the failure's PostFilter message. ps is the pod's state, nil when its
+// are the failure's PostFilter message; the PostFilter extension point is
+// observed once for them all. ps is the pod's state, nil when its
 // PreFilters did not finish.
 func (s *Scheduler) postFilter(ctx context.Context, p *queue.Pod, ps *framework.PodState, f *failure) {
-	if f.diag == nil || f.err != nil {
+	if f.diag == nil || f.err != nil || (!s.prof.HasPostFilter() && s.opts.preemption == nil) {
 		return
 	}
+	start := s.opts.clock.Now()
 	var msgs []string
 	if s.prof.HasPostFilter() {
-		start := s.opts.clock.Now()
 		st := s.prof.PostFilter(ctx, ps, p.Object())
 		if st == nil || st.Code != framework.Unschedulable {
 			s.observe(ExtensionPointPostFilter, st, start)
@@ -155,20 +156,24 @@ func (s *Scheduler) postFilter(ctx context.Context, p *queue.Pod, ps *framework.
 			msgs = append(msgs, m)
 		}
 	}
-	if m := s.preemptForPod(ctx, p, f); m != "" {
-		msgs = append(msgs, m)
+	st := statusUnschedulable
+	if s.opts.preemption != nil {
+		var m string
+		m, st = s.preemptForPod(ctx, p, f)
+		if m != "" {
+			msgs = append(msgs, m)
+		}
 	}
+	s.observe(ExtensionPointPostFilter, st, start)
 	f.diag.SetPostFilterMessage(strings.Join(msgs, ", "))
 }
 
-// preemptForPod is upstream's PostFilter for a pod that fits nowhere: find
-// victims whose eviction lets it fit (host/preempt), nominate the pod to
-// that node and evict them. It returns the preemption's message, which
-// joins the failure's.
-func (s *Scheduler) preemptForPod(ctx context.Context, p *queue.Pod, f *failure) string {
-	if s.opts.preemption == nil || f.diag == nil || f.err != nil {
-		return ""
-	}
+// preemptForPod is upstream's DefaultPreemption PostFilter for a pod that
+// fits nowhere: find victims whose eviction lets it fit (host/preempt),
+// nominate the pod to that node and evict them. It returns the
+// preemption's message, which joins the failure's, and the status its
+// result stands for.
+func (s *Scheduler) preemptForPod(ctx context.Context, p *queue.Pod, f *failure) (string, *framework.Status) {
 	pod := p.Object()
 	start := s.opts.clock.Now()
 	res, found, err := preempt.Pod(ctx, pod, s.input(*f))
@@ -180,10 +185,9 @@ func (s *Scheduler) preemptForPod(ctx context.Context, p *queue.Pod, f *failure)
 		a.Result, a.Victims, a.PDBViolations = PreemptionSuccess, len(res.Victims), res.PDBViolations
 	}
 	s.opts.rec.Preempted(a)
-	s.observe(ExtensionPointPostFilter, postFilterStatus(a.Result), start)
 	if err != nil {
 		s.opts.log.Error("preemption", "pod", klogRef(pod), "err", err)
-		return ""
+		return "", statusError
 	}
 	switch {
 	case found:
@@ -194,7 +198,7 @@ func (s *Scheduler) preemptForPod(ctx context.Context, p *queue.Pod, f *failure)
 		s.opts.nominator.Remove(pod.UID)
 		s.async(func() error { return s.api.Nominate(ctx, pod, "") })
 	}
-	return res.Message
+	return res.Message, postFilterStatus(a.Result)
 }
 
 // preemptForGroup is upstream's PodGroupPostFilter (KEP-5710) for a group

@@ -58,7 +58,7 @@ func TestPostFilterChain(t *testing.T) {
 			}
 			got := p.PostFilter(context.Background(), nil, &v1.Pod{})
 			if got != nil && got.Code == Error {
-				if want := `running PostFilter plugin "b": boom`; got.Err == nil || got.Err.Error() != want {
+				if want := "boom"; got.Err == nil || got.Err.Error() != want {
 					t.Errorf("error %v, want %q", got.Err, want)
 				}
 				got = &Status{Code: Error, Plugin: got.Plugin}

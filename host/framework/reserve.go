@@ -149,16 +149,31 @@ func (p *Profile) Unreserve(ctx context.Context, ps *PodState, pod *v1.Pod, node
 // PostFilter runs the postFilter plugins in profile order for pod, which
 // fits no node, as upstream's RunPostFilterPlugins: the first that returns
 // Success, UnschedulableAndUnresolvable or an Error ends it and its status
-// is returned (nil for Success; an Error as "running PostFilter plugin
-// %q: <err>"); otherwise the result is Unschedulable with every plugin's
+// is returned with the plugin named (nil for Success; an Error's text is
+// the plugin's, unwrapped, as upstream reports it); otherwise the result is Unschedulable with every plugin's
 // reasons, naming the first plugin, and the caller goes on to preemption.
 // Any other rejection code counts as Unschedulable, as upstream's.
 func (p *Profile) PostFilter(ctx context.Context, ps *PodState, pod *v1.Pod) *Status {
 	res := &Status{Code: Unschedulable}
 	for _, pl := range p.postFilters {
-		st := p.run(pl, PointPostFilter, func() *Status { return pl.PostFilter(ctx, ps, pod) })
-		if st == nil || st.Code == UnschedulableAndUnresolvable || !st.IsRejected() {
-			return st
+		var start time.Time
+		if p.timer != nil {
+			start = p.timer.Now()
+		}
+		st := pl.PostFilter(ctx, ps, pod)
+		if p.timer != nil {
+			p.timer.Observe(pl.Name(), PointPostFilter, codeOf(st), start)
+		}
+		if st.IsSuccess() {
+			return nil
+		}
+		if st.Code == UnschedulableAndUnresolvable || !st.IsRejected() {
+			c := *st
+			c.Plugin = pl.Name()
+			if !st.IsRejected() {
+				c.Code = Error
+			}
+			return &c
 		}
 		res.Reasons = append(res.Reasons, st.Reasons...)
 		if res.Plugin == "" {
