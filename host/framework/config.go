@@ -18,6 +18,9 @@ import (
 type Config struct {
 	Plugins      *kschedv1.Plugins
 	PluginConfig []kschedv1.PluginConfig
+	// Claims counts the ResourceClaims DynamicResources creates; nil
+	// counts nothing.
+	Claims ClaimRecorder
 }
 
 // Built is what a profile's plugin configuration builds.
@@ -476,6 +479,9 @@ func Build(l Listers, c Config) (Built, error) {
 			dr, err := newDynamicResources(l, args.dynamicResources)
 			if err != nil {
 				return Built{}, err
+			}
+			if c.Claims != nil {
+				dr.claims = c.Claims
 			}
 			p = dr
 		default:

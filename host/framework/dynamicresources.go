@@ -81,7 +81,22 @@ type dynamicResources struct {
 	// the binding timeout is measured with (tests set both).
 	pollGap time.Duration
 	now     func() time.Time
+	// claims counts the claims created for extended resources.
+	claims ClaimRecorder
 }
+
+// ClaimRecorder counts the ResourceClaims the scheduler creates (those of
+// pods' extended resources backed by DRA), as upstream's
+// dynamic_resource_allocation_resourceclaim_creates_total.
+type ClaimRecorder interface {
+	// ClaimCreated is one creation request for a claim owned by a pod; ok
+	// is false when it failed.
+	ClaimCreated(ok bool)
+}
+
+type discardClaims struct{}
+
+func (discardClaims) ClaimCreated(bool) {}
 
 var (
 	_ PreFilterPlugin     = (*dynamicResources)(nil)
@@ -100,7 +115,7 @@ func newDynamicResources(l Listers, a dynamicResourcesArgs) (*dynamicResources, 
 		return nil, fmt.Errorf("DynamicResources: %w", err)
 	}
 	return &dynamicResources{m: m, ext: dra.NewExtendedResources(l.DeviceClasses), listers: l, filterTimeout: a.filterTimeout, bindingTimeout: a.bindingTimeout,
-		pollGap: bindingConditionsPollGap, now: time.Now}, nil
+		pollGap: bindingConditionsPollGap, now: time.Now, claims: discardClaims{}}, nil
 }
 
 func (*dynamicResources) Name() string { return abi.PluginDynamicResources }
