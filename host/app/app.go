@@ -170,6 +170,10 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 	if err != nil {
 		return nil, err
 	}
+	draRec, err := metrics.NewDRA(reg)
+	if err != nil {
+		return nil, err
+	}
 
 	rt, err := wasm.NewRuntime(ctx, wasm.WithLogger(log.With("component", "wasm")), wasm.WithWatchdogTick(cfg.Sandbox.WatchdogTick))
 	if err != nil {
@@ -227,7 +231,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 		// the scheduler also builds them timed, for the sampled cycles of
 		// scheduler_plugin_execution_duration_seconds.
 		pc := cfg.Profiles[i]
-		built, err := framework.Build(a.cluster.Listers(), framework.Config{Plugins: pc.Plugins, PluginConfig: pc.PluginConfig})
+		built, err := framework.Build(a.cluster.Listers(), framework.Config{Plugins: pc.Plugins, PluginConfig: pc.PluginConfig, Claims: draRec})
 		if err != nil {
 			return nil, fmt.Errorf("profile %s: plugins: %w", p.name, err)
 		}

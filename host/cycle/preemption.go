@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,13 +128,52 @@ type PreemptionAttempt struct {
 	Duration time.Duration
 }
 
-// preemptForPod is upstream's PostFilter for a pod that fits nowhere: find
-// victims whose eviction lets it fit (host/preempt), nominate the pod to
-// that node and evict them. The preemption's message joins the failure's.
-func (s *Scheduler) preemptForPod(ctx context.Context, p *queue.Pod, f *failure) {
-	if s.opts.preemption == nil || f.diag == nil || f.err != nil {
+// postFilter is upstream's RunPostFilterPlugins for a pod that fits
+// nowhere (its failure f): the profile's postFilter plugins
+// (DynamicResources' deallocation), then preemption, DefaultPreemption's
+// PostFilter, last as in upstream's default order, unless a plugin ended
+// it. The plugins' reasons and the preemption's message, joined by ", ",
+// are the failure's PostFilter message; the PostFilter extension point is
+// observed once for them all. ps is the pod's state, nil when its
+// PreFilters did not finish.
+func (s *Scheduler) postFilter(ctx context.Context, p *queue.Pod, ps *framework.PodState, f *failure) {
+	if f.diag == nil || f.err != nil || (!s.prof.HasPostFilter() && s.opts.preemption == nil) {
 		return
 	}
+	start := s.opts.clock.Now()
+	var msgs []string
+	if s.prof.HasPostFilter() {
+		st := s.prof.PostFilter(ctx, ps, p.Object())
+		if st == nil || st.Code != framework.Unschedulable {
+			s.observe(ExtensionPointPostFilter, st, start)
+			if st != nil && st.Code == framework.Error {
+				s.opts.log.Error("PostFilter", "pod", klogRef(p.Object()), "err", st.AsError())
+			}
+			f.diag.SetPostFilterMessage(st.Message())
+			return
+		}
+		if m := st.Message(); m != "" {
+			msgs = append(msgs, m)
+		}
+	}
+	st := statusUnschedulable
+	if s.opts.preemption != nil {
+		var m string
+		m, st = s.preemptForPod(ctx, p, f)
+		if m != "" {
+			msgs = append(msgs, m)
+		}
+	}
+	s.observe(ExtensionPointPostFilter, st, start)
+	f.diag.SetPostFilterMessage(strings.Join(msgs, ", "))
+}
+
+// preemptForPod is upstream's DefaultPreemption PostFilter for a pod that
+// fits nowhere: find victims whose eviction lets it fit (host/preempt),
+// nominate the pod to that node and evict them. It returns the
+// preemption's message, which joins the failure's, and the status its
+// result stands for.
+func (s *Scheduler) preemptForPod(ctx context.Context, p *queue.Pod, f *failure) (string, *framework.Status) {
 	pod := p.Object()
 	start := s.opts.clock.Now()
 	res, found, err := preempt.Pod(ctx, pod, s.input(*f))
@@ -145,12 +185,10 @@ func (s *Scheduler) preemptForPod(ctx context.Context, p *queue.Pod, f *failure)
 		a.Result, a.Victims, a.PDBViolations = PreemptionSuccess, len(res.Victims), res.PDBViolations
 	}
 	s.opts.rec.Preempted(a)
-	s.observe(ExtensionPointPostFilter, postFilterStatus(a.Result), start)
 	if err != nil {
 		s.opts.log.Error("preemption", "pod", klogRef(pod), "err", err)
-		return
+		return "", statusError
 	}
-	f.diag.SetPostFilterMessage(res.Message)
 	switch {
 	case found:
 		s.opts.nominator.Set(pod, res.Node)
@@ -160,6 +198,7 @@ func (s *Scheduler) preemptForPod(ctx context.Context, p *queue.Pod, f *failure)
 		s.opts.nominator.Remove(pod.UID)
 		s.async(func() error { return s.api.Nominate(ctx, pod, "") })
 	}
+	return res.Message, postFilterStatus(a.Result)
 }
 
 // preemptForGroup is upstream's PodGroupPostFilter (KEP-5710) for a group

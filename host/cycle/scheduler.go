@@ -272,7 +272,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, p *queue.Pod) {
 	pl := s.placement(pod)
 	node, ps, f := s.place(ctx, pl)
 	if node == "" {
-		s.preemptForPod(ctx, p, &f)
+		s.postFilter(ctx, p, ps, &f)
 		s.fail(ctx, p, f, start)
 		return
 	}
@@ -334,7 +334,8 @@ type failure struct {
 // the last cycle stopped, stopping at upstream's adaptive number of
 // feasible nodes), scores, and picks the best, ties at random. It returns
 // the node and the pod's state (for its reserve and binding), or "" and
-// why when nothing fits.
+// why when nothing fits, with the pod's state when its PreFilters ran (for
+// the PostFilter plugins).
 func (s *Scheduler) place(ctx context.Context, pl placement) (string, *framework.PodState, failure) {
 	start := s.opts.clock.Now()
 	ps, st := s.prof.Prepare(pl.info, s.snap)
@@ -363,7 +364,7 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, *framework
 		// Rejected before any node was looked at (e.g. an unsatisfiable
 		// affinity): every node counts as rejected by that plugin.
 		diag.RecordPreFilter(st)
-		return "", nil, failure{diag: diag, nodes: len(nodes)}
+		return "", ps, failure{diag: diag, nodes: len(nodes)}
 	}
 	want := int(framework.NumFeasibleNodesToFind(s.opts.percentage, int32(len(nodes))))
 	start = s.opts.clock.Now()
@@ -379,7 +380,7 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, *framework
 		if err := ctx.Err(); err != nil {
 			return "", nil, failure{err: err}
 		}
-		return "", nil, failure{diag: diag, nodes: len(nodes)}
+		return "", ps, failure{diag: diag, nodes: len(nodes)}
 	case 1:
 		return feasible[0].Node().Name, ps, failure{}
 	}

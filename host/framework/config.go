@@ -18,6 +18,9 @@ import (
 type Config struct {
 	Plugins      *kschedv1.Plugins
 	PluginConfig []kschedv1.PluginConfig
+	// Claims counts the ResourceClaims DynamicResources creates; nil
+	// counts nothing.
+	Claims ClaimRecorder
 }
 
 // Built is what a profile's plugin configuration builds.
@@ -361,12 +364,14 @@ func checkNames(c *kschedv1.Plugins) error {
 //     them: enabling or disabling it changes nothing.
 //
 // DynamicResources' preEnqueue checks are made by its PreFilter (with the
-// same texts), and its postFilter (deallocation) is not written yet:
-// enabling or disabling either changes nothing.
+// same texts): enabling or disabling its preEnqueue changes nothing.
 //
-// A plugin's reserve and preBind points (ReservePlugin, PreBindPlugin) are
-// enabled and disabled like the others (Entry.NoReserve, NoPreBind); a
-// plugin disabled at every point it implements is left out.
+// A plugin's reserve, preBind and postFilter points (ReservePlugin,
+// PreBindPlugin, PostFilterPlugin) are enabled and disabled like the others
+// (Entry.NoReserve, NoPreBind, NoPostFilter); a plugin disabled at every
+// point it implements is left out. The postFilter plugins run before
+// DefaultPreemption's, whatever their configured order (upstream's default
+// order).
 //
 // A plugin's filter cannot run without its PreFilter (wasmsched's filters
 // are what the PreFilters return), nor its score without its PreScore:
@@ -475,6 +480,9 @@ func Build(l Listers, c Config) (Built, error) {
 			if err != nil {
 				return Built{}, err
 			}
+			if c.Claims != nil {
+				dr.claims = c.Claims
+			}
 			p = dr
 		default:
 			continue // the plugins that live elsewhere (see above)
@@ -511,12 +519,14 @@ func effective(c Config) (*kschedv1.Plugins, [numPoints][]string, error) {
 // false when p is disabled at every point it implements.
 func entryFor(p Plugin, preFilterOn bool, on func(pt int) bool, weight int64) (e Entry, ok bool) {
 	e = Entry{Plugin: p, NoPreFilter: !preFilterOn, NoFilter: !on(ptFilter), NoScore: !on(ptScore),
-		NoReserve: !on(ptReserve), NoPreBind: !on(ptPreBind)}
+		NoReserve: !on(ptReserve), NoPreBind: !on(ptPreBind), NoPostFilter: !on(ptPostFilter)}
 	_, filters := p.(PreFilterPlugin)
 	_, scores := p.(PreScorePlugin)
 	_, reserves := p.(ReservePlugin)
 	_, preBinds := p.(PreBindPlugin)
-	if (!filters || e.NoPreFilter) && (!scores || e.NoScore) && (!reserves || e.NoReserve) && (!preBinds || e.NoPreBind) {
+	_, postFilters := p.(PostFilterPlugin)
+	if (!filters || e.NoPreFilter) && (!scores || e.NoScore) && (!reserves || e.NoReserve) && (!preBinds || e.NoPreBind) &&
+		(!postFilters || e.NoPostFilter) {
 		return Entry{}, false
 	}
 	if scores && !e.NoScore {

@@ -68,9 +68,10 @@ var defaultDynamicResourcesArgs = dynamicResourcesArgs{filterTimeout: kschedv1.D
 // texts), Filter (UnschedulableAndUnresolvable: ReasonClaimNotAvailable,
 // ReasonCannotAllocateAll, the allocator's reason; Error on a filter
 // timeout), Score (firstAvailable subrequests by order, weight 2), Reserve,
-// Unreserve, PreBind. Extended resources backed by DRA: see
-// dynamicresources_extended.go. Not yet: PreEnqueue (PreFilter rejects with
-// the same texts instead), PostFilter deallocation, pod-group claims.
+// Unreserve, PreBind, PostFilter (deallocation). Extended resources backed
+// by DRA: see dynamicresources_extended.go. Not yet: PreEnqueue (PreFilter
+// rejects with the same texts instead), pod-group claims and their
+// PodGroupPostFilter.
 type dynamicResources struct {
 	m                             *dra.Manager
 	ext                           dra.ExtendedResources
@@ -80,13 +81,29 @@ type dynamicResources struct {
 	// the binding timeout is measured with (tests set both).
 	pollGap time.Duration
 	now     func() time.Time
+	// claims counts the claims created for extended resources.
+	claims ClaimRecorder
 }
+
+// ClaimRecorder counts the ResourceClaims the scheduler creates (those of
+// pods' extended resources backed by DRA), as upstream's
+// dynamic_resource_allocation_resourceclaim_creates_total.
+type ClaimRecorder interface {
+	// ClaimCreated is one creation request for a claim owned by a pod; ok
+	// is false when it failed.
+	ClaimCreated(ok bool)
+}
+
+type discardClaims struct{}
+
+func (discardClaims) ClaimCreated(bool) {}
 
 var (
 	_ PreFilterPlugin     = (*dynamicResources)(nil)
 	_ StatePreScorePlugin = (*dynamicResources)(nil)
 	_ ReservePlugin       = (*dynamicResources)(nil)
 	_ PreBindPlugin       = (*dynamicResources)(nil)
+	_ PostFilterPlugin    = (*dynamicResources)(nil)
 )
 
 // newDynamicResources builds the plugin over l; the DRA state is shared by
@@ -98,7 +115,7 @@ func newDynamicResources(l Listers, a dynamicResourcesArgs) (*dynamicResources, 
 		return nil, fmt.Errorf("DynamicResources: %w", err)
 	}
 	return &dynamicResources{m: m, ext: dra.NewExtendedResources(l.DeviceClasses), listers: l, filterTimeout: a.filterTimeout, bindingTimeout: a.bindingTimeout,
-		pollGap: bindingConditionsPollGap, now: time.Now}, nil
+		pollGap: bindingConditionsPollGap, now: time.Now, claims: discardClaims{}}, nil
 }
 
 func (*dynamicResources) Name() string { return abi.PluginDynamicResources }
@@ -119,9 +136,12 @@ type draFilter struct {
 	// ext are the pod's extended resources backed by DRA, nil if none.
 	ext *draExtended
 
-	// mu guards byNode, written by Filter on parallel goroutines.
-	mu     sync.Mutex
-	byNode map[string]draNodeResult
+	// mu guards byNode and unavailable, written by Filter on parallel
+	// goroutines; unavailable[i] is set when claims[i], allocated, ruled
+	// out a node (PostFilter deallocates one of those).
+	mu          sync.Mutex
+	byNode      map[string]draNodeResult
+	unavailable []bool
 
 	// Set by Reserve and PreBind, read by Unreserve: on the cycle's and
 	// then the pod's binding goroutine, one after the other.
@@ -272,16 +292,16 @@ func (f *draFilter) Filter(ni *cache.NodeInfo) *Status {
 			return st
 		}
 	}
-	unavailable := false
+	var unavailable []int
 	for i, claim := range f.claims {
 		if ns := f.availableOn[i]; ns != nil && !ns.Match(node) {
-			unavailable = true
+			unavailable = append(unavailable, i)
 			continue
 		}
 		if claim.Status.Allocation != nil {
 			ready, err := claimReadyForBinding(claim)
 			if err != nil || (!ready && f.pl.bindingTimedOut(claim)) {
-				unavailable = true
+				unavailable = append(unavailable, i)
 			}
 		}
 	}
@@ -315,7 +335,15 @@ func (f *draFilter) Filter(ni *cache.NodeInfo) *Status {
 		}
 		found = res
 	}
-	if unavailable {
+	if len(unavailable) > 0 {
+		f.mu.Lock()
+		if f.unavailable == nil {
+			f.unavailable = make([]bool, len(f.claims))
+		}
+		for _, i := range unavailable {
+			f.unavailable[i] = true
+		}
+		f.mu.Unlock()
 		return rejectDRA(ReasonClaimNotAvailable)
 	}
 	if f.allocator != nil {
@@ -734,4 +762,60 @@ func hasBindingConditions(claims []*resourceapi.ResourceClaim) bool {
 		}
 	}
 	return false
+}
+
+// ReasonClaimDeallocated is PostFilter's reason after it deallocated a
+// claim (upstream's).
+const ReasonClaimDeallocated = "deallocation of ResourceClaim completed"
+
+// PostFilter is upstream's: when an allocated claim of the pod ruled out a
+// node (its allocation is for another node, or its devices' binding failed
+// or timed out) and no other pod uses it (reservedFor empty or only this
+// pod), the claim is deallocated in the API so that the next attempt can
+// allocate it anew, and the pod stays Unschedulable with
+// ReasonClaimDeallocated. One claim per attempt, the first in spec order
+// (upstream picks one at random). Otherwise it is Unschedulable with no
+// reason and changes nothing.
+//
+// Upstream's deletion of a claim created for the pod's extended resources
+// by an earlier attempt is not here: PreFilter deletes such a claim
+// (preFilterExtended), so it never reaches the filter.
+func (pl *dynamicResources) PostFilter(ctx context.Context, ps *PodState, pod *v1.Pod) *Status {
+	f := draFilterOf(ps)
+	if f == nil {
+		return &Status{Code: Unschedulable}
+	}
+	f.mu.Lock()
+	unavailable := slices.Clone(f.unavailable)
+	f.mu.Unlock()
+	for i, claim := range f.claims {
+		if i >= len(unavailable) || !unavailable[i] {
+			continue
+		}
+		if r := claim.Status.ReservedFor; len(r) > 1 || len(r) == 1 && r[0].UID != pod.UID {
+			continue
+		}
+		if err := pl.deallocate(ctx, claim); err != nil {
+			return errorDRA(err)
+		}
+		return &Status{Code: Unschedulable, Reasons: []string{ReasonClaimDeallocated}}
+	}
+	return &Status{Code: Unschedulable}
+}
+
+// deallocate clears claim's reservedFor, allocation and device statuses
+// with one status update, and makes the updated claim what the scheduler
+// sees at once.
+func (pl *dynamicResources) deallocate(ctx context.Context, claim *resourceapi.ResourceClaim) error {
+	if pl.listers.Client == nil {
+		return errors.New("no API client to deallocate ResourceClaims with")
+	}
+	c := claim.DeepCopy()
+	c.Status.ReservedFor, c.Status.Allocation, c.Status.Devices = nil, nil, nil
+	updated, err := pl.listers.Client.ResourceV1().ResourceClaims(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("deallocate ResourceClaim %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	_ = pl.m.Assume(updated) // fails only when the informer already has a newer version
+	return nil
 }

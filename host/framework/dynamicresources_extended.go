@@ -230,6 +230,7 @@ func (pl *dynamicResources) createExtendedClaim(ctx context.Context, c *resource
 	c.Finalizers = nil
 	c.Status = resourceapi.ResourceClaimStatus{}
 	created, err := pl.listers.Client.ResourceV1().ResourceClaims(c.Namespace).Create(ctx, c, metav1.CreateOptions{})
+	pl.claims.ClaimCreated(err == nil)
 	if err != nil {
 		return nil, fmt.Errorf("create the claim for the pod's extended resources: %w", err)
 	}

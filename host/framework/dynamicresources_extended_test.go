@@ -3,7 +3,9 @@ package framework
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -379,4 +381,67 @@ func TestDynamicResourcesExtendedBindingConditions(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("PreBind did not return after the driver's condition")
 	}
+}
+
+// claimCounter is a ClaimRecorder counting creations by outcome.
+type claimCounter struct {
+	mu      sync.Mutex
+	counted map[bool]int
+}
+
+func (c *claimCounter) ClaimCreated(ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.counted[ok]++
+}
+
+// TestDynamicResourcesExtendedCountsCreates checks that PreBind counts the
+// creation of the claim for the pod's extended resources, and its failure.
+func TestDynamicResourcesExtendedCountsCreates(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fail=%v", fail), func(t *testing.T) {
+			pod := makePod().req("cpu", "1", extGPU, "1").p
+			l, client, start := draListers(t, extClass(), draSlice("n2", 1), pod)
+			client.PrependReactor("create", "resourceclaims", generatedNames(t))
+			if fail {
+				client.PrependReactor("create", "resourceclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, errors.New("injected")
+				})
+			}
+			counter := &claimCounter{counted: map[bool]int{}}
+			p, pl := draProfile(t, l, defaultDynamicResourcesArgs)
+			pl.claims = counter
+			start(pl)
+			ctx := context.Background()
+			ps := draCycle(t, p, pod, "n2")
+			if st := p.Reserve(ctx, ps, pod, "n2"); st != nil {
+				t.Fatalf("Reserve: %v", st.Message())
+			}
+			if st := p.PreBind(ctx, ps, pod, "n2"); (st != nil) != fail {
+				t.Fatalf("PreBind: %v, want failed %v", st, fail)
+			}
+			if diff := cmp.Diff(map[bool]int{!fail: 1}, counter.counted); diff != "" {
+				t.Errorf("creations counted by success (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBuildClaimRecorder checks that Build hands Config.Claims to
+// DynamicResources.
+func TestBuildClaimRecorder(t *testing.T) {
+	counter := &claimCounter{counted: map[bool]int{}}
+	b, err := Build(Listers{}, Config{Claims: counter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range b.Entries {
+		if dr, ok := e.Plugin.(*dynamicResources); ok {
+			if dr.claims != ClaimRecorder(counter) {
+				t.Errorf("DynamicResources counts claims with %T, want the Config's", dr.claims)
+			}
+			return
+		}
+	}
+	t.Error("no DynamicResources in the default profile")
 }

@@ -645,3 +645,83 @@ func TestDynamicResourcesDeviceTaintRule(t *testing.T) {
 		t.Errorf("Filter of a claim tolerating the taint = %v, want nil", st.Message())
 	}
 }
+
+// TestDynamicResourcesPostFilter checks upstream's deallocation: a claim
+// allocated for a node the pod cannot use, and used by no other pod, is
+// deallocated in the API and at once in the plugin's view; otherwise
+// PostFilter changes nothing and lets preemption run.
+func TestDynamicResourcesPostFilter(t *testing.T) {
+	reserved := func(uids ...types.UID) runtime.Object {
+		c := draAllocated(draClaim("c1"), "n2", "d0")
+		for _, u := range uids {
+			c.Status.ReservedFor = append(c.Status.ReservedFor, resourceapi.ResourceClaimConsumerReference{Resource: "pods", Name: string(u), UID: u})
+		}
+		return c
+	}
+	unschedulable := &Status{Code: Unschedulable, Plugin: abi.PluginDynamicResources}
+	tests := []struct {
+		name        string
+		pod         *v1.Pod
+		claim       runtime.Object
+		failUpdate  bool
+		want        *Status
+		deallocated bool
+	}{
+		{name: "allocated elsewhere, unreserved: deallocated", pod: draPod("pod-a", "c1"), claim: reserved(),
+			want:        &Status{Code: Unschedulable, Plugin: abi.PluginDynamicResources, Reasons: []string{ReasonClaimDeallocated}},
+			deallocated: true},
+		{name: "allocated elsewhere, reserved for the pod alone: deallocated", pod: draPod("pod-a", "c1"), claim: reserved("uid-pod-a"),
+			want:        &Status{Code: Unschedulable, Plugin: abi.PluginDynamicResources, Reasons: []string{ReasonClaimDeallocated}},
+			deallocated: true},
+		{name: "allocated elsewhere, reserved for another pod: kept", pod: draPod("pod-a", "c1"), claim: reserved("uid-other"),
+			want: unschedulable},
+		{name: "not allocated: nothing to deallocate", pod: draPod("pod-a", "c1"), claim: draClaim("c1"), want: unschedulable},
+		{name: "no claims: nothing to do", pod: draPod("pod-a"), claim: reserved(), want: unschedulable},
+		{name: "the status update fails: an Error", pod: draPod("pod-a", "c1"), claim: reserved(), failUpdate: true,
+			want: &Status{Code: Error, Plugin: abi.PluginDynamicResources}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// n2's only device may be taken by c1: the pod is filtered on n1.
+			l, client, start := draListers(t, draClass("gpu"), draSlice("n2", 1), tc.claim)
+			if tc.failUpdate {
+				client.PrependReactor("update", "resourceclaims", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, errors.New("injected")
+				})
+			}
+			p, pl := draProfile(t, l, defaultDynamicResourcesArgs)
+			start(pl)
+			ps, st := p.Prepare(cache.NewPodInfo(tc.pod), nil)
+			if st != nil {
+				t.Fatal(st.Message())
+			}
+			if st := Filter(ps, draNode("n1")); st == nil && len(tc.pod.Spec.ResourceClaims) > 0 {
+				t.Fatal("Filter passed n1")
+			}
+			got := p.PostFilter(context.Background(), ps, tc.pod)
+			if got != nil && got.Code == Error {
+				got = &Status{Code: Error, Plugin: got.Plugin} // the error's text aside
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("PostFilter (-want, +got):\n%s", diff)
+			}
+			stored, err := client.ResourceV1().ResourceClaims("default").Get(context.Background(), "c1", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen, err := pl.m.Get("default", "c1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			was := tc.claim.(*resourceapi.ResourceClaim).Status.Allocation != nil
+			for what, c := range map[string]*resourceapi.ResourceClaim{"API": stored, "plugin": seen} {
+				if allocated := c.Status.Allocation != nil; allocated != (was && !tc.deallocated) {
+					t.Errorf("%s: claim allocated %v, want %v", what, allocated, was && !tc.deallocated)
+				}
+				if tc.deallocated && len(c.Status.ReservedFor) != 0 {
+					t.Errorf("%s: claim reserved for %v after deallocation", what, c.Status.ReservedFor)
+				}
+			}
+		})
+	}
+}

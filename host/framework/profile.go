@@ -125,6 +125,8 @@ type Entry struct {
 	// NoReserve leaves out a ReservePlugin's Reserve and Unreserve;
 	// NoPreBind a PreBindPlugin's PreBind.
 	NoReserve, NoPreBind bool
+	// NoPostFilter leaves out a PostFilterPlugin's PostFilter.
+	NoPostFilter bool
 }
 
 // Profile is an ordered list of plugins (upstream's KubeSchedulerProfile
@@ -138,13 +140,14 @@ type Profile struct {
 	// PreFilter runs for its node restriction and rejections only).
 	noFilter  []bool
 	preScores []weightedPreScore
-	// keep[i] is set when preFilters[i] also reserves, pre-binds or
-	// scores what its filter found (StatePreScorePlugin): its
+	// keep[i] is set when preFilters[i] also reserves, pre-binds,
+	// post-filters or scores what its filter found (StatePreScorePlugin): its
 	// filter for a pod is kept by name (PodState.PluginFilter), even when
 	// disabled, for its later points to read. nil when none does.
-	keep     []bool
-	reserves []ReservePlugin
-	preBinds []PreBindPlugin
+	keep        []bool
+	reserves    []ReservePlugin
+	preBinds    []PreBindPlugin
+	postFilters []PostFilterPlugin
 	// timer times Reserve, Unreserve and PreBind (WithPluginTimer).
 	timer PluginTimer
 }
@@ -203,8 +206,12 @@ func NewProfile(entries ...Entry) (*Profile, error) {
 		if preBinds && !e.NoPreBind {
 			p.preBinds = append(p.preBinds, b)
 		}
+		pf, postFilters := inner.(PostFilterPlugin)
+		if postFilters && !e.NoPostFilter {
+			p.postFilters = append(p.postFilters, pf)
+		}
 		if _, ok := e.Plugin.(PreFilterPlugin); ok && !e.NoPreFilter &&
-			(reserves && !e.NoReserve || preBinds && !e.NoPreBind || statePreScore && !e.NoScore) {
+			(reserves && !e.NoReserve || preBinds && !e.NoPreBind || statePreScore && !e.NoScore || postFilters && !e.NoPostFilter) {
 			p.keep = append(p.keep, make([]bool, len(p.preFilters)-len(p.keep))...)
 			p.keep[len(p.preFilters)-1] = true
 		}

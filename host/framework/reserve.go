@@ -44,17 +44,33 @@ type PreBindPlugin interface {
 	PreBind(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status
 }
 
+// PostFilterPlugin is a plugin with upstream's PostFilter extension point
+// (beside DefaultPreemption's, which the cycle runs itself, after these):
+// it may change the cluster so that a pod that fits nowhere fits at its
+// next attempt, as DynamicResources deallocating a claim bound to the
+// wrong node.
+type PostFilterPlugin interface {
+	Plugin
+	// PostFilter runs on the cycle's goroutine after pod was found to fit
+	// no node; ps is the pod's state (nil when its PreFilters did not
+	// finish). It returns Unschedulable (with reasons to report, or none)
+	// to let the next plugins and preemption run, or Success, an Error or
+	// UnschedulableAndUnresolvable to end the post-filtering.
+	PostFilter(ctx context.Context, ps *PodState, pod *v1.Pod) *Status
+}
+
 // Extension point names of the points that run once per placed pod, as
 // upstream's metrics label them.
 const (
-	PointReserve   = "Reserve"
-	PointUnreserve = "Unreserve"
-	PointPreBind   = "PreBind"
+	PointPostFilter = "PostFilter"
+	PointReserve    = "Reserve"
+	PointUnreserve  = "Unreserve"
+	PointPreBind    = "PreBind"
 )
 
-// PluginTimer observes each plugin's run at Reserve, Unreserve and PreBind
-// (upstream's scheduler_plugin_execution_duration_seconds for those
-// points). The cycle's sampled timed profile has one (WithPluginTimer); the
+// PluginTimer observes each plugin's run at PostFilter, Reserve, Unreserve
+// and PreBind (upstream's scheduler_plugin_execution_duration_seconds for
+// those points). The cycle's sampled timed profile has one (WithPluginTimer); the
 // plain profile has none and pays nothing.
 type PluginTimer interface {
 	Now() time.Time
@@ -73,6 +89,10 @@ func (p *Profile) WithPluginTimer(t PluginTimer) *Profile {
 // HasReserve reports whether the profile has a reserve plugin: without one
 // the cycle skips the Reserve and Unreserve steps altogether.
 func (p *Profile) HasReserve() bool { return len(p.reserves) > 0 }
+
+// HasPostFilter reports whether the profile has a postFilter plugin
+// (DefaultPreemption aside).
+func (p *Profile) HasPostFilter() bool { return len(p.postFilters) > 0 }
 
 // HasPreBind reports whether the profile has a preBind plugin.
 func (p *Profile) HasPreBind() bool { return len(p.preBinds) > 0 }
@@ -124,6 +144,43 @@ func (p *Profile) Unreserve(ctx context.Context, ps *PodState, pod *v1.Pod, node
 			p.timer.Observe(pl.Name(), PointUnreserve, Success, start)
 		}
 	}
+}
+
+// PostFilter runs the postFilter plugins in profile order for pod, which
+// fits no node, as upstream's RunPostFilterPlugins: the first that returns
+// Success, UnschedulableAndUnresolvable or an Error ends it and its status
+// is returned with the plugin named (nil for Success; an Error's text is
+// the plugin's, unwrapped, as upstream reports it); otherwise the result is Unschedulable with every plugin's
+// reasons, naming the first plugin, and the caller goes on to preemption.
+// Any other rejection code counts as Unschedulable, as upstream's.
+func (p *Profile) PostFilter(ctx context.Context, ps *PodState, pod *v1.Pod) *Status {
+	res := &Status{Code: Unschedulable}
+	for _, pl := range p.postFilters {
+		var start time.Time
+		if p.timer != nil {
+			start = p.timer.Now()
+		}
+		st := pl.PostFilter(ctx, ps, pod)
+		if p.timer != nil {
+			p.timer.Observe(pl.Name(), PointPostFilter, codeOf(st), start)
+		}
+		if st.IsSuccess() {
+			return nil
+		}
+		if st.Code == UnschedulableAndUnresolvable || !st.IsRejected() {
+			c := *st
+			c.Plugin = pl.Name()
+			if !st.IsRejected() {
+				c.Code = Error
+			}
+			return &c
+		}
+		res.Reasons = append(res.Reasons, st.Reasons...)
+		if res.Plugin == "" {
+			res.Plugin = pl.Name()
+		}
+	}
+	return res
 }
 
 // PreBind runs the preBind plugins in profile order, stopping at the first
