@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -233,6 +234,9 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 		pc := cfg.Profiles[i]
 		built, err := framework.Build(a.cluster.Listers(), framework.Config{Plugins: pc.Plugins, PluginConfig: pc.PluginConfig, Claims: draRec})
 		if err != nil {
+			return nil, fmt.Errorf("profile %s: plugins: %w", p.name, err)
+		}
+		if err := installPreEnqueue(p.queue, built); err != nil {
 			return nil, fmt.Errorf("profile %s: plugins: %w", p.name, err)
 		}
 		p.sched = cycle.New(p.queue, a.cache, api, a.broadcaster.NewRecorder(p.name),
@@ -475,5 +479,22 @@ func ignoreCanceled(ctx context.Context) error {
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
+	return nil
+}
+
+// installPreEnqueue gives q the profile's native PreEnqueue plugins
+// (DynamicResources'), which the queue asks before the PreEnqueue slot.
+func installPreEnqueue(q *queue.Queue, built framework.Built) error {
+	prof, err := framework.NewProfile(built.Entries...)
+	if err != nil || !prof.HasPreEnqueue() {
+		return err
+	}
+	q.SetNativePreEnqueue(func(pod *v1.Pod) abi.Gate {
+		st := prof.PreEnqueue(pod)
+		if st == nil {
+			return abi.Gate{}
+		}
+		return abi.Gate{Code: abi.GateWait, Plugin: st.Plugin, Reason: st.Message()}
+	})
 	return nil
 }

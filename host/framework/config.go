@@ -519,7 +519,7 @@ func effective(c Config) (*kschedv1.Plugins, [numPoints][]string, error) {
 // false when p is disabled at every point it implements.
 func entryFor(p Plugin, preFilterOn bool, on func(pt int) bool, weight int64) (e Entry, ok bool) {
 	e = Entry{Plugin: p, NoPreFilter: !preFilterOn, NoFilter: !on(ptFilter), NoScore: !on(ptScore),
-		NoReserve: !on(ptReserve), NoPreBind: !on(ptPreBind), NoPostFilter: !on(ptPostFilter)}
+		NoReserve: !on(ptReserve), NoPreBind: !on(ptPreBind), NoPostFilter: !on(ptPostFilter), NoPreEnqueue: !on(ptPreEnqueue)}
 	_, filters := p.(PreFilterPlugin)
 	_, scores := p.(PreScorePlugin)
 	_, reserves := p.(ReservePlugin)

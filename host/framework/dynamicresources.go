@@ -69,9 +69,9 @@ var defaultDynamicResourcesArgs = dynamicResourcesArgs{filterTimeout: kschedv1.D
 // ReasonCannotAllocateAll, the allocator's reason; Error on a filter
 // timeout), Score (firstAvailable subrequests by order, weight 2), Reserve,
 // Unreserve, PreBind, PostFilter (deallocation). Extended resources backed
-// by DRA: see dynamicresources_extended.go. Not yet: PreEnqueue (PreFilter
-// rejects with the same texts instead), pod-group claims and their
-// PodGroupPostFilter.
+// by DRA: see dynamicresources_extended.go. PreEnqueue (run natively by the
+// queue) holds a pod whose claims are not there yet. Not yet: pod-group
+// claims and their PodGroupPostFilter.
 type dynamicResources struct {
 	m                             *dra.Manager
 	ext                           dra.ExtendedResources
@@ -104,6 +104,7 @@ var (
 	_ ReservePlugin       = (*dynamicResources)(nil)
 	_ PreBindPlugin       = (*dynamicResources)(nil)
 	_ PostFilterPlugin    = (*dynamicResources)(nil)
+	_ PreEnqueuePlugin    = (*dynamicResources)(nil)
 )
 
 // newDynamicResources builds the plugin over l; the DRA state is shared by
@@ -168,6 +169,63 @@ type draNodeResult struct {
 	mappings []v1.ContainerExtendedResourceRequest
 }
 
+// podClaims returns the claims of p's spec.resourceClaims that exist (a
+// template's claim the controller chose not to create is left out), or
+// upstream's rejection when one is not created yet, missing, being deleted
+// or not the pod's own: upstream's foreachPodResourceClaim, shared by
+// PreEnqueue and PreFilter.
+func (pl *dynamicResources) podClaims(p *v1.Pod, get func(namespace, name string) (*resourceapi.ResourceClaim, error)) ([]*resourceapi.ResourceClaim, *Status) {
+	var claims []*resourceapi.ResourceClaim
+	for i := range p.Spec.ResourceClaims {
+		pc := &p.Spec.ResourceClaims[i]
+		name, mustCheckOwner, err := resourceclaim.Name(p, pc)
+		if err != nil {
+			return nil, rejectDRA(err.Error())
+		}
+		if name == nil {
+			continue
+		}
+		claim, err := get(p.Namespace, *name)
+		if err != nil {
+			return nil, rejectDRA(err.Error())
+		}
+		if claim.DeletionTimestamp != nil {
+			return nil, rejectDRA(fmt.Sprintf("resourceclaim %q is being deleted", claim.Name))
+		}
+		if mustCheckOwner {
+			if err := resourceclaim.IsForPod(p, claim, false); err != nil {
+				return nil, rejectDRA(err.Error())
+			}
+		}
+		claims = append(claims, claim)
+	}
+	return claims, nil
+}
+
+// PreEnqueue holds a pod back while one of its claims is not there to
+// allocate (upstream's PreEnqueue: not created from its template yet,
+// missing, being deleted, not the pod's): the pod waits in the queue,
+// without an attempt or a FailedScheduling event, until the claim's or the
+// pod's update moves it. Before the claim cache has synced it admits the
+// pod, and PreFilter answers. A claim the cache has not seen yet is looked
+// up in the informer's store too: the queue may hear of the claim's event
+// (from its own handler on the informer) before the cache does.
+func (pl *dynamicResources) PreEnqueue(p *v1.Pod) *Status {
+	if len(p.Spec.ResourceClaims) == 0 || !pl.m.Synced() {
+		return nil
+	}
+	_, st := pl.podClaims(p, func(namespace, name string) (*resourceapi.ResourceClaim, error) {
+		c, err := pl.m.Get(namespace, name)
+		if err != nil && pl.listers.ResourceClaims != nil {
+			if lc, lerr := pl.listers.ResourceClaims.ResourceClaims(namespace).Get(name); lerr == nil {
+				return lc, nil
+			}
+		}
+		return c, err
+	})
+	return st
+}
+
 func rejectDRA(reason string) *Status {
 	return &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginDynamicResources, Reasons: []string{reason}}
 }
@@ -192,29 +250,11 @@ func (pl *dynamicResources) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (Po
 		return nil, nil, errorDRA(errors.New("the ResourceClaim and ResourceSlice caches are not synced yet"))
 	}
 	f := &draFilter{pl: pl, pod: p, ext: ext, byNode: map[string]draNodeResult{}}
-	for i := range p.Spec.ResourceClaims {
-		pc := &p.Spec.ResourceClaims[i]
-		name, mustCheckOwner, err := resourceclaim.Name(p, pc)
-		if err != nil {
-			return nil, nil, rejectDRA(err.Error())
-		}
-		if name == nil {
-			continue
-		}
-		claim, err := pl.m.Get(p.Namespace, *name)
-		if err != nil {
-			return nil, nil, rejectDRA(err.Error())
-		}
-		if claim.DeletionTimestamp != nil {
-			return nil, nil, rejectDRA(fmt.Sprintf("resourceclaim %q is being deleted", claim.Name))
-		}
-		if mustCheckOwner {
-			if err := resourceclaim.IsForPod(p, claim, false); err != nil {
-				return nil, nil, rejectDRA(err.Error())
-			}
-		}
-		f.claims = append(f.claims, claim)
+	claims, st := pl.podClaims(p, pl.m.Get)
+	if st != nil {
+		return nil, nil, st
 	}
+	f.claims = claims
 	if len(f.claims) == 0 && ext == nil {
 		return nil, nil, nil
 	}

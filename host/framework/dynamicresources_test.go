@@ -196,7 +196,41 @@ func TestDynamicResourcesPreFilter(t *testing.T) {
 			if st == nil && (draFilterOf(ps) == nil) != tc.skip {
 				t.Errorf("filter %v, want skipped %v", draFilterOf(ps), tc.skip)
 			}
+			// PreEnqueue holds the pod back for its claims, as upstream's;
+			// the device class is PreFilter's alone.
+			want := tc.want
+			if tc.pod.Spec.ResourceClaims != nil && tc.objs != nil && tc.objs[0] == runtime.Object(noClass) {
+				want = nil
+			}
+			if diff := cmp.Diff(want, p.PreEnqueue(tc.pod)); diff != "" {
+				t.Errorf("PreEnqueue (-want, +got):\n%s", diff)
+			}
 		})
+	}
+}
+
+// TestDynamicResourcesPreEnqueueStore: a claim the plugin's cache has not
+// seen yet, but the informer's store has (the queue hears of the claim from
+// its own handler, in no order with the cache's), admits the pod; before
+// the caches have synced every pod is admitted, for PreFilter to answer.
+func TestDynamicResourcesPreEnqueueStore(t *testing.T) {
+	l, _, start := draListers(t, draClass("gpu"))
+	p, pl := draProfile(t, l, defaultDynamicResourcesArgs)
+	if st := p.PreEnqueue(draPod("pod-a", "c1")); st != nil {
+		t.Errorf("PreEnqueue before the caches synced = %v, want nil", st)
+	}
+	start(pl)
+	if diff := cmp.Diff(draReject(`could not find ResourceClaim "default/c1"`), p.PreEnqueue(draPod("pod-a", "c1"))); diff != "" {
+		t.Errorf("PreEnqueue without the claim (-want, +got):\n%s", diff)
+	}
+	if err := l.ClaimInformer.GetStore().Add(draClaim("c1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pl.m.Get("default", "c1"); err == nil {
+		t.Fatal("the plugin's cache has the claim already: the test needs it not to")
+	}
+	if st := p.PreEnqueue(draPod("pod-a", "c1")); st != nil {
+		t.Errorf("PreEnqueue with the claim in the informer's store = %v, want nil", st)
 	}
 }
 

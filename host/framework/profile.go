@@ -125,8 +125,9 @@ type Entry struct {
 	// NoReserve leaves out a ReservePlugin's Reserve and Unreserve;
 	// NoPreBind a PreBindPlugin's PreBind.
 	NoReserve, NoPreBind bool
-	// NoPostFilter leaves out a PostFilterPlugin's PostFilter.
-	NoPostFilter bool
+	// NoPostFilter leaves out a PostFilterPlugin's PostFilter;
+	// NoPreEnqueue a PreEnqueuePlugin's PreEnqueue.
+	NoPostFilter, NoPreEnqueue bool
 }
 
 // Profile is an ordered list of plugins (upstream's KubeSchedulerProfile
@@ -148,6 +149,7 @@ type Profile struct {
 	reserves    []ReservePlugin
 	preBinds    []PreBindPlugin
 	postFilters []PostFilterPlugin
+	preEnqueues []PreEnqueuePlugin
 	// timer times Reserve, Unreserve and PreBind (WithPluginTimer).
 	timer PluginTimer
 }
@@ -205,6 +207,9 @@ func NewProfile(entries ...Entry) (*Profile, error) {
 		b, preBinds := inner.(PreBindPlugin)
 		if preBinds && !e.NoPreBind {
 			p.preBinds = append(p.preBinds, b)
+		}
+		if pe, ok := inner.(PreEnqueuePlugin); ok && !e.NoPreEnqueue {
+			p.preEnqueues = append(p.preEnqueues, pe)
 		}
 		pf, postFilters := inner.(PostFilterPlugin)
 		if postFilters && !e.NoPostFilter {

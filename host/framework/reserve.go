@@ -8,6 +8,21 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
+// PreEnqueuePlugin is a plugin with upstream's PreEnqueue extension point
+// that the queue runs natively, before the PreEnqueue policy slot, as it
+// runs the scheduling gates: a pod it holds back waits in the unschedulable
+// pool, gated by the plugin, without an attempt, a PodScheduled condition or
+// a FailedScheduling event, until an event the plugin registered moves it.
+// (SchedulingGates and DefaultPreemption's PreEnqueue are the queue's own;
+// see host/queue.)
+type PreEnqueuePlugin interface {
+	Plugin
+	// PreEnqueue returns nil to admit pod, or a rejection whose message
+	// says what the pod waits for. It runs under the queue's lock: it must
+	// be quick and must not call the API.
+	PreEnqueue(pod *v1.Pod) *Status
+}
+
 // ReservePlugin is a plugin with upstream's Reserve extension point: it
 // holds what the pod needs beside its room on the node (a volume, a device)
 // once the pod is assumed on nodeName, so that the next cycles see it taken,
@@ -89,6 +104,22 @@ func (p *Profile) WithPluginTimer(t PluginTimer) *Profile {
 // HasReserve reports whether the profile has a reserve plugin: without one
 // the cycle skips the Reserve and Unreserve steps altogether.
 func (p *Profile) HasReserve() bool { return len(p.reserves) > 0 }
+
+// PreEnqueue runs the profile's PreEnqueue plugins in order and returns the
+// first rejection, with the plugin's name set, or nil.
+func (p *Profile) PreEnqueue(pod *v1.Pod) *Status {
+	for _, pl := range p.preEnqueues {
+		if st := pl.PreEnqueue(pod); !st.IsSuccess() {
+			c := *st
+			c.Plugin = pl.Name()
+			return &c
+		}
+	}
+	return nil
+}
+
+// HasPreEnqueue reports whether the profile has a PreEnqueue plugin.
+func (p *Profile) HasPreEnqueue() bool { return len(p.preEnqueues) > 0 }
 
 // HasPostFilter reports whether the profile has a postFilter plugin
 // (DefaultPreemption aside).

@@ -107,3 +107,55 @@ func generatedClaimNamed(t *testing.T, opts ...Option) {
 	}
 	e.check(t)
 }
+
+// TestNativePreEnqueue: a pod the native PreEnqueue (DynamicResources'
+// wait for its claim) holds back is gated before the slot is asked, moves
+// on an event DynamicResources registered that the hint queues (its claim
+// added) and is admitted once the native check passes; other pods never see
+// the gate.
+func TestNativePreEnqueue(t *testing.T) {
+	m := loadBuiltin(t, abi.SlotQueueingHint)
+	hint, err := wasmslot.NewQueueingHint(m, policy.AlwaysQueue{}, newSlotRecorder(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pe := &countingPreEnqueue{inner: policy.Admit{}}
+	e := newEnv(t, WithQueueingHint(hint), WithPreEnqueue(pe))
+	claimed := false
+	e.q.SetNativePreEnqueue(func(p *v1.Pod) abi.Gate {
+		if len(p.Spec.ResourceClaims) == 0 || claimed {
+			return abi.Gate{}
+		}
+		return abi.Gate{Code: abi.GateWait, Plugin: abi.PluginDynamicResources, Reason: "waiting for gpu-0"}
+	})
+	p := makePod("p").obj()
+	p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu", ResourceClaimName: new("gpu-0")}}
+	e.q.Add(p)
+	e.q.Add(makePod("plain").obj())
+	if got := e.where("uid-p"); got != "gated" {
+		t.Fatalf("the pod waiting for its claim is %s, want gated", got)
+	}
+	if got := e.where("uid-plain"); got != "active" {
+		t.Fatalf("the pod without claims is %s, want active", got)
+	}
+	if pe.count("p") != 0 {
+		t.Error("the PreEnqueue slot was asked about a pod the native PreEnqueue held back")
+	}
+	other := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gpu-1"}}
+	ev, _ := podview.StorageEvent(abi.ActionAdd, nil, other)
+	e.q.MoveOnEvent(ev)
+	if got := e.where("uid-p"); got != "gated" {
+		t.Fatalf("after another claim's Add the pod is %s, want gated", got)
+	}
+	claimed = true
+	mine := &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gpu-0"}}
+	ev, _ = podview.StorageEvent(abi.ActionAdd, nil, mine)
+	e.q.MoveOnEvent(ev)
+	if got := e.where("uid-p"); got == "gated" || got == "unschedulable" {
+		t.Fatalf("after its claim's Add the pod is %s, want it on its way to activeQ", got)
+	}
+	if pe.count("p") != 1 {
+		t.Errorf("PreEnqueue slot calls = %d, want 1 (once the native check passed)", pe.count("p"))
+	}
+	e.check(t)
+}

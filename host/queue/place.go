@@ -248,8 +248,9 @@ func (q *Queue) moveToBackoff(e *entity, event string, prev location) {
 	q.stage(e, locBackoff, event, prev)
 }
 
-// runPreEnqueue asks, for each pod of e, the scheduling gates (natively)
-// and then the PreEnqueue slot (upstream's runPreEnqueuePlugins). A held
+// runPreEnqueue asks, for each pod of e, the scheduling gates and the
+// native PreEnqueue plugins (SetNativePreEnqueue), and then the PreEnqueue
+// slot (upstream's runPreEnqueuePlugins). A held
 // pod holds the whole entity: a group waits if any member waits, and takes
 // the gating plugin of the last member held, as upstream. The gating plugin
 // joins the held pod's unschedulable plugins, as upstream records it, so
@@ -262,7 +263,10 @@ func (q *Queue) runPreEnqueue(e *entity) (gated bool) {
 		var g abi.Gate
 		if p.hasGates {
 			g = abi.Gate{Code: abi.GateWait, Plugin: abi.PluginSchedulingGates, Reason: gatesReason(p.obj.Spec.SchedulingGates)}
-		} else {
+		} else if q.native != nil {
+			g = q.native(p.obj)
+		}
+		if !p.hasGates && g.Code != abi.GateWait {
 			g = q.preEnqueue.PreEnqueue(p.view)
 		}
 		if g.Code != abi.GateWait {

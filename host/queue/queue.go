@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
@@ -42,6 +43,9 @@ type Queue struct {
 	groups     map[groupKey]*Group
 	pool       []*entity // unschedulable and gated entities; entity.upos indexes it
 	preEnqueue policy.PreEnqueue
+	// native is the profile's native PreEnqueue plugins
+	// (SetNativePreEnqueue), asked before the slot; nil: none.
+	native func(*v1.Pod) abi.Gate
 	hint       policy.QueueingHint
 	regs       []registration
 	plugins    pluginIndex
@@ -343,6 +347,18 @@ func (q *Queue) SetPreEnqueue(p policy.PreEnqueue) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.preEnqueue = p
+}
+
+// SetNativePreEnqueue installs the profile's native PreEnqueue plugins
+// (DynamicResources' wait for a pod's claims): asked for every pod that has
+// no scheduling gates, before the PreEnqueue slot, like the gates, so that
+// swapping the slot's module cannot drop them. f returns abi.GateWait with
+// the plugin and its reason to hold the pod back. It applies from the next
+// entity that enters activeQ or backoffQ.
+func (q *Queue) SetNativePreEnqueue(f func(*v1.Pod) abi.Gate) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.native = f
 }
 
 // SetQueueingHint swaps the QueueingHint slot and its registrations; it
