@@ -207,23 +207,28 @@ func (pl *dynamicResources) podClaims(p *v1.Pod, get func(namespace, name string
 // missing, being deleted, not the pod's): the pod waits in the queue,
 // without an attempt or a FailedScheduling event, until the claim's or the
 // pod's update moves it. Before the claim cache has synced it admits the
-// pod, and PreFilter answers. A claim the cache has not seen yet is looked
-// up in the informer's store too: the queue may hear of the claim's event
-// (from its own handler on the informer) before the cache does.
+// pod, and PreFilter answers.
 func (pl *dynamicResources) PreEnqueue(p *v1.Pod) *Status {
 	if len(p.Spec.ResourceClaims) == 0 || !pl.m.Synced() {
 		return nil
 	}
-	_, st := pl.podClaims(p, func(namespace, name string) (*resourceapi.ResourceClaim, error) {
-		c, err := pl.m.Get(namespace, name)
-		if err != nil && pl.listers.ResourceClaims != nil {
-			if lc, lerr := pl.listers.ResourceClaims.ResourceClaims(namespace).Get(name); lerr == nil {
-				return lc, nil
-			}
-		}
-		return c, err
-	})
+	_, st := pl.podClaims(p, pl.claim)
 	return st
+}
+
+// claim is the claim as the plugin's cache has it (an assumed allocation
+// included), or, when the cache has not seen it yet, as the informer's
+// store has it: the queue hears of a new claim from its own handler on the
+// informer, in no order with the cache's, and may hand the pod over before
+// the cache has the claim.
+func (pl *dynamicResources) claim(namespace, name string) (*resourceapi.ResourceClaim, error) {
+	c, err := pl.m.Get(namespace, name)
+	if err != nil && pl.listers.ResourceClaims != nil {
+		if lc, lerr := pl.listers.ResourceClaims.ResourceClaims(namespace).Get(name); lerr == nil {
+			return lc, nil
+		}
+	}
+	return c, err
 }
 
 func rejectDRA(reason string) *Status {
@@ -250,7 +255,7 @@ func (pl *dynamicResources) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (Po
 		return nil, nil, errorDRA(errors.New("the ResourceClaim and ResourceSlice caches are not synced yet"))
 	}
 	f := &draFilter{pl: pl, pod: p, ext: ext, byNode: map[string]draNodeResult{}}
-	claims, st := pl.podClaims(p, pl.m.Get)
+	claims, st := pl.podClaims(p, pl.claim)
 	if st != nil {
 		return nil, nil, st
 	}

@@ -45,14 +45,14 @@ type Queue struct {
 	preEnqueue policy.PreEnqueue
 	// native is the profile's native PreEnqueue plugins
 	// (SetNativePreEnqueue), asked before the slot; nil: none.
-	native func(*v1.Pod) abi.Gate
-	hint       policy.QueueingHint
-	regs       []registration
-	plugins    pluginIndex
-	gatesBit   uint64 // abi.PluginSchedulingGates's bit in plugins
-	labels     map[labelKey]string
-	staged     []placement // placements made under mu, applied by commit under amu
-	scr        scratch
+	native   func(*v1.Pod) abi.Gate
+	hint     policy.QueueingHint
+	regs     []registration
+	plugins  pluginIndex
+	gatesBit uint64 // abi.PluginSchedulingGates's bit in plugins
+	labels   map[labelKey]string
+	staged   []placement // placements made under mu, applied by commit under amu
+	scr      scratch
 
 	// amu guards activeQ, both backoff heaps and their sort slots, the
 	// in-flight tracker, the pending counts and closed;
