@@ -9,6 +9,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 GO=${GO:-go}
+# The e2e package runs every scenario against upstream kube-scheduler too
+# (with kube-controller-manager where controllers matter): beyond go test's
+# default 10 minutes on 2 cores.
+timeout=${TEST_TIMEOUT:-30m}
 race_pattern=${RACE_PKGS:-./host/...}
 
 all=$("$GO" list -e ./...)
@@ -21,12 +25,12 @@ plain=$(LC_ALL=C comm -23 <(LC_ALL=C sort <<<"$all") <(LC_ALL=C sort <<<"$race")
 if [ -n "$plain" ]; then
   echo "gotest: go test -count=1 ($(wc -l <<<"$plain") packages)" >&2
   # shellcheck disable=SC2086 # one package per word
-  "$GO" test -count=1 "$@" $plain
+  "$GO" test -count=1 -timeout "$timeout" "$@" $plain
 fi
 if [ -n "$race" ]; then
   echo "gotest: go test -count=1 -race $race_pattern ($(wc -l <<<"$race") packages)" >&2
   # shellcheck disable=SC2086
-  CGO_ENABLED=1 "$GO" test -count=1 -race "$@" $race
+  CGO_ENABLED=1 "$GO" test -count=1 -timeout "$timeout" -race "$@" $race
 fi
 # The queue's memory regression tests run their full length (10,000 scale
 # cycles) only without the race detector, which would make them take minutes;
