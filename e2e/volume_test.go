@@ -440,10 +440,9 @@ func TestVolumeMissingClaim(t *testing.T) {
 		staysPending(t, s, "app", "without its claim")
 
 		createPVs(t, s, localPV("pv-c", "local-wffc", "1Gi", target))
-		t0 := time.Now()
 		createClaim(t, s, "data", "local-wffc", "1Gi")
 		node := waitBound(t, s.c, s.ns, "app", 60*time.Second)
-		s.logf(t, "app bound to %s %v after its claim was created", node, time.Since(t0).Round(time.Millisecond))
+		s.logf(t, "app bound to %s after its claim was created", node)
 		if node != target {
 			t.Errorf("app bound to %s, want %s (its volume's node)", node, target)
 		}
@@ -477,9 +476,8 @@ func TestVolumeReadWriteOncePod(t *testing.T) {
 		if err := s.c.CoreV1().Pods(s.ns).Delete(context.Background(), "first", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t0 := time.Now()
 		node := waitBound(t, s.c, s.ns, "second", 60*time.Second)
-		s.logf(t, "second bound to %s %v after first was deleted", node, time.Since(t0).Round(time.Millisecond))
+		s.logf(t, "second bound to %s after first was deleted", node)
 	})
 }
 
@@ -604,9 +602,8 @@ func TestVolumeImmediateUnbound(t *testing.T) {
 
 		createPVs(t, s, hostPathPV("pv-late", "absent-immediate", "1Gi"))
 		checkBoundTo(t, s, waitClaimBound(t, s, "data"), "pv-late")
-		t0 := time.Now()
 		node := waitBound(t, s.c, s.ns, "app", 60*time.Second)
-		s.logf(t, "app bound to %s %v after its claim was bound", node, time.Since(t0).Round(time.Millisecond))
+		s.logf(t, "app bound to %s after its claim was bound", node)
 	})
 }
 
