@@ -430,9 +430,13 @@ func testPreemptorHeld(t *testing.T) {
 func TestPreemptionEvictionFails(t *testing.T) {
 	nom := cycle.NewNominator()
 	e := newEnv(t, cycle.WithNominator(nom), cycle.WithPreemption(cycle.Preemption{}))
-	fail := true
+	// The failing eviction waits for the cycle to have requeued the
+	// preemptor, as it does when the API answers slower than the cycle
+	// ends; otherwise the order of the two is up to the Go scheduler.
+	fail, cycleDone := true, make(chan struct{})
 	e.api.evictHook = func(v *v1.Pod) error {
 		if fail {
+			<-cycleDone
 			return apierrors.NewInternalError(errors.New("etcd is down"))
 		}
 		return nil
@@ -442,7 +446,15 @@ func TestPreemptionEvictionFails(t *testing.T) {
 	preemptor := makePod("p").priority(10).req("cpu", "1").obj()
 	e.addPods(preemptor)
 
-	e.scheduleNext()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ent, err := e.q.Pop(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.s.ScheduleOne(ctx, ent)
+	close(cycleDone)
+	e.s.WaitForBindings()
 
 	if got := nom.NodeOf(preemptor.UID); got != "" {
 		t.Errorf("preemptor still nominated to %q after its eviction failed", got)
