@@ -278,17 +278,30 @@ func dumpClaims(s *scheduler) string {
 func TestDRA(t *testing.T) {
 	// (a) A pod claiming the only device is bound to the device's node; the
 	// claim shows the allocation (that node's pool and device) and the pod
-	// in reservedFor.
+	// in reservedFor. Before its PreBind wrote the claim, the pod was
+	// nominated to that node (NominatedNodeNameForExpectation), which the
+	// binding cleared.
 	t.Run("only-device", func(t *testing.T) {
 		forEachScheduler(t, func(t *testing.T, s *scheduler) {
 			nodes := draSetup(t, s, false, 0, 1, 0)
 			createDeviceClaim(t, s, "c-0", draClass)
 			s.start(t)
+			w := watchPods(t, s.c, s.ns)
 			pod := submit(t, s.c, newPod(s.ns, "p-0", "1", withDeviceClaim("c-0", false)))
 			if got := waitBound(t, s.c, s.ns, pod.Name, 60*time.Second); got != nodes[1] {
 				t.Fatalf("p-0 bound to %s, want %s (the only node with a device)", got, nodes[1])
 			}
 			checkAllocatedFor(t, s, getClaim(t, s, "c-0"), nodes[1], "gpu-0", pod)
+			waitFor(t, 10*time.Second, "the watch to see p-0 bound", func() (bool, error) {
+				v := w.versions("p-0")
+				return len(v) > 0 && v[len(v)-1].Spec.NodeName != "", nil
+			})
+			if nn := w.firstNominated("p-0"); nn != nodes[1] {
+				t.Errorf("p-0 nominated to %q before its binding, want %s", nn, nodes[1])
+			}
+			if nn := getPod(t, s.c, s.ns, "p-0").Status.NominatedNodeName; nn != "" {
+				t.Errorf("bound p-0 still nominated to %q, want the nomination cleared at the binding", nn)
+			}
 		})
 	})
 

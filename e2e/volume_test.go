@@ -541,14 +541,16 @@ func TestVolumeWaitForFirstConsumerStatic(t *testing.T) {
 // allowedTopologies zone b: the scheduler picks the one node of zone b for
 // the pod, writes it in the claim's selected-node annotation, the
 // provisioner creates a local volume there, the PV binder binds it, and
-// the pod is bound to that node.
+// the pod is bound to that node. While the pod waits for its volume (the
+// provisioner starts only then), its status names the node it is going
+// to (nominatedNodeName, upstream's NominatedNodeNameForExpectation); the
+// apiserver clears it at the binding.
 func TestVolumeWaitForFirstConsumerProvisioning(t *testing.T) {
 	forEachScheduler(t, func(t *testing.T, s *scheduler) {
 		fakeNodes(t, s, 2, "4", map[string]string{v1.LabelTopologyZone: "a"})
 		zoneB := fakeNodes(t, s, 1, "4", map[string]string{v1.LabelTopologyZone: "b"})[0]
 		fill(t, s, zoneB, "2")
 		startVolumeControllers(t, s)
-		prov := startProvisioner(t, s)
 		createClass(t, s, "dynamic-wffc", testenv.ProvisionerName, storagev1.VolumeBindingWaitForFirstConsumer,
 			v1.TopologySelectorTerm{MatchLabelExpressions: []v1.TopologySelectorLabelRequirement{{
 				Key: v1.LabelTopologyZone, Values: []string{"b"},
@@ -558,10 +560,24 @@ func TestVolumeWaitForFirstConsumerProvisioning(t *testing.T) {
 
 		w, cw := watchPods(t, s.c, s.ns), watchClaim(t, s, "data")
 		submit(t, s.c, newPod(s.ns, "app", "500m", withClaims("data")))
+		waitFor(t, 60*time.Second, "app nominated while its claim waits for a volume", func() (bool, error) {
+			claim, err := s.c.CoreV1().PersistentVolumeClaims(s.ns).Get(context.Background(), "data", metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			return claim.Annotations[volume.AnnSelectedNode] != "" && w.firstNominated("app") != "", nil
+		})
+		if nn := w.firstNominated("app"); nn != zoneB {
+			t.Errorf("app nominated to %q while its volume is provisioned, want %s", nn, zoneB)
+		}
+		prov := startProvisioner(t, s)
 		node := waitBound(t, s.c, s.ns, "app", 60*time.Second)
 		s.logf(t, "app bound to %s; provisioned %v", node, prov.Provisioned())
 		if node != zoneB {
 			t.Errorf("app bound to %s, want %s (the only node in the class's allowed topology)", node, zoneB)
+		}
+		if nn := getPod(t, s.c, s.ns, "app").Status.NominatedNodeName; nn != "" {
+			t.Errorf("bound app still nominated to %q, want the nomination cleared at the binding", nn)
 		}
 		got := waitClaimBound(t, s, "data")
 		if sel := got.Annotations[volume.AnnSelectedNode]; sel != zoneB {

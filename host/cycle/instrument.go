@@ -26,6 +26,7 @@ const (
 	ExtensionPointReserve            = framework.PointReserve
 	ExtensionPointUnreserve          = framework.PointUnreserve
 	ExtensionPointPreBind            = framework.PointPreBind
+	ExtensionPointPreBindPreFlight   = framework.PointPreBindPreFlight
 	ExtensionPointBind               = "Bind"
 	ExtensionPointPodGroupPostFilter = "PodGroupPostFilter"
 )

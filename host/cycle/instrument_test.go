@@ -22,11 +22,16 @@ func TestPluginMetricsSampled(t *testing.T) {
 
 			e.scheduleNext()
 
-			// VolumeBinding reserves and pre-binds (nothing for this pod).
+			// VolumeBinding reserves and pre-binds (nothing for this pod:
+			// its PreBindPreFlight, like DynamicResources', says Skip).
 			want := []string{"wasmsched PreFilter Success", "wasmsched Filter Success", "wasmsched Score Success",
-				"wasmsched Reserve Success", "wasmsched PreBind Success", "wasmsched Bind Success"}
+				"wasmsched Reserve Success", "wasmsched PreBindPreFlight Skip", "wasmsched PreBind Success",
+				"wasmsched Bind Success"}
 			if diff := cmp.Diff(want, e.rec.extensionPoints()); diff != "" {
 				t.Errorf("extension points (-want, +got):\n%s", diff)
+			}
+			if got := e.api.nominations(); len(got) != 0 {
+				t.Errorf("nominations %v for a pod no PreBind has work for, want none", got)
 			}
 			runs := e.rec.pluginRuns()
 			if sample == 0 {
@@ -36,10 +41,13 @@ func TestPluginMetricsSampled(t *testing.T) {
 				return
 			}
 			for k, n := range map[string]int{
-				"NodeResourcesFit PreFilter Success": 1,
-				"NodeResourcesFit Filter Success":    2, // one per node
-				"NodeResourcesFit PreScore Success":  1,
-				"NodeResourcesFit Score Success":     1, // one call scores both nodes
+				"NodeResourcesFit PreFilter Success":     1,
+				"NodeResourcesFit Filter Success":        2, // one per node
+				"NodeResourcesFit PreScore Success":      1,
+				"NodeResourcesFit Score Success":         1, // one call scores both nodes
+				"VolumeBinding PreBindPreFlight Skip":    1,
+				"DynamicResources PreBindPreFlight Skip": 1,
+				"VolumeBinding PreBind Success":          0, // left out after its Skip
 			} {
 				if runs[k] != n {
 					t.Errorf("%s observed %d times, want %d", k, runs[k], n)

@@ -58,24 +58,52 @@ func statusFailure(st *framework.Status, node string) failure {
 	return failure{diag: diag, nodes: 1}
 }
 
-// preBind runs the profile's PreBind on the binding goroutine (nothing
-// without a preBind plugin). A rejection is reported with its own message
-// and no rejecting plugin, as upstream (it is not a FitError: the pod backs
-// off and retries); an Error as an error.
+// preBind runs the profile's PreBindPreFlight and PreBind on the binding
+// goroutine (nothing without a preBind plugin). When a plugin has work the
+// pod's nominatedNodeName is written first. A rejection is reported with
+// its own message and no rejecting plugin, as upstream (it is not a
+// FitError: the pod backs off and retries); an Error as an error. The
+// failure's nominated is set, even on success, when the nomination was
+// written.
 func (s *Scheduler) preBind(ctx context.Context, prof *framework.Profile, ps *framework.PodState, assumed *v1.Pod) (failure, bool) {
 	if !prof.HasPreBind() {
 		return failure{}, true
 	}
+	node := assumed.Spec.NodeName
 	start := s.opts.clock.Now()
-	st := prof.PreBind(ctx, ps, assumed, assumed.Spec.NodeName)
+	st := prof.PreBindPreFlight(ctx, ps, assumed, node)
+	s.observe(ExtensionPointPreBindPreFlight, st, start)
+	var f failure
+	switch {
+	case st == nil:
+		// A plugin has work, which may take long: say where the pod is
+		// going (upstream's NominatedNodeNameForExpectation, on by default
+		// since 1.35). A failed write does not stop the binding.
+		if assumed.Status.NominatedNodeName != node {
+			err := s.api.Nominate(ctx, assumed, node)
+			if err != nil && ctx.Err() == nil {
+				s.opts.log.Warn("nominate a pod before its PreBind", "pod", klogRef(assumed), "node", node, "err", err)
+			}
+			f.nominated = err == nil
+		}
+	case st.Code == framework.Skip:
+		// PreBind runs, leaving every plugin out, so that its extension
+		// point is recorded for every pod, as upstream's.
+	default:
+		return failure{err: st.AsError()}, false
+	}
+	start = s.opts.clock.Now()
+	st = prof.PreBind(ctx, ps, assumed, node)
 	s.observe(ExtensionPointPreBind, st, start)
 	switch {
 	case st == nil:
-		return failure{}, true
+		return f, true
 	case st.IsRejected():
-		return failure{message: st.Message(), rejected: true}, false
+		f.message, f.rejected = st.Message(), true
+		return f, false
 	}
-	return failure{err: st.AsError()}, false
+	f.err = st.AsError()
+	return f, false
 }
 
 // bindingFailed is upstream's handleBindingCycleError: the reserve plugins'
@@ -85,6 +113,7 @@ func (s *Scheduler) preBind(ctx context.Context, prof *framework.Profile, ps *fr
 // itself), and the pod handed back with its failure.
 func (s *Scheduler) bindingFailed(ctx context.Context, prof *framework.Profile, ps *framework.PodState, p *queue.Pod,
 	assumed *v1.Pod, f failure, start time.Time) {
+	f.unnominate = true
 	s.unreserve(ctx, prof, ps, assumed)
 	if err := s.cache.ForgetPod(assumed); err != nil {
 		s.opts.log.Error("forget a pod whose binding failed", "pod", klogRef(assumed), "err", err)

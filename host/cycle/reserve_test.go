@@ -26,10 +26,11 @@ import (
 type reserver struct {
 	mu  sync.Mutex
 	log []string
-	// reserve and preBind answer for the pod named; gate, if set, is
-	// waited on by PreBind.
-	reserve, preBind map[string]*framework.Status
-	gate             chan struct{}
+	// reserve, preflight and preBind answer for the pod named (a
+	// PreBindPreFlight has work by default); gate, if set, is waited on by
+	// PreBind.
+	reserve, preflight, preBind map[string]*framework.Status
+	gate                        chan struct{}
 }
 
 const reserverName = "TestReserver"
@@ -56,6 +57,10 @@ func (r *reserver) Reserve(_ context.Context, ps *framework.PodState, pod *v1.Po
 
 func (r *reserver) Unreserve(_ context.Context, _ *framework.PodState, pod *v1.Pod, node string) {
 	r.add("Unreserve " + pod.Name + " " + node)
+}
+
+func (r *reserver) PreBindPreFlight(_ context.Context, _ *framework.PodState, pod *v1.Pod, _ string) *framework.Status {
+	return r.preflight[pod.Name]
 }
 
 func (r *reserver) PreBind(ctx context.Context, ps *framework.PodState, pod *v1.Pod, node string) *framework.Status {
@@ -100,8 +105,13 @@ func TestReservePreBindBindInOrder(t *testing.T) {
 			if diff := cmp.Diff(map[string]string{"default/p": "n1"}, e.api.boundTo()); diff != "" {
 				t.Errorf("bound (-want, +got):\n%s", diff)
 			}
+			// The preflight found work: p is nominated to n1 before its
+			// PreBind, as upstream's NominatedNodeNameForExpectation.
+			if diff := cmp.Diff([]string{"nominate default/p n1", "bind default/p n1"}, e.api.writeLog()); diff != "" {
+				t.Errorf("API writes (-want, +got):\n%s", diff)
+			}
 			wantPoints := []string{"wasmsched PreFilter Success", "wasmsched Filter Success", "wasmsched Reserve Success",
-				"wasmsched PreBind Success", "wasmsched Bind Success"}
+				"wasmsched PreBindPreFlight Success", "wasmsched PreBind Success", "wasmsched Bind Success"}
 			if diff := cmp.Diff(wantPoints, e.rec.extensionPoints()); diff != "" {
 				t.Errorf("extension points (-want, +got):\n%s", diff)
 			}
@@ -260,6 +270,11 @@ func TestPreBindFailure(t *testing.T) {
 			if diff := cmp.Diff(want, r.calls()); diff != "" {
 				t.Errorf("calls (-want, +got):\n%s", diff)
 			}
+			// Nominated before its PreBind, p's nomination is withdrawn
+			// with the binding.
+			if diff := cmp.Diff([]string{"default/p n1", "default/p "}, e.api.nominations()); diff != "" {
+				t.Errorf("nominations (-want, +got):\n%s", diff)
+			}
 			if got := e.api.bindCalls(); len(got) != 0 {
 				t.Errorf("binds: %+v", got)
 			}
@@ -297,6 +312,56 @@ func TestPreBindFailure(t *testing.T) {
 			}
 			if got := e.rec.results(); len(got) != 2 || got[1] != tt.wantResult {
 				t.Errorf("attempt results %v, want q's unschedulable then p's %s", got, tt.wantResult)
+			}
+		})
+	}
+}
+
+// PreBindPreFlight decides whether the pod is nominated and its PreBind
+// runs: Skip binds it with neither, an Error fails the binding before
+// PreBind, as upstream's bindingCycle.
+func TestPreBindPreFlight(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		preflight *framework.Status
+		wantCalls []string
+		wantWrite []string
+		wantCond  []condCall
+		wantPoint []string
+	}{{
+		name:      "skip",
+		preflight: &framework.Status{Code: framework.Skip},
+		wantCalls: []string{"Reserve p n1", "Bind p n1"},
+		wantWrite: []string{"bind default/p n1"},
+		wantPoint: []string{"wasmsched PreBindPreFlight Skip", "wasmsched PreBind Success", "wasmsched Bind Success"},
+	}, {
+		name:      "error",
+		preflight: &framework.Status{Code: framework.Error, Err: errors.New("boom")},
+		wantCalls: []string{"Reserve p n1", "Unreserve p n1"},
+		wantCond: []condCall{{Pod: "default/p", Type: v1.PodScheduled, Status: v1.ConditionFalse,
+			Reason: v1.PodReasonSchedulerError, Message: `running PreBindPreFlight "TestReserver": boom`, LastTransitionTime: t0}},
+		wantPoint: []string{"wasmsched PreBindPreFlight Error", "wasmsched Unreserve Success"},
+	}} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &reserver{preflight: map[string]*framework.Status{"p": tt.preflight}}
+			e := reserveEnv(t, r)
+			e.addNodes(makeNode("n1", "cpu", "1").obj())
+			e.addPods(makePod("p").req("cpu", "1").obj())
+
+			e.scheduleNext()
+
+			if diff := cmp.Diff(tt.wantCalls, r.calls()); diff != "" {
+				t.Errorf("calls (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantWrite, e.api.writeLog()); diff != "" {
+				t.Errorf("API writes (-want, +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantCond, e.api.conditions()); diff != "" {
+				t.Errorf("conditions (-want, +got):\n%s", diff)
+			}
+			points := e.rec.extensionPoints()
+			if i := slices.Index(points, "wasmsched Reserve Success"); i < 0 || !slices.Equal(points[i+1:], tt.wantPoint) {
+				t.Errorf("extension points %v, want %v after Reserve", points, tt.wantPoint)
 			}
 		})
 	}

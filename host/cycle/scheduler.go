@@ -328,6 +328,10 @@ type failure struct {
 	nodes    int
 	message  string
 	rejected bool
+	// unnominate withdraws the pod's nominatedNodeName, in memory and in
+	// its status, as upstream's binding-cycle failures do; nominated says
+	// that this binding wrote one, which the informer may not show yet.
+	unnominate, nominated bool
 }
 
 // place finds a node for pl.pod on s.snap: filters (round-robin from where
@@ -440,8 +444,9 @@ func (s *Scheduler) bind(ctx context.Context, p *queue.Pod, assumed *v1.Pod, pro
 	s.binds.Add(1)
 	go func() {
 		defer s.binds.Done()
-		if f, ok := s.preBind(ctx, prof, ps, assumed); !ok {
-			s.bindingFailed(ctx, prof, ps, p, assumed, f, start)
+		pre, ok := s.preBind(ctx, prof, ps, assumed)
+		if !ok {
+			s.bindingFailed(ctx, prof, ps, p, assumed, pre, start)
 			return
 		}
 		node := assumed.Spec.NodeName
@@ -465,7 +470,7 @@ func (s *Scheduler) bind(ctx context.Context, p *queue.Pod, assumed *v1.Pod, pro
 			s.opts.log.Debug("bound", "pod", klogRef(assumed), "node", node)
 			return
 		}
-		s.bindingFailed(ctx, prof, ps, p, assumed, failure{err: fmt.Errorf("binding rejected: %w", err)}, start)
+		s.bindingFailed(ctx, prof, ps, p, assumed, failure{err: fmt.Errorf("binding rejected: %w", err), nominated: pre.nominated}, start)
 	}()
 }
 
@@ -492,6 +497,10 @@ func (s *Scheduler) failWith(ctx context.Context, p *queue.Pod, f failure, start
 		s.opts.log.Info("pod bound by someone else during its attempt", "pod", klogRef(pod), "node", cur.Spec.NodeName)
 		s.q.Done(p.UID())
 		return
+	}
+	if f.unnominate && (f.nominated || cur.Status.NominatedNodeName != "") {
+		s.opts.nominator.Remove(cur.UID)
+		s.async(func() error { return s.api.Nominate(ctx, cur, "") })
 	}
 	if requeue {
 		var rejected podview.Plugins

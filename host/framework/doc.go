@@ -76,10 +76,12 @@
 // lives in the pod's PodState, which goes with the pod into its binding
 // goroutine: PodState.PluginFilter returns the filter its PreFilter
 // returned (its per-pod state, kept only for these plugins, even when its
-// filter is disabled), PodState.Write and Read store anything else. There
-// is no PreBindPreFlight (docs/RATIONALE.md). A profile without such a
-// plugin skips these steps at no cost; in the default profile VolumeBinding
-// is one, and costs a pod without claims a nil check at each.
+// filter is disabled), PodState.Write and Read store anything else.
+// PreBindPreFlight runs before PreBind: a plugin with work has the cycle
+// write the pod's nominatedNodeName first, one with none is left out of
+// PreBind. A profile without such a plugin skips these steps at no cost; in
+// the default profile VolumeBinding and DynamicResources are two, and cost
+// a pod without claims a nil check at each.
 //
 // # Parity
 //

@@ -583,6 +583,17 @@ func (pl *dynamicResources) Unreserve(ctx context.Context, ps *PodState, pod *v1
 	}
 }
 
+// PreBindPreFlight has work for every pod with a claim or with extended
+// resources backed by DRA, as upstream's (the claim may be reserved for
+// the pod already: PreBind then only waits for its devices' binding
+// conditions); Skip for one without.
+func (pl *dynamicResources) PreBindPreFlight(_ context.Context, ps *PodState, _ *v1.Pod, _ string) *Status {
+	if f := draFilterOf(ps); f == nil || (len(f.claims) == 0 && f.ext == nil) {
+		return &Status{Code: Skip}
+	}
+	return nil
+}
+
 // PreBind writes each claim not yet reserved for the pod (its allocation
 // if Reserve chose one, and the pod in reservedFor), then waits until the
 // allocated devices' binding conditions hold, as upstream's.

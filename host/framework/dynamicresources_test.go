@@ -353,6 +353,13 @@ func TestDynamicResourcesPreBind(t *testing.T) {
 	if st := p.Reserve(ctx, ps, pod, "n2"); st != nil {
 		t.Fatalf("Reserve: %v", st.Message())
 	}
+	if st := p.PreBindPreFlight(ctx, ps, pod, "n2"); st != nil {
+		t.Fatalf("PreBindPreFlight for a pod with a claim = %v, want work", st.Message())
+	}
+	none := draPod("pod-none")
+	if st := p.PreBindPreFlight(ctx, mustPrepareOn(t, p, none), none, "n2"); st == nil || st.Code != Skip {
+		t.Errorf("PreBindPreFlight for a pod without claims = %v, want Skip", st)
+	}
 	if st := p.PreBind(ctx, ps, pod, "n2"); st != nil {
 		t.Fatalf("PreBind: %v", st.Message())
 	}

@@ -48,11 +48,16 @@ type ReservePlugin interface {
 // claimRef, a ResourceClaim's allocation) before the pod is bound. PreBind
 // runs on the pod's binding goroutine, off the scheduling cycle, so it may
 // wait on the API; it must end when ctx ends.
-//
-// There is no PreBindPreFlight (see docs/RATIONALE.md): a PreBind with
-// nothing to do for a pod returns nil at once.
 type PreBindPlugin interface {
 	Plugin
+	// PreBindPreFlight says, on the binding goroutine before PreBind,
+	// whether PreBind has work for pod on nodeName (upstream's
+	// PreBindPreFlight): nil if it has, a Skip status if it has none (its
+	// PreBind is then not called), an Error to fail the binding. It must
+	// not call the API: the cycle writes the pod's nominatedNodeName when
+	// a plugin has work, so that others see where a pod whose PreBind may
+	// take long is going.
+	PreBindPreFlight(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status
 	// PreBind returns nil, a rejection or an Error; on a failure the pod is
 	// not bound: the reserve plugins' Unreserve run, the pod is forgotten
 	// and requeued with backoff.
@@ -81,6 +86,8 @@ const (
 	PointReserve    = "Reserve"
 	PointUnreserve  = "Unreserve"
 	PointPreBind    = "PreBind"
+	// PointPreBindPreFlight is PreBindPreFlight's label.
+	PointPreBindPreFlight = "PreBindPreFlight"
 )
 
 // PluginTimer observes each plugin's run at PostFilter, Reserve, Unreserve
@@ -214,13 +221,48 @@ func (p *Profile) PostFilter(ctx context.Context, ps *PodState, pod *v1.Pod) *St
 	return res
 }
 
+// PreBindPreFlight runs every preBind plugin's PreBindPreFlight, as
+// upstream's RunPreBindPreFlights: nil when one or more plugins have work,
+// Skip when none has, an Error (with the plugin's name) when one fails or
+// answers what a preflight may not. The plugins that answered Skip are
+// recorded in ps: PreBind leaves them out.
+func (p *Profile) PreBindPreFlight(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status {
+	res := &Status{Code: Skip}
+	for i, pl := range p.preBinds {
+		var start time.Time
+		if p.timer != nil {
+			start = p.timer.Now()
+		}
+		st := pl.PreBindPreFlight(ctx, ps, pod, nodeName)
+		if p.timer != nil {
+			p.timer.Observe(pl.Name(), PointPreBindPreFlight, codeOf(st), start)
+		}
+		switch {
+		case st.IsSuccess():
+			res = nil
+		case st.Code == Skip:
+			ps.skipPreBind(i)
+		case st.Code == Error:
+			return &Status{Code: Error, Plugin: pl.Name(), Err: fmt.Errorf("running PreBindPreFlight %q: %w", pl.Name(), st.AsError())}
+		default:
+			return &Status{Code: Error, Plugin: pl.Name(), Err: fmt.Errorf(
+				"PreBindPreFlight %s returned %q, which is unsupported. It is supposed to return Success, Skip, or Error status",
+				pl.Name(), st.Code)}
+		}
+	}
+	return res
+}
+
 // PreBind runs the preBind plugins in profile order, stopping at the first
-// failure, as upstream's RunPreBindPlugins (without its parallel groups,
-// which only PreBindPreFlight enables): a rejection comes back with the
-// plugin's name set, any other failure as an Error
-// "running PreBind plugin %q: <err>".
+// failure, as upstream's RunPreBindPlugins (without its parallel groups):
+// the plugins whose PreBindPreFlight answered Skip are left out; a
+// rejection comes back with the plugin's name set, any other failure as an
+// Error "running PreBind plugin %q: <err>".
 func (p *Profile) PreBind(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status {
-	for _, pl := range p.preBinds {
+	for i, pl := range p.preBinds {
+		if ps.preBindSkipped(i) {
+			continue
+		}
 		if st := p.run(pl, PointPreBind, func() *Status { return pl.PreBind(ctx, ps, pod, nodeName) }); st != nil {
 			return st
 		}

@@ -36,13 +36,13 @@ func (l *callLog) take() []string {
 	return out
 }
 
-// binder is a test plugin with a PreFilter, Reserve and PreBind. Its
-// filter is its per-pod state; reserve and preBind are what its Reserve
-// and PreBind return.
+// binder is a test plugin with a PreFilter, Reserve, PreBindPreFlight
+// and PreBind. Its filter is its per-pod state; reserve, preflight and
+// preBind are what its Reserve, PreBindPreFlight and PreBind return.
 type binder struct {
-	name             string
-	log              *callLog
-	reserve, preBind *Status
+	name                        string
+	log                         *callLog
+	reserve, preflight, preBind *Status
 }
 
 func (b *binder) Name() string { return b.name }
@@ -63,6 +63,11 @@ func (b *binder) Reserve(_ context.Context, ps *PodState, pod *v1.Pod, node stri
 
 func (b *binder) Unreserve(_ context.Context, _ *PodState, pod *v1.Pod, node string) {
 	b.log.add(b.name + " Unreserve " + pod.Name + " " + node)
+}
+
+func (b *binder) PreBindPreFlight(_ context.Context, _ *PodState, pod *v1.Pod, node string) *Status {
+	b.log.add(b.name + " PreBindPreFlight " + pod.Name + " " + node)
+	return b.preflight
 }
 
 func (b *binder) PreBind(_ context.Context, ps *PodState, pod *v1.Pod, node string) *Status {
@@ -395,5 +400,68 @@ func TestPluginTimer(t *testing.T) {
 		"A PreBind Success", "B PreBind Error"}
 	if !slices.Equal(timer.obs, want) {
 		t.Errorf("observed:\n got %q\nwant %q", timer.obs, want)
+	}
+}
+
+// PreBindPreFlight is upstream's RunPreBindPreFlights: work if any plugin
+// has some, Skip if none has, an Error naming the plugin for a failure or
+// a code a preflight may not return; PreBind then leaves out the plugins
+// that answered Skip.
+func TestPreBindPreFlight(t *testing.T) {
+	skip := &Status{Code: Skip}
+	for _, tc := range []struct {
+		name        string
+		preflight   []*Status // A, B, C
+		wantCode    Code      // -1: nil (work)
+		wantErr     string
+		wantPreBind []string
+	}{
+		{name: "all have work", preflight: []*Status{nil, nil, nil}, wantCode: -1,
+			wantPreBind: []string{"A", "B", "C"}},
+		{name: "one has work", preflight: []*Status{skip, nil, skip}, wantCode: -1, wantPreBind: []string{"B"}},
+		{name: "none has work", preflight: []*Status{skip, skip, skip}, wantCode: Skip},
+		{name: "an error", preflight: []*Status{nil, {Code: Error, Err: errors.New("boom")}, nil}, wantCode: Error,
+			wantErr: `running PreBindPreFlight "B": boom`},
+		{name: "a rejection is unsupported", preflight: []*Status{skip, skip, {Code: Unschedulable, Reasons: []string{"no"}}},
+			wantCode: Error,
+			wantErr:  `PreBindPreFlight C returned "Unschedulable", which is unsupported. It is supposed to return Success, Skip, or Error status`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := &callLog{}
+			bs := binders(log, "A", "B", "C")
+			for i, b := range bs {
+				b.preflight = tc.preflight[i]
+			}
+			prof := mustProfile(entriesOf(bs)...)
+			pod := reservePod()
+			ps, st := prof.Prepare(cache.NewPodInfo(pod), nil)
+			if st != nil {
+				t.Fatal(st)
+			}
+			ctx := context.Background()
+			st = prof.PreBindPreFlight(ctx, ps, pod, "n1")
+			switch {
+			case tc.wantCode < 0 && st != nil:
+				t.Fatalf("PreBindPreFlight = %v, want nil (work)", st)
+			case tc.wantCode >= 0 && (st == nil || st.Code != tc.wantCode):
+				t.Fatalf("PreBindPreFlight = %v, want code %v", st, tc.wantCode)
+			case tc.wantErr != "":
+				if st.Err == nil || st.Err.Error() != tc.wantErr {
+					t.Fatalf("PreBindPreFlight error = %v, want %q", st.Err, tc.wantErr)
+				}
+				return
+			}
+			log.take()
+			if st := prof.PreBind(ctx, ps, pod, "n1"); st != nil {
+				t.Fatalf("PreBind = %v", st)
+			}
+			var ran []string
+			for _, c := range log.take() {
+				ran = append(ran, c[:1])
+			}
+			if !slices.Equal(ran, tc.wantPreBind) {
+				t.Errorf("PreBind ran %v, want %v", ran, tc.wantPreBind)
+			}
+		})
 	}
 }

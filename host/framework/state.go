@@ -55,6 +55,21 @@ type PodState struct {
 	// from the cycle into the binding goroutine; nil until written.
 	dataMu sync.Mutex
 	data   map[string]any
+	// preBindSkip has bit i set when the profile's i-th preBind plugin
+	// answered Skip to PreBindPreFlight (the binding goroutine's alone).
+	preBindSkip uint64
+}
+
+// skipPreBind records that the i-th preBind plugin has nothing to do.
+func (s *PodState) skipPreBind(i int) {
+	if s != nil && i < 64 {
+		s.preBindSkip |= 1 << i
+	}
+}
+
+// preBindSkipped reports whether the i-th preBind plugin answered Skip.
+func (s *PodState) preBindSkipped(i int) bool {
+	return s != nil && i < 64 && s.preBindSkip&(1<<i) != 0
 }
 
 type keptFilter struct {

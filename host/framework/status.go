@@ -25,9 +25,12 @@ const (
 	// plugins watch happens (upstream's Pending); none of the native filters
 	// returns it, other filter slots may.
 	Pending
+	// Skip is a PreBindPreFlight's answer that its PreBind has nothing to
+	// do for the pod (upstream's Skip); no other point returns it.
+	Skip
 )
 
-var codeNames = [...]string{"Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Pending"}
+var codeNames = [...]string{"Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Pending", "Skip"}
 
 func (c Code) String() string {
 	if c >= 0 && int(c) < len(codeNames) {

@@ -296,6 +296,26 @@ func (pl *volumeBinding) Unreserve(_ context.Context, ps *PodState, _ *v1.Pod, _
 	f.assumed = nil
 }
 
+// PreBindPreFlight has work for a pod with a claim to bind (upstream's):
+// Skip for one without claims or whose claims were all bound, an Error when
+// Reserve found no volumes for nodeName.
+func (pl *volumeBinding) PreBindPreFlight(_ context.Context, ps *PodState, _ *v1.Pod, nodeName string) *Status {
+	f := filterOf(ps)
+	if f == nil {
+		return &Status{Code: Skip}
+	}
+	f.resMu.Lock()
+	assumed, allBound := f.assumed, f.allBound
+	f.resMu.Unlock()
+	switch {
+	case allBound || (assumed == nil && len(f.claims.Delayed) == 0):
+		return &Status{Code: Skip}
+	case assumed == nil:
+		return &Status{Code: Error, Plugin: abi.PluginVolumeBinding, Err: fmt.Errorf("no pod volume found for node %q", nodeName)}
+	}
+	return nil
+}
+
 // PreBind writes the reserved bindings and waits until the claims are
 // bound; nil at once for a pod whose claims were all bound.
 func (pl *volumeBinding) PreBind(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status {

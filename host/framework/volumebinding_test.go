@@ -343,9 +343,24 @@ func TestVolumeBindingReservePreBind(t *testing.T) {
 		t.Errorf("another pod's Filter after Unreserve = %v, want pv-a free", st.Message())
 	}
 	prof.Unreserve(ctx, ps, assumed, "node-a") // idempotent
+	// Unreserved, a claim to bind has no volume on the node: PreBindPreFlight
+	// fails as upstream's.
+	if st := prof.PreBindPreFlight(ctx, ps, assumed, "node-a"); st == nil || st.Code != Error ||
+		!strings.Contains(st.Message(), `no pod volume found for node "node-a"`) {
+		t.Errorf("PreBindPreFlight after Unreserve = %+v, want the missing pod volume's Error", st)
+	}
 
 	if st := prof.Reserve(ctx, ps, assumed, "node-a"); st != nil {
 		t.Fatalf("Reserve again: %v", st.Message())
+	}
+	if st := prof.PreBindPreFlight(ctx, ps, assumed, "node-a"); st != nil {
+		t.Fatalf("PreBindPreFlight with pv-a reserved = %v, want work", st.Message())
+	}
+	// A pod without claims has nothing to bind.
+	if psNone, st := prof.Prepare(cache.NewPodInfo(vbPod()), nil); st != nil {
+		t.Fatal(st.Message())
+	} else if st := prof.PreBindPreFlight(ctx, psNone, vbPod(), "node-a"); st == nil || st.Code != Skip {
+		t.Errorf("PreBindPreFlight for a pod without claims = %v, want Skip", st)
 	}
 	done := make(chan *Status)
 	go func() { done <- prof.PreBind(ctx, ps, assumed, "node-a") }()
