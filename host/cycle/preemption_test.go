@@ -448,11 +448,7 @@ func TestPreemptionEvictionFails(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ent, err := e.q.Pop(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.s.ScheduleOne(ctx, ent)
+	e.startNext(ctx)
 	close(cycleDone)
 	e.s.WaitForBindings()
 
@@ -501,11 +497,7 @@ func TestPreemptorDeletedWhileHeld(t *testing.T) {
 		e.addPods(preemptor)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		ent, err := e.q.Pop(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.s.ScheduleOne(ctx, ent)
+		e.startNext(ctx)
 		e.q.Delete(preemptor)
 		close(release)
 		e.s.WaitForBindings()
@@ -536,11 +528,7 @@ func TestHoldSurvivesASlotSwap(t *testing.T) {
 		e.addPods(preemptor)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		ent, err := e.q.Pop(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.s.ScheduleOne(ctx, ent)
+		e.startNext(ctx)
 		e.q.Activate(preemptor)
 		e.s.SetVictimOrder(reverseOrder{policy.Importance{}})
 		e.q.SetPreEnqueue(policy.Admit{})
