@@ -718,6 +718,57 @@ func TestVolumeReadWriteOncePodPreemption(t *testing.T) {
 	})
 }
 
+// TestVolumePreemptionDuringPreBind: a low-priority pod waits in its
+// PreBind for a volume no provisioner will make, on the cluster's only
+// node; a high-priority pod needing the node's cpu preempts it in memory:
+// the low pod's binding is canceled, and the pod is neither deleted nor
+// marked DisruptionTarget. Its Preempted event says "(in kube-scheduler
+// memory)", its FailedScheduling event names the cancellation's cause, and
+// it stays pending while the high pod is bound.
+func TestVolumePreemptionDuringPreBind(t *testing.T) {
+	forEachScheduler(t, func(t *testing.T, s *scheduler) {
+		node := fakeNodes(t, s, 1, "1", nil)[0]
+		createPriorityClasses(t, s.c)
+		createClass(t, s, "dynamic-wffc", testenv.ProvisionerName, storagev1.VolumeBindingWaitForFirstConsumer)
+		createClaim(t, s, "data", "dynamic-wffc", "1Gi")
+		s.start(t)
+
+		submit(t, s.c, newPod(s.ns, "low", "1", withPriorityClass(pcLow), withClaims("data")))
+		ctx := context.Background()
+		waitFor(t, 60*time.Second, "low in its PreBind (its claim given the node)", func() (bool, error) {
+			claim, err := s.c.CoreV1().PersistentVolumeClaims(s.ns).Get(ctx, "data", metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			return claim.Annotations[volume.AnnSelectedNode] == node, nil
+		})
+		high := submit(t, s.c, newPod(s.ns, "high", "1", withPriorityClass(pcHigh)))
+		if got := waitBound(t, s.c, s.ns, "high", 60*time.Second); got != node {
+			t.Fatalf("high bound to %s, want %s", got, node)
+		}
+		want := []string{
+			fmt.Sprintf("%s/Preempted: %q", v1.EventTypeNormal,
+				fmt.Sprintf("Preempted by pod %s on node %s (in kube-scheduler memory).", high.UID, node)),
+			fmt.Sprintf("%s/FailedScheduling: %q", v1.EventTypeWarning, `running PreBind plugin "VolumeBinding": preempted by DefaultPreemption`),
+		}
+		waitFor(t, 30*time.Second, "low's Preempted and FailedScheduling events", func() (bool, error) {
+			return len(schedulingEvents(t, s, "low")) >= len(want), nil
+		})
+		if evs := schedulingEvents(t, s, "low"); !slices.Contains(evs, want[0]) || !slices.Contains(evs, want[1]) {
+			t.Errorf("low's events %q, want %q among them", evs, want)
+		}
+		stillThere(t, s, "", "low")
+		low := getPod(t, s.c, s.ns, "low")
+		if low.Spec.NodeName != "" {
+			t.Errorf("low bound to %s, want it pending", low.Spec.NodeName)
+		}
+		if c := podCondition(low, v1.DisruptionTarget); c != nil {
+			t.Errorf("low has %s, want none (it was not evicted): %s", v1.DisruptionTarget, conditionText(c))
+		}
+		s.logf(t, "low's events: %q", schedulingEvents(t, s, "low"))
+	})
+}
+
 // TestVolumeDiskConflict: in-tree volumes that VolumeRestrictions keeps
 // apart: pods mounting the same iSCSI target read-write go to different
 // nodes, and a third stays pending with upstream's message. Inline CSI

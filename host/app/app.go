@@ -217,7 +217,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 		}
 	})
 
-	nominator := cycle.NewNominator()
+	nominator, preBindings := cycle.NewNominator(), cycle.NewPreBindings()
 	a.cluster, err = cluster.New(ctx, client, a.cache, queues, members, log.With("component", "cluster"),
 		cluster.WithNominator(nominator), cluster.WithPodGroupsServed(gangs))
 	if err != nil {
@@ -245,6 +245,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 			cycle.WithParallelism(cfg.Scheduling.Parallelism),
 			cycle.WithRecorder(cycleRec),
 			cycle.WithNominator(nominator),
+			cycle.WithPreBindings(preBindings),
 			cycle.WithPreemption(preemption),
 			cycle.WithBuilt(built),
 			cycle.WithLogger(log.With("component", "cycle", "profile", p.name)))

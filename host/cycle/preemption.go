@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
+	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/preempt"
@@ -376,6 +377,14 @@ func (s *Scheduler) evict(ctx context.Context, preemptor *v1.Pod, kind, uid, msg
 			defer func() { <-sem; wg.Done() }()
 			if ctx.Err() != nil {
 				fail()
+				return
+			}
+			if s.opts.preBindings.cancel(v.UID, "preempted by "+abi.PluginDefaultPreemption) {
+				// In its PreBind, the victim is not bound: its binding is
+				// canceled and it goes back to the queue, as upstream's.
+				s.events.Eventf(v, preemptor, v1.EventTypeNormal, "Preempted", "Preempting",
+					"Preempted by %s %s on node %s (in kube-scheduler memory).", kind, types.UID(uid), v.Spec.NodeName)
+				s.opts.log.Info("preempted in its PreBind", "victim", klogRef(v), "node", v.Spec.NodeName, "preemptor", klogRef(preemptor))
 				return
 			}
 			if err := s.api.Evict(ctx, v, msg); err != nil {

@@ -64,7 +64,8 @@ func statusFailure(st *framework.Status, node string) failure {
 // its own message and no rejecting plugin, as upstream (it is not a
 // FitError: the pod backs off and retries); an Error as an error. The
 // failure's nominated is set, even on success, when the nomination was
-// written.
+// written. While a plugin works the pod is in s.opts.preBindings, where
+// preemption may cancel it; a pod canceled then fails with the cause.
 func (s *Scheduler) preBind(ctx context.Context, prof *framework.Profile, ps *framework.PodState, assumed *v1.Pod) (failure, bool) {
 	if !prof.HasPreBind() {
 		return failure{}, true
@@ -73,9 +74,15 @@ func (s *Scheduler) preBind(ctx context.Context, prof *framework.Profile, ps *fr
 	start := s.opts.clock.Now()
 	st := prof.PreBindPreFlight(ctx, ps, assumed, node)
 	s.observe(ExtensionPointPreBindPreFlight, st, start)
-	var f failure
+	var (
+		f failure
+		b *preBinding
+	)
 	switch {
 	case st == nil:
+		var done func()
+		ctx, b, done = s.opts.preBindings.start(ctx, assumed.UID)
+		defer done()
 		// A plugin has work, which may take long: say where the pod is
 		// going (upstream's NominatedNodeNameForExpectation, on by default
 		// since 1.35). A failed write does not stop the binding.
@@ -96,6 +103,10 @@ func (s *Scheduler) preBind(ctx context.Context, prof *framework.Profile, ps *fr
 	st = prof.PreBind(ctx, ps, assumed, node)
 	s.observe(ExtensionPointPreBind, st, start)
 	switch {
+	case st == nil && b != nil && !b.markPrebound():
+		// Preempted while its PreBind ran (upstream's check before Bind).
+		f.err = context.Cause(ctx)
+		return f, false
 	case st == nil:
 		return f, true
 	case st.IsRejected():

@@ -527,3 +527,61 @@ func TestPreBindContextEnds(t *testing.T) {
 		t.Errorf("events (-want, +got):\n%s", diff)
 	}
 }
+
+// A victim in its PreBind (assumed, not bound: waiting for its volume, say)
+// is preempted in memory, as upstream's: its binding is canceled and it
+// goes back to the queue, with no API eviction, and the Preempted event
+// says so; the preemptor then takes the room.
+func TestPreemptionCancelsAPreBind(t *testing.T) {
+	r := &reserver{gate: make(chan struct{})} // v's PreBind waits until canceled
+	e := reserveEnv(t, r, cycle.WithPreemption(cycle.Preemption{}))
+	e.addNodes(makeNode("n1", "cpu", "1").obj())
+	v := makePod("v").priority(0).req("cpu", "1").obj()
+	e.addPods(v)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e.startNext(ctx)
+	waitFor(t, "v nominated before its PreBind", func() bool { return len(e.api.nominations()) > 0 })
+
+	p := makePod("p").priority(10).req("cpu", "1").obj()
+	e.addPods(p)
+	e.startNext(ctx) // p preempts v
+	e.s.WaitForBindings()
+
+	if got := e.api.evictions(); len(got) != 0 {
+		t.Errorf("evictions %v, want none: v was not bound", got)
+	}
+	if _, ok := e.api.Current("default", "v"); !ok {
+		t.Error("v was deleted")
+	}
+	if got := e.state(v.UID); got != queue.QueueBackoff {
+		t.Errorf("v is %q after its binding was canceled, want %q", got, queue.QueueBackoff)
+	}
+	// The failure names the cancellation's cause, as upstream's.
+	wantCond := []condCall{{Pod: "default/v", Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonSchedulerError,
+		Message: `running PreBind plugin "TestReserver": preempted by DefaultPreemption`, LastTransitionTime: t0}}
+	var got []condCall
+	for _, c := range e.api.conditions() {
+		if c.Pod == "default/v" {
+			got = append(got, c)
+		}
+	}
+	if diff := cmp.Diff(wantCond, got); diff != "" {
+		t.Errorf("v's conditions (-want, +got):\n%s", diff)
+	}
+	want := []event{{Object: "default/v", Type: v1.EventTypeNormal, Reason: "Preempted", Action: "Preempting",
+		Note: "Preempted by pod " + string(p.UID) + " on node n1 (in kube-scheduler memory)."}}
+	if diff := cmp.Diff(want, e.reasonEvents("Preempted")); diff != "" {
+		t.Errorf("Preempted events (-want, +got):\n%s", diff)
+	}
+	if got := e.api.bindCalls(); len(got) != 0 {
+		t.Errorf("binds %+v before p's next attempt, want none", got)
+	}
+	close(r.gate)
+	if ent := e.scheduleNext(); !isPod(ent, p) {
+		t.Fatalf("popped %v, want p", ent)
+	}
+	if diff := cmp.Diff(map[string]string{"default/p": "n1"}, e.api.boundTo()); diff != "" {
+		t.Errorf("bound (-want, +got):\n%s", diff)
+	}
+}

@@ -127,6 +127,7 @@ type options struct {
 	clock       clock.PassiveClock
 	seed        uint64
 	nominator   *Nominator
+	preBindings *PreBindings
 	preemption  *Preemption
 	plugins     *framework.Profile
 	entries     []framework.Entry
@@ -161,6 +162,11 @@ func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
 // (one per process, fed by the pod informer); without it nominations are
 // kept per Scheduler.
 func WithNominator(n *Nominator) Option { return func(o *options) { o.nominator = n } }
+
+// WithPreBindings shares the record of pods in their PreBind, which
+// preemption cancels rather than deletes (one per process); without it the
+// record is kept per Scheduler.
+func WithPreBindings(r *PreBindings) Option { return func(o *options) { o.preBindings = r } }
 
 // WithPlugins sets the plugins that filter and score (and that preemption's
 // dry runs use): the running scheduler's is framework.NewDefaultProfile
@@ -204,6 +210,9 @@ func New(q Queue, c Cache, api API, ev events.EventRecorder, opts ...Option) *Sc
 	o.parallelism = max(o.parallelism, 1)
 	if o.nominator == nil {
 		o.nominator = NewNominator()
+	}
+	if o.preBindings == nil {
+		o.preBindings = NewPreBindings()
 	}
 	var timed *framework.Profile
 	if o.entries != nil {

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -257,13 +258,22 @@ func (p *Profile) PreBindPreFlight(ctx context.Context, ps *PodState, pod *v1.Po
 // failure, as upstream's RunPreBindPlugins (without its parallel groups):
 // the plugins whose PreBindPreFlight answered Skip are left out; a
 // rejection comes back with the plugin's name set, any other failure as an
-// Error "running PreBind plugin %q: <err>".
+// Error "running PreBind plugin %q: <err>", where a plugin's
+// context.Canceled is replaced by ctx's cause (the binding was canceled:
+// "preempted by DefaultPreemption"), as upstream's.
 func (p *Profile) PreBind(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status {
 	for i, pl := range p.preBinds {
 		if ps.preBindSkipped(i) {
 			continue
 		}
-		if st := p.run(pl, PointPreBind, func() *Status { return pl.PreBind(ctx, ps, pod, nodeName) }); st != nil {
+		call := func() *Status {
+			st := pl.PreBind(ctx, ps, pod, nodeName)
+			if st != nil && st.Code == Error && errors.Is(st.AsError(), context.Canceled) {
+				return &Status{Code: Error, Plugin: st.Plugin, Err: context.Cause(ctx)}
+			}
+			return st
+		}
+		if st := p.run(pl, PointPreBind, call); st != nil {
 			return st
 		}
 	}
