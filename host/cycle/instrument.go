@@ -135,7 +135,10 @@ func timePlugin(p framework.Plugin, rec Recorder, c clock.PassiveClock) framewor
 	t := &pluginTimer{name: p.Name(), rec: rec, clock: c}
 	f, isFilter := p.(framework.PreFilterPlugin)
 	s, isScore := p.(framework.PreScorePlugin)
+	sp, isStateScore := p.(framework.StatePreScorePlugin)
 	switch {
+	case isFilter && isStateScore:
+		return &timedStateScore{timedFilterScore{timedPreFilter{f, t}, timedPreScore{s, t}}, sp}
 	case isFilter && isScore:
 		return &timedFilterScore{timedPreFilter{f, t}, timedPreScore{s, t}}
 	case isFilter:
@@ -181,14 +184,19 @@ func (w *timedPreScore) Unwrap() framework.Plugin { return w.inner }
 func (w *timedPreScore) PreScore(pod *cache.PodInfo, nodes []*cache.NodeInfo, snap *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	start := w.t.clock.Now()
 	sc, st := w.inner.PreScore(pod, nodes, snap)
-	w.t.observe(tpPreScore, st, sc == nil, start)
+	return w.t.preScored(sc, st, start)
+}
+
+// preScored observes a PreScore begun at start and wraps its scorer.
+func (t *pluginTimer) preScored(sc framework.PodScorer, st *framework.Status, start time.Time) (framework.PodScorer, *framework.Status) {
+	t.observe(tpPreScore, st, sc == nil, start)
 	if sc == nil || st != nil {
 		return sc, st
 	}
 	if n, ok := sc.(framework.ScoreNormalizer); ok {
-		return &timedNormalizer{timedScorer{sc, w.t}, n}, nil
+		return &timedNormalizer{timedScorer{sc, t}, n}, nil
 	}
-	return &timedScorer{sc, w.t}, nil
+	return &timedScorer{sc, t}, nil
 }
 
 // timedFilterScore is a plugin with both a filter and a scorer.
@@ -199,6 +207,19 @@ type timedFilterScore struct {
 
 func (w *timedFilterScore) PreScore(pod *cache.PodInfo, nodes []*cache.NodeInfo, snap *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	return w.score.PreScore(pod, nodes, snap)
+}
+
+// timedStateScore is a plugin whose scores come from what its filter
+// found (framework.StatePreScorePlugin: VolumeBinding, DynamicResources).
+type timedStateScore struct {
+	timedFilterScore
+	state framework.StatePreScorePlugin
+}
+
+func (w *timedStateScore) PreScoreState(ps *framework.PodState, nodes []*cache.NodeInfo) (framework.PodScorer, *framework.Status) {
+	start := w.score.t.clock.Now()
+	sc, st := w.state.PreScoreState(ps, nodes)
+	return w.score.t.preScored(sc, st, start)
 }
 
 type timedFilter struct {

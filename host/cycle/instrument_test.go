@@ -45,6 +45,8 @@ func TestPluginMetricsSampled(t *testing.T) {
 				"NodeResourcesFit Filter Success":        2, // one per node
 				"NodeResourcesFit PreScore Success":      1,
 				"NodeResourcesFit Score Success":         1, // one call scores both nodes
+				"VolumeBinding PreScore Skip":            1, // no claims to score by
+				"DynamicResources PreScore Skip":         1,
 				"VolumeBinding PreBindPreFlight Skip":    1,
 				"DynamicResources PreBindPreFlight Skip": 1,
 				"VolumeBinding PreBind Success":          0, // left out after its Skip

@@ -195,7 +195,11 @@ func NewProfile(entries ...Entry) (*Profile, error) {
 			if e.Weight < 1 {
 				return nil, fmt.Errorf("score plugin %s needs a weight of at least 1, not %d", name, e.Weight)
 			}
-			sp, _ := unwrapPlugin(e.Plugin).(StatePreScorePlugin)
+			// A wrapper's own PreScoreState (the timed profile's) first.
+			sp, ok := e.Plugin.(StatePreScorePlugin)
+			if !ok {
+				sp, _ = unwrapPlugin(e.Plugin).(StatePreScorePlugin)
+			}
 			p.preScores = append(p.preScores, weightedPreScore{s, e.Weight, sp})
 		}
 		inner := unwrapPlugin(e.Plugin)
