@@ -23,8 +23,6 @@ import (
 	"github.com/wasmsched/wasmsched/host/dra"
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
-	"github.com/wasmsched/wasmsched/host/policy"
-	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 )
 
 // TestDRAHintsMoveWhatFits is a differential test of the built-in hints
@@ -48,33 +46,9 @@ func TestDRAHintsMoveWhatFits(t *testing.T) {
 	if raceEnabled {
 		trials = 100
 	}
-	m := loadBuiltin(t, abi.SlotQueueingHint)
-	hint, err := wasmslot.NewQueueingHint(m, policy.AlwaysQueue{}, newSlotRecorder(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := volumeCounts{byEvent: map[string]*[4]int{}}
-	rng := rand.New(rand.NewPCG(16, 4381))
-	for i := range trials {
-		w := newDRAWorld(rng, i)
-		w.trial(t, hint, &c)
-		if c.falseNeg > 5 {
-			t.Fatal("too many false negatives, stopping")
-		}
-	}
-	t.Logf("%d trials; the pod was unschedulable before the event in %d; the event made it schedulable in %d; "+
-		"hints queued %d (false positives %d, %.0f%% of the queued); false negatives %d",
-		trials, c.unschedulable, c.transitions, c.queued, c.queued-c.queuedFits, fpRate(c), c.falseNeg)
-	for _, k := range slices.Sorted(maps.Keys(c.byEvent)) {
-		v := c.byEvent[k]
-		t.Logf("  %-50s unschedulable %4d  became schedulable %4d  queued %4d  false positives %4d", k, v[0], v[1], v[2], v[3])
-	}
-	if c.unschedulable < trials/4 {
-		t.Errorf("the pod was unschedulable before the event in only %d of %d trials: the generator says little", c.unschedulable, trials)
-	}
-	if c.transitions < trials/20 {
-		t.Errorf("only %d events made the pod schedulable: the comparison says little", c.transitions)
-	}
+	hintsDiff(t, trials, trials/20, [2]uint64{16, 4381}, func(rng *rand.Rand, i int) diffWorld {
+		return newDRAWorld(rng, i)
+	})
 }
 
 const (
@@ -345,53 +319,8 @@ func (w *draWorld) event() (ev abi.Event, label string, ok bool) {
 	return abi.Event{}, "", false
 }
 
-func (w *draWorld) trial(t *testing.T, hint policy.QueueingHint, c *volumeCounts) {
-	t.Helper()
-	fits, rejectors, msg := w.filter(t)
-	if fits {
-		return
-	}
-	rec := podview.Pod(w.pod, nil, abi.PodQueueState{}, rejectors)
-	pod, err := abi.ReadPod(abi.AppendPod(nil, &rec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, label, ok := w.event()
-	if !ok {
-		return
-	}
-	byEv := c.byEvent[label]
-	if byEv == nil {
-		byEv = &[4]int{}
-		c.byEvent[label] = byEv
-	}
-	c.unschedulable++
-	byEv[0]++
-	view, err := abi.ReadEvent(abi.AppendEvent(nil, &ev))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := []abi.Hint{abi.HintSkip}
-	hint.Hints(view, []abi.PodView{pod}, out)
-	queued := out[0] != abi.HintSkip
-	after, _, _ := w.filter(t)
-	if queued {
-		c.queued++
-		byEv[2]++
-	}
-	switch {
-	case after && queued:
-		c.transitions++
-		c.queuedFits++
-		byEv[1]++
-	case after:
-		c.transitions++
-		c.falseNeg++
-		byEv[1]++
-		t.Errorf("false negative in trial %d: event %s made the pod schedulable, but the hint skipped it\n"+
-			"rejected before by %v: %s\npod claims: %+v, status %+v", w.trialID, label, rejectors, msg,
-			w.pod.Spec.ResourceClaims, w.pod.Status.ResourceClaimStatuses)
-	case queued:
-		byEv[3]++
-	}
+func (w *draWorld) pending() *v1.Pod { return w.pod }
+
+func (w *draWorld) describe() string {
+	return fmt.Sprintf("pod claims: %+v, status %+v", w.pod.Spec.ResourceClaims, w.pod.Status.ResourceClaimStatuses)
 }

@@ -3,10 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math/rand/v2"
-	"slices"
-	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -48,63 +45,16 @@ import (
 // accept the pod on some node, the hint must be Queue: a Skip is a false
 // negative and fails the test. A Queue for a pod still rejected everywhere
 // is a false positive, which KEP-4247 allows; their rate is logged.
-//
-// While the volume plugins are placeholders that refuse every pod with a
-// claim (host/framework/unsupported.go), no pod ever becomes schedulable
-// and the test checks nothing but that it runs; once they are written, it
-// requires transitions to happen.
 func TestVolumeHintsMoveWhatFits(t *testing.T) {
 	trials := 3000
 	if raceEnabled {
 		trials = 600
 	}
-	m := loadBuiltin(t, abi.SlotQueueingHint)
-	hint, err := wasmslot.NewQueueingHint(m, policy.AlwaysQueue{}, newSlotRecorder(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c volumeCounts
-	c.byEvent = map[string]*[4]int{}
-	rng := rand.New(rand.NewPCG(15, 4247))
-	placeholders := false
-	for i := range trials {
-		w := newVolumeWorld(rng, i)
-		placeholders = placeholders || i == 0 && w.refusedAsUnsupported(t)
-		w.trial(t, hint, &c)
-		if c.falseNeg > 5 {
-			t.Fatal("too many false negatives, stopping")
-		}
-	}
-	t.Logf("%d trials; the pod was unschedulable before the event in %d; the event made it schedulable in %d; "+
-		"hints queued %d (false positives %d, %.0f%% of the queued); false negatives %d",
-		trials, c.unschedulable, c.transitions, c.queued, c.queued-c.queuedFits, fpRate(c), c.falseNeg)
-	for _, k := range slices.Sorted(maps.Keys(c.byEvent)) {
-		v := c.byEvent[k]
-		t.Logf("  %-40s unschedulable %4d  became schedulable %4d  queued %4d  false positives %4d", k, v[0], v[1], v[2], v[3])
-	}
-	if c.unschedulable < trials/4 {
-		t.Errorf("the pod was unschedulable before the event in only %d of %d trials: the generator says little", c.unschedulable, trials)
-	}
-	switch {
-	case placeholders:
-		t.Log("the volume plugins are placeholders refusing every pod with a claim: no transition can happen; " +
-			"run this test again once VolumeBinding, VolumeRestrictions, VolumeZone and NodeVolumeLimits are in the profile")
-	case c.transitions < trials/150: // about a third of what the generator makes with the plugins of v1.37.1
-		t.Errorf("only %d events made the pod schedulable: the comparison says little", c.transitions)
-	}
-}
-
-type volumeCounts struct {
-	unschedulable, transitions, queued, queuedFits, falseNeg int
-	// byEvent: unschedulable, became schedulable, queued, false positives.
-	byEvent map[string]*[4]int
-}
-
-func fpRate(c volumeCounts) float64 {
-	if c.queued == 0 {
-		return 0
-	}
-	return 100 * float64(c.queued-c.queuedFits) / float64(c.queued)
+	// About a third of the transitions the generator makes with the
+	// plugins of v1.37.1.
+	hintsDiff(t, trials, trials/150, [2]uint64{15, 4247}, func(rng *rand.Rand, i int) diffWorld {
+		return newVolumeWorld(rng, i)
+	})
 }
 
 const (
@@ -439,16 +389,6 @@ func (w *volumeWorld) filter(t *testing.T) (fits bool, rejectors podview.Plugins
 	return false, podview.Plugins{Unschedulable: d.UnschedulablePlugins(), Pending: d.PendingPlugins()}, d.Message(len(w.nodes))
 }
 
-// refusedAsUnsupported reports whether the profile refuses pods with claims
-// in a placeholder's name (the volume plugins not written yet).
-func (w *volumeWorld) refusedAsUnsupported(t *testing.T) bool {
-	l, stop := w.listers(t)
-	defer stop()
-	prof := framework.NewDefaultProfile(l)
-	_, st := prof.Prepare(cache.NewPodInfo(w.pod), nil)
-	return st != nil && strings.Contains(strings.Join(st.Reasons, " "), "does not support PersistentVolumeClaim")
-}
-
 // podClaim is the claim of one of the pending pod's volumes.
 func (w *volumeWorld) podClaim() string {
 	v := w.pod.Spec.Volumes[w.pick(len(w.pod.Spec.Volumes))]
@@ -603,57 +543,9 @@ func (w *volumeWorld) event() (ev abi.Event, label string, ok bool) {
 	}
 }
 
-// trial runs one event against the world and checks the hint.
-func (w *volumeWorld) trial(t *testing.T, hint policy.QueueingHint, c *volumeCounts) {
-	t.Helper()
-	fits, rejectors, msg := w.filter(t)
-	if fits {
-		return
-	}
-	ev, label, ok := w.event()
-	if !ok {
-		return
-	}
-	byEv := c.byEvent[label]
-	if byEv == nil {
-		byEv = &[4]int{}
-		c.byEvent[label] = byEv
-	}
-	c.unschedulable++
-	byEv[0]++
-	rec := podview.Pod(w.pod, nil, abi.PodQueueState{}, rejectors)
-	pod, err := abi.ReadPod(abi.AppendPod(nil, &rec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	evBytes := abi.AppendEvent(nil, &ev)
-	view, err := abi.ReadEvent(evBytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := []abi.Hint{abi.HintSkip}
-	hint.Hints(view, []abi.PodView{pod}, out)
-	queued := out[0] != abi.HintSkip
-	after, _, _ := w.filter(t)
-	if queued {
-		c.queued++
-		byEv[2]++
-	}
-	switch {
-	case after && queued:
-		c.transitions++
-		c.queuedFits++
-		byEv[1]++
-	case after:
-		c.transitions++
-		c.falseNeg++
-		byEv[1]++
-		t.Errorf("false negative in trial %d: event %s made pod %s schedulable, but the hint skipped it\n"+
-			"rejected before by %v: %s\npod volumes: %+v", w.trialID, label, w.pod.Name, rejectors, msg, w.pod.Spec.Volumes)
-	case queued:
-		byEv[3]++
-	}
-}
+func (w *volumeWorld) pending() *v1.Pod { return w.pod }
+
+func (w *volumeWorld) describe() string { return fmt.Sprintf("pod volumes: %+v", w.pod.Spec.Volumes) }
 
 // TestStorageEventsMovePods: the queue with the built-in hints module moves
 // a pod rejected by a volume plugin on a storage event about its claim and
