@@ -225,6 +225,17 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 	}
 	a.onClose(a.cluster.Shutdown)
 	preemption := cycle.Preemption{PDBs: a.pdbs, Group: a.podGroups()}
+	// A pod forgotten after its binding failed frees room for every
+	// profile's pods, as in upstream's one queue.
+	moves := func(ev abi.Event, only func(abi.PodView) bool) {
+		for _, p := range a.profiles {
+			if only == nil {
+				p.queue.MoveOnEvent(ev)
+			} else {
+				p.queue.MoveOnEventFor(ev, only)
+			}
+		}
+	}
 	api := cycle.NewAPI(client, a.cluster.PodLister())
 	for i, p := range a.profiles {
 		// The profile's plugins (upstream's defaults unless a
@@ -246,6 +257,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 			cycle.WithRecorder(cycleRec),
 			cycle.WithNominator(nominator),
 			cycle.WithPreBindings(preBindings),
+			cycle.WithClusterMoves(moves),
 			cycle.WithPreemption(preemption),
 			cycle.WithBuilt(built),
 			cycle.WithLogger(log.With("component", "cycle", "profile", p.name)))

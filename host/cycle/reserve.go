@@ -135,10 +135,10 @@ func (s *Scheduler) bindingFailed(ctx context.Context, prof *framework.Profile, 
 	if f.rejected {
 		uid := string(assumed.UID)
 		s.fail(ctx, p, f, start)
-		s.q.MoveOnEventFor(ev, func(v abi.PodView) bool { return v.UID() != uid })
+		s.move(ev, func(v abi.PodView) bool { return v.UID() != uid })
 		return
 	}
-	s.q.MoveOnEvent(ev)
+	s.move(ev, nil)
 	s.fail(ctx, p, f, start)
 }
 
@@ -162,4 +162,17 @@ func (c *pluginClock) Observe(plugin, point string, code framework.Code, start t
 		o, _ = c.obs.LoadOrStore(k, c.rec.PluginObserver(plugin, point, status))
 	}
 	o.(func(time.Duration))(d)
+}
+
+// move moves the pods ev may help (those only accepts, every one for nil):
+// in every profile's queue with WithClusterMoves, else in s's.
+func (s *Scheduler) move(ev abi.Event, only func(abi.PodView) bool) {
+	switch {
+	case s.opts.moves != nil:
+		s.opts.moves(ev, only)
+	case only == nil:
+		s.q.MoveOnEvent(ev)
+	default:
+		s.q.MoveOnEventFor(ev, only)
+	}
 }

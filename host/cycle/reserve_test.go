@@ -585,3 +585,47 @@ func TestPreemptionCancelsAPreBind(t *testing.T) {
 		t.Errorf("bound (-want, +got):\n%s", diff)
 	}
 }
+
+// With WithClusterMoves, the room a pod forgotten after its failed binding
+// frees moves the pods of the other profiles' queues too, as upstream's one
+// queue does.
+func TestBindingFailureMovesOtherProfiles(t *testing.T) {
+	var (
+		e     *env
+		other *queue.Queue
+	)
+	moves := func(ev abi.Event, only func(abi.PodView) bool) {
+		for _, q := range []*queue.Queue{e.q.Queue, other} {
+			if only == nil {
+				q.MoveOnEvent(ev)
+			} else {
+				q.MoveOnEventFor(ev, only)
+			}
+		}
+	}
+	r := &reserver{preBind: map[string]*framework.Status{"p": {Code: framework.Error, Err: errors.New("boom")}}}
+	e = reserveEnv(t, r, cycle.WithClusterMoves(moves))
+	other = queue.New(queue.WithClock(e.clock))
+	t.Cleanup(other.Close)
+	e.addNodes(makeNode("n1", "cpu", "1").obj())
+
+	// The other profile's pod o found no room while p held it.
+	o := makePod("o").req("cpu", "1").obj()
+	other.Add(o)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ent, err := other.Pop(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.AddUnschedulableIfNotPresent(ent.(*queue.Pod), podview.Plugins{Unschedulable: []string{abi.PluginNodeResourcesFit}}); err != nil {
+		t.Fatal(err)
+	}
+
+	e.addPods(makePod("p").req("cpu", "1").obj())
+	e.scheduleNext() // p's PreBind fails: p is forgotten
+
+	if st, _ := other.PodState(o.UID); st.Queue == queue.QueueUnschedulable {
+		t.Errorf("the other profile's pod o is still %q after p's room was freed, want it moved", st.Queue)
+	}
+}

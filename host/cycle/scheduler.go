@@ -128,6 +128,7 @@ type options struct {
 	seed        uint64
 	nominator   *Nominator
 	preBindings *PreBindings
+	moves       func(ev abi.Event, only func(abi.PodView) bool)
 	preemption  *Preemption
 	plugins     *framework.Profile
 	entries     []framework.Entry
@@ -162,6 +163,15 @@ func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
 // (one per process, fed by the pod informer); without it nominations are
 // kept per Scheduler.
 func WithNominator(n *Nominator) Option { return func(o *options) { o.nominator = n } }
+
+// WithClusterMoves sends the moves the cycle makes on an event of its
+// own (the deletion of an assumed pod whose binding failed) to every
+// profile's queue, as upstream's one queue moves every profile's pods;
+// without it they reach this scheduler's queue only. only == nil moves
+// every pod the event may help.
+func WithClusterMoves(f func(ev abi.Event, only func(abi.PodView) bool)) Option {
+	return func(o *options) { o.moves = f }
+}
 
 // WithPreBindings shares the record of pods in their PreBind, which
 // preemption cancels rather than deletes (one per process); without it the
