@@ -273,14 +273,20 @@ func (s *Server) Serve(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // before wg.Wait: the goroutines below end with ctx
 
-	tlsConfig := &tls.Config{
+	base := &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		NextProtos: []string{"h2", "http/1.1"},
 		// Ask for a certificate without requiring one: the authenticator
 		// verifies it against the client CA, and a token works as well.
 		ClientAuth: tls.RequestClientCert,
 	}
-	certs := dynamiccertificates.NewDynamicServingCertificateController(tlsConfig, s.clientCA, s.cert, nil, nil)
+	// The controller clones base on every change, on its own goroutine;
+	// the server gets a copy of its own, which ServeTLS may modify (its
+	// HTTP/2 set-up), and which hands each connection the controller's
+	// current config.
+	certs := dynamiccertificates.NewDynamicServingCertificateController(base, s.clientCA, s.cert, nil, nil)
+	tlsConfig := base.Clone()
+	tlsConfig.GetConfigForClient = certs.GetConfigForClient
 	s.clientCA.AddListener(certs)
 	s.cert.AddListener(certs)
 	if r, ok := s.cert.(dynamiccertificates.ControllerRunner); ok {
@@ -291,7 +297,6 @@ func (s *Server) Serve(ctx context.Context) error {
 		return fmt.Errorf("serving certificate: %w", err)
 	}
 	wg.Go(func() { certs.Run(1, ctx.Done()) })
-	tlsConfig.GetConfigForClient = certs.GetConfigForClient
 
 	srv := &http.Server{
 		Handler:           s.handler,
