@@ -94,7 +94,7 @@ type Cluster struct {
 	pdbs      policylisters.PodDisruptionBudgetLister
 	groups    schedlisters.PodGroupLister
 	listers   framework.Listers
-	handlers  []cache.ResourceEventHandlerRegistration
+	synced    []func() bool // the event handlers' HasSynced
 	nominator Nominator
 	podGroups *bool // WithPodGroupsServed; nil: ask discovery
 }
@@ -181,8 +181,8 @@ func (cl *Cluster) Start(ctx context.Context) error {
 			return fmt.Errorf("informer for %v did not sync: %w", typ, context.Cause(ctx))
 		}
 	}
-	for _, h := range cl.handlers {
-		if !cache.WaitForCacheSync(ctx.Done(), h.HasSynced) {
+	for _, synced := range cl.synced {
+		if !cache.WaitForCacheSync(ctx.Done(), synced) {
 			return fmt.Errorf("event handlers did not sync: %w", context.Cause(ctx))
 		}
 	}
@@ -204,7 +204,7 @@ func (cl *Cluster) register() error {
 		if err != nil {
 			return err
 		}
-		cl.handlers = append(cl.handlers, reg)
+		cl.synced = append(cl.synced, reg.HasSynced)
 		return nil
 	}
 	if err := add(nodeInf, cache.ResourceEventHandlerFuncs{
@@ -315,9 +315,9 @@ func (cl *Cluster) storageEvents() []storageInformer {
 // ResourceClaim Add|Update|Delete, ResourceSlice and DeviceClass
 // Add|Update. Upstream watches the slices through the ResourceSlice tracker,
 // which reports a DeviceTaintRule change as updates of the slices it taints;
-// here the rule's own events stand for those (the informers are plain ones:
-// the scheduler's in-flight claim changes in host/dra's assume cache are not
-// events, the periodic flush covers them).
+// here the rule's own events stand for those. The claims' events come
+// through host/dra's Manager once it has applied them (registerStorage);
+// the scheduler's in-flight claim changes are not events, as upstream's.
 func (cl *Cluster) draEvents() []storageInformer {
 	dra := cl.factory.Resource().V1()
 	addUpdate := abi.ActionAdd | abi.ActionUpdate
@@ -333,6 +333,10 @@ func (cl *Cluster) draEvents() []storageInformer {
 // events (podview.StorageEvent), skipping updates no hint can act on
 // (podview.StorageUpdateActions).
 func (cl *Cluster) registerStorage(add func(cache.SharedIndexInformer, cache.ResourceEventHandler) error) error {
+	claims, err := framework.DRAManager(cl.listers)
+	if err != nil {
+		return err
+	}
 	for _, e := range append(cl.storageEvents(), cl.draEvents()...) {
 		h := cache.ResourceEventHandlerFuncs{}
 		if e.actions&abi.ActionAdd != 0 {
@@ -356,6 +360,13 @@ func (cl *Cluster) registerStorage(add func(cache.SharedIndexInformer, cache.Res
 				}
 				cl.storageChanged(abi.ActionDelete, o, nil)
 			}
+		}
+		if e.inf == cl.listers.ClaimInformer {
+			// After the DRA state has the change: a pod the event moves
+			// must not find the device it frees still taken.
+			claims.Subscribe(h)
+			cl.synced = append(cl.synced, claims.Synced)
+			continue
 		}
 		if err := add(e.inf, h); err != nil {
 			return err

@@ -83,6 +83,11 @@ type Manager struct {
 	inFlight map[types.UID]*resourceapi.ResourceClaim
 	// gone are the claims Forget dropped whose delete event has not come.
 	gone map[types.UID]bool
+
+	// subs receive the claim informer's events after the Manager has
+	// applied them (Subscribe); subsMu guards the slice, not the calls.
+	subsMu sync.Mutex
+	subs   []toolscache.ResourceEventHandler
 }
 
 // claimEntry is one claim of the assume cache: api is the informer's
@@ -106,10 +111,25 @@ func New(o Options) (*Manager, error) {
 	}
 	var synced []func() bool
 	if o.Claims != nil {
-		reg, err := o.Claims.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { m.onClaim(obj, false) },
-			UpdateFunc: func(_, obj any) { m.onClaim(obj, false) },
-			DeleteFunc: func(obj any) { m.onClaim(obj, true) },
+		reg, err := o.Claims.AddEventHandler(toolscache.ResourceEventHandlerDetailedFuncs{
+			AddFunc: func(obj any, initial bool) {
+				m.onClaim(obj, false)
+				for _, h := range m.subscribers() {
+					h.OnAdd(obj, initial)
+				}
+			},
+			UpdateFunc: func(old, obj any) {
+				m.onClaim(obj, false)
+				for _, h := range m.subscribers() {
+					h.OnUpdate(old, obj)
+				}
+			},
+			DeleteFunc: func(obj any) {
+				m.onClaim(obj, true)
+				for _, h := range m.subscribers() {
+					h.OnDelete(obj)
+				}
+			},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("watch ResourceClaims: %w", err)
@@ -142,8 +162,27 @@ func New(o Options) (*Manager, error) {
 	return m, nil
 }
 
+// Subscribe has h receive the claim informer's events once the Manager
+// has applied them, on the informer's goroutine: a pod an event moves is
+// then filtered against the claims and devices the event brought (upstream
+// registers its claim handlers on its assume cache for the same reason).
+// A handler on the informer itself could run first, and a pod it moved
+// would find the device still taken, with no event left to move it again.
+// h must not block; call Subscribe before the informers start.
+func (m *Manager) Subscribe(h toolscache.ResourceEventHandler) {
+	m.subsMu.Lock()
+	defer m.subsMu.Unlock()
+	m.subs = append(m.subs, h)
+}
+
+func (m *Manager) subscribers() []toolscache.ResourceEventHandler {
+	m.subsMu.Lock()
+	defer m.subsMu.Unlock()
+	return m.subs
+}
+
 // Synced reports whether the Manager has seen every claim and slice the
-// informers listed at start.
+// informers listed at start (and its subscribers with it).
 func (m *Manager) Synced() bool { return m.synced() }
 
 // CELCache is the cache of compiled CEL expressions the allocators share.

@@ -1,14 +1,19 @@
 package dra
 
 import (
+	"context"
 	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
@@ -120,5 +125,54 @@ func TestReserve(t *testing.T) {
 	m.Release("uid-a", "uid-c")
 	if err := m.Reserve([]*resourceapi.ResourceClaim{claim("b", "1", "d1")}); err != nil {
 		t.Errorf("Reserve of d1 after Release: %v", err)
+	}
+}
+
+// TestSubscribersSeeTheAppliedChange: a subscriber's handler runs after the
+// Manager applied the informer's event, so a claim deallocated or deleted
+// has freed its device by the time the queue hears of it.
+func TestSubscribersSeeTheAppliedChange(t *testing.T) {
+	c := claim("a", "", "d0")
+	client := fake.NewClientset(c)
+	factory := informers.NewSharedInformerFactory(client, 0)
+	m, err := New(Options{Claims: factory.Resource().V1().ResourceClaims().Informer()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		event     string
+		allocated []string
+	}
+	got := make(chan seen, 3)
+	m.Subscribe(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { got <- seen{"add", allocated(t, m)} },
+		UpdateFunc: func(_, _ any) { got <- seen{"update", allocated(t, m)} },
+		DeleteFunc: func(any) { got <- seen{"delete", allocated(t, m)} },
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	factory.Start(ctx.Done())
+	defer func() { cancel(); factory.Shutdown() }()
+	next := func() seen {
+		select {
+		case s := <-got:
+			return s
+		case <-time.After(30 * time.Second):
+			t.Fatal("no event")
+			return seen{}
+		}
+	}
+	if s := next(); s.event != "add" || !slices.Equal(s.allocated, []string{"d0"}) {
+		t.Errorf("on add: %+v, want the claim's device taken", s)
+	}
+	if !toolscache.WaitForCacheSync(ctx.Done(), m.Synced) {
+		t.Fatal("not synced")
+	}
+	c = c.DeepCopy()
+	c.Status.Allocation = nil
+	if _, err := client.ResourceV1().ResourceClaims("ns").UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if s := next(); s.event != "update" || len(s.allocated) != 0 {
+		t.Errorf("on the deallocation: %+v, want the device free", s)
 	}
 }

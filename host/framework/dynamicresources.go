@@ -107,11 +107,18 @@ var (
 	_ PreEnqueuePlugin    = (*dynamicResources)(nil)
 )
 
+// DRAManager is the DRA state over l's informers, one per claim informer:
+// the profiles' DynamicResources share it, and host/cluster subscribes the
+// queues' claim events to it (dra.Manager.Subscribe).
+func DRAManager(l Listers) (*dra.Manager, error) {
+	return dra.Shared(dra.Options{Claims: l.ClaimInformer, Slices: l.ResourceSlices, TaintRules: l.DeviceTaintRules,
+		Classes: l.DeviceClasses, Client: l.Client})
+}
+
 // newDynamicResources builds the plugin over l; the DRA state is shared by
 // every profile built over the same informers.
 func newDynamicResources(l Listers, a dynamicResourcesArgs) (*dynamicResources, error) {
-	m, err := dra.Shared(dra.Options{Claims: l.ClaimInformer, Slices: l.ResourceSlices, TaintRules: l.DeviceTaintRules,
-		Classes: l.DeviceClasses, Client: l.Client})
+	m, err := DRAManager(l)
 	if err != nil {
 		return nil, fmt.Errorf("DynamicResources: %w", err)
 	}
