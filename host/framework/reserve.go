@@ -230,14 +230,7 @@ func (p *Profile) PostFilter(ctx context.Context, ps *PodState, pod *v1.Pod) *St
 func (p *Profile) PreBindPreFlight(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status {
 	res := &Status{Code: Skip}
 	for i, pl := range p.preBinds {
-		var start time.Time
-		if p.timer != nil {
-			start = p.timer.Now()
-		}
-		st := pl.PreBindPreFlight(ctx, ps, pod, nodeName)
-		if p.timer != nil {
-			p.timer.Observe(pl.Name(), PointPreBindPreFlight, codeOf(st), start)
-		}
+		st := p.timed(pl, PointPreBindPreFlight, func() *Status { return pl.PreBindPreFlight(ctx, ps, pod, nodeName) })
 		switch {
 		case st.IsSuccess():
 			res = nil
@@ -283,6 +276,12 @@ func (p *Profile) PreBind(ctx context.Context, ps *PodState, pod *v1.Pod, nodeNa
 // run calls one plugin at point, timed when the profile has a timer, and
 // returns its failure as pluginFailure does.
 func (p *Profile) run(pl Plugin, point string, call func() *Status) *Status {
+	return pluginFailure(p.timed(pl, point, call), pl.Name(), point)
+}
+
+// timed calls one plugin at point, timed when the profile has a timer, and
+// returns its status as is.
+func (p *Profile) timed(pl Plugin, point string, call func() *Status) *Status {
 	var start time.Time
 	if p.timer != nil {
 		start = p.timer.Now()
@@ -291,7 +290,7 @@ func (p *Profile) run(pl Plugin, point string, call func() *Status) *Status {
 	if p.timer != nil {
 		p.timer.Observe(pl.Name(), point, codeOf(st), start)
 	}
-	return pluginFailure(st, pl.Name(), point)
+	return st
 }
 
 func codeOf(st *Status) Code {
