@@ -14,8 +14,8 @@
 // types, defaulted and validated as upstream for the top-level fields, and
 // mapped onto the same keys as the file layer, so that the environment and
 // the command line apply on top of either form. Its profiles keep their
-// plugins and pluginConfig for host/framework.Build, which config calls once
-// at load to refuse what wasmsched cannot run; a profile's pluginConfig entry
+// plugins and pluginConfig for the scheduler's plugin registry, which checks
+// them at load (Source.Plugins) to refuse what wasmsched cannot run; a profile's pluginConfig entry
 // named PoliciesPlugin holds its policy slots (and, in the first profile,
 // the sandbox limits). What wasmsched cannot honour is refused, never
 // ignored: extenders, delayCacheUntilActive, removed fields.

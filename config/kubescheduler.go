@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/wasmsched/wasmsched/abi"
-	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // A configuration file is either wasmsched's own keys or an upstream
@@ -145,7 +144,7 @@ func explainRemoved(err error) error {
 
 // defaultKubeScheduler sets upstream v1's defaults of the top-level fields
 // (SetDefaults_KubeSchedulerConfiguration); plugins and their args are
-// host/framework's (framework.Build). One deviation: enableProfiling left
+// the plugin registry's (Source.Plugins). One deviation: enableProfiling left
 // unset stays unset, which keeps wasmsched's metrics.profiling default
 // (off), because wasmsched's listener has no authentication where
 // upstream's secure port has (docs/RATIONALE.md).
@@ -213,7 +212,7 @@ var invalidPlugins = []string{"AzureDiskLimits", "CinderLimits", "EBSLimits", "G
 
 // validateKubeScheduler checks a defaulted configuration as upstream's
 // ValidateKubeSchedulerConfiguration does, for the fields wasmsched
-// supports; plugin args are checked by framework.Build.
+// supports; plugin args are checked by the plugin registry (Source.Plugins).
 func validateKubeScheduler(c *kschedv1.KubeSchedulerConfiguration) field.ErrorList {
 	var errs field.ErrorList
 	if c.ClientConnection.Burst < 0 {
@@ -367,7 +366,7 @@ func validateCommonQueueSort(path *field.Path, profiles []kschedv1.KubeScheduler
 }
 
 // refuseUnsupported names what a KubeSchedulerConfiguration may set that
-// wasmsched cannot honour; plugins it does not have are framework.Build's.
+// wasmsched cannot honour; plugins it does not have are the plugin registry's (Source.Plugins).
 func refuseUnsupported(c *kschedv1.KubeSchedulerConfiguration) field.ErrorList {
 	var errs field.ErrorList
 	if len(c.Extenders) > 0 {
@@ -386,7 +385,7 @@ func refuseUnsupported(c *kschedv1.KubeSchedulerConfiguration) field.ErrorList {
 // keys it maps to, each checked as the key would be, the profiles' plugins,
 // and the further profiles' slots into profiles. Every error names the
 // file's field.
-func loadKubeScheduler(data []byte, where string, profiles profileValues) (*kubeSchedulerLayer, []error) {
+func loadKubeScheduler(data []byte, where string, profiles profileValues, plugins PluginChecker) (*kubeSchedulerLayer, []error) {
 	c, err := decodeKubeScheduler(data)
 	if err != nil {
 		return nil, []error{fmt.Errorf("%s: %w", where, err)}
@@ -475,9 +474,11 @@ func loadKubeScheduler(data []byte, where string, profiles profileValues) (*kube
 			}
 		}
 		// The plugins are checked here, where the profile's index is known;
-		// the scheduler builds them again with its listers (host/app).
-		if _, err := framework.Build(framework.Listers{}, framework.Config{Plugins: pp.plugins, PluginConfig: pp.pluginConfig}); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %s (schedulerName %s): %w", where, path, name, err))
+		// the scheduler builds them with its informers (host/app).
+		if plugins != nil {
+			if err := plugins.Check(pp.plugins, pp.pluginConfig); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %s (schedulerName %s): %w", where, path, name, err))
+			}
 		}
 		if i == 0 {
 			l.defaultProfile = pp

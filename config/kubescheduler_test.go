@@ -14,10 +14,11 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // upstreamDefaulted is what upstream's v1 defaulting makes of an empty
-// KubeSchedulerConfiguration, less plugins (framework.Build's) and
+// KubeSchedulerConfiguration, less plugins (the registry's, Source.Plugins) and
 // enableProfiling (left unset: see defaultKubeScheduler).
 func upstreamDefaulted() *kschedv1.KubeSchedulerConfiguration {
 	return &kschedv1.KubeSchedulerConfiguration{
@@ -115,7 +116,7 @@ func TestKubeSchedulerDefaults(t *testing.T) {
 
 // TestValidateKubeScheduler ports the cases of upstream's
 // TestValidateKubeSchedulerConfigurationV1 for the fields wasmsched
-// supports (extenders are refused whole; plugin args are framework.Build's).
+// supports (extenders are refused whole; plugin args are the registry's).
 func TestValidateKubeScheduler(t *testing.T) {
 	valid := &kschedv1.KubeSchedulerConfiguration{
 		Parallelism: ptr.To[int32](8),
@@ -462,8 +463,8 @@ func TestKubeSchedulerErrors(t *testing.T) {
 }
 
 // TestKubeSchedulerPlugins: a profile's plugins and args reach Profile as
-// written (wasmsched's own entry removed); what framework.Build refuses
-// stops the load with the profile named.
+// written (wasmsched's own entry removed); what the registry's Check
+// refuses stops the load with the profile named.
 func TestKubeSchedulerPlugins(t *testing.T) {
 	got, err := Load(Source{File: writeFile(t, ksHeader+`
 profiles:
@@ -510,7 +511,8 @@ profiles:
 		{"bad args", "  pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: Mostallocated}}\n", "Mostallocated"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(Source{File: writeFile(t, ksHeader+"profiles:\n- schedulerName: a\n- schedulerName: b\n"+tc.profile)})
+			_, err := Load(Source{File: writeFile(t, ksHeader+"profiles:\n- schedulerName: a\n- schedulerName: b\n"+tc.profile),
+				Plugins: framework.InTree()})
 			if err == nil {
 				t.Fatal("loaded; want an error")
 			}

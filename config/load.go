@@ -13,6 +13,7 @@ import (
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/v2"
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
 )
 
 // Source says where configuration comes from besides the defaults.
@@ -25,6 +26,17 @@ type Source struct {
 	// Overrides are key=value settings from the command line, applied last.
 	// Profile keys (profiles.<name>.policies.<slot>.module) are allowed.
 	Overrides map[string]string
+	// Plugins checks a KubeSchedulerConfiguration profile's plugins and
+	// pluginConfig when the file is one (host/framework's Registry does,
+	// with the plugins of the binary); nil leaves them to the scheduler,
+	// which refuses them when it builds the profiles.
+	Plugins PluginChecker
+}
+
+// PluginChecker checks one profile's plugin sets and plugin args as the
+// scheduler would build them, without building anything.
+type PluginChecker interface {
+	Check(plugins *kschedv1.Plugins, pluginConfig []kschedv1.PluginConfig) error
 }
 
 // Load reads the layers of src over the defaults and validates the result.
@@ -52,7 +64,7 @@ func Load(src Source) (*Config, error) {
 		if upstream {
 			where := "config file " + src.File + " (" + KubeSchedulerKind + ")"
 			var kerrs []error
-			if ks, kerrs = loadKubeScheduler(data, where, profiles); len(kerrs) > 0 {
+			if ks, kerrs = loadKubeScheduler(data, where, profiles, src.Plugins); len(kerrs) > 0 {
 				return nil, errors.Join(kerrs...)
 			}
 			if err := k.Load(confmap.Provider(ks.values, "."), nil); err != nil {

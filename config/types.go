@@ -177,7 +177,7 @@ type Profile struct {
 	// Plugins and PluginConfig are the profile's plugin sets and args as a
 	// KubeSchedulerConfiguration profile writes them (wasmsched's own
 	// PoliciesPlugin entry removed): nil for upstream's default plugins with
-	// their default args. host/framework.Build turns them into plugins.
+	// their default args. host/framework's Registry.Build turns them into plugins.
 	Plugins      *kschedv1.Plugins
 	PluginConfig []kschedv1.PluginConfig
 }

@@ -19,6 +19,7 @@ import (
 	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 
@@ -90,6 +91,7 @@ type options struct {
 	src      *config.Source
 	identity string
 	dyn      dynamic.Interface
+	plugins  []framework.Row
 }
 
 // WithIdentity names this replica in the leader-election Lease and in the
@@ -126,6 +128,34 @@ func WithRegistry(reg *prometheus.Registry) Option { return func(o *options) { o
 // file or a module file changes. Without it, the policies change only
 // through the admin endpoint.
 func WithReload(src config.Source) Option { return func(o *options) { o.src = &src } }
+
+// WithPlugin adds native plugins to the scheduler's registry, after
+// upstream's in-tree ones: a Go program builds its own wasmsched binary
+// with its plugins this way, as upstream's app.WithPlugin, and a
+// KubeSchedulerConfiguration enables them by name. A row's plugin is off
+// by default unless the row says otherwise.
+func WithPlugin(rows ...framework.Row) Option {
+	return func(o *options) { o.plugins = append(o.plugins, rows...) }
+}
+
+// Registry is the plugin registry New builds its profiles from with opts:
+// upstream's in-tree plugins and those of WithPlugin. A command checks a
+// configuration against it when it loads one (config.Source.Plugins).
+func Registry(opts ...Option) (*framework.Registry, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return registry(o)
+}
+
+func registry(o options) (*framework.Registry, error) {
+	r, err := framework.InTree().With(o.plugins...)
+	if err != nil {
+		return nil, fmt.Errorf("plugins: %w", err)
+	}
+	return r, nil
+}
 
 // Limits maps the sandbox configuration onto the runtime's limits.
 func Limits(s config.Sandbox) wasm.Limits {
@@ -188,6 +218,19 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 	if err != nil {
 		return nil, err
 	}
+	plugins, err := registry(o)
+	if err != nil {
+		return nil, err
+	}
+	// What the profiles' plugins share, over the informers the cluster
+	// watches through: built once, here, before the informers start.
+	informerFactory := informers.NewSharedInformerFactory(client, 0)
+	handle := framework.NewHandle(framework.HandleOptions{Listers: listers(informerFactory, client), Claims: draRec,
+		Parallelism: cfg.Scheduling.Parallelism})
+	claimEvents, err := handle.DRA()
+	if err != nil {
+		return nil, err
+	}
 	a.cache = cache.New(cache.WithAssumedTTL(cfg.Scheduling.AssumedPodTTL),
 		cache.WithLogger(logr.FromSlogHandler(log.With("component", "cache").Handler())))
 	members := cluster.NewMembers()
@@ -219,7 +262,8 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 
 	nominator, preBindings := cycle.NewNominator(), cycle.NewPreBindings()
 	a.cluster, err = cluster.New(ctx, client, a.cache, queues, members, log.With("component", "cluster"),
-		cluster.WithNominator(nominator), cluster.WithPodGroupsServed(gangs))
+		cluster.WithNominator(nominator), cluster.WithPodGroupsServed(gangs),
+		cluster.WithInformerFactory(informerFactory), cluster.WithClaimEvents(claimEvents))
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +287,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 		// the scheduler also builds them timed, for the sampled cycles of
 		// scheduler_plugin_execution_duration_seconds.
 		pc := cfg.Profiles[i]
-		built, err := framework.Build(a.cluster.Listers(), framework.Config{Plugins: pc.Plugins, PluginConfig: pc.PluginConfig, Claims: draRec})
+		built, err := plugins.Build(handle, framework.Config{Plugins: pc.Plugins, PluginConfig: pc.PluginConfig})
 		if err != nil {
 			return nil, fmt.Errorf("profile %s: plugins: %w", p.name, err)
 		}
@@ -510,4 +554,40 @@ func installPreEnqueue(q *queue.Queue, built framework.Built) error {
 		return abi.Gate{Code: abi.GateWait, Plugin: st.Plugin, Reason: st.Message()}
 	})
 	return nil
+}
+
+// listers are the plugins' listers over f, the informers the cluster
+// watches through (asking for a lister registers its informer, which the
+// cluster then starts): namespaces (InterPodAffinity's namespaceSelector),
+// the Services and controllers whose selectors PodTopologySpread's system
+// default constraints spread by (no event of theirs requeues a pod, as
+// upstream's plugins register none), the storage objects of the volume
+// plugins and the DRA objects, whose changes are queue events
+// (host/cluster).
+func listers(f informers.SharedInformerFactory, client kubernetes.Interface) framework.Listers {
+	core, apps, storage, dra := f.Core().V1(), f.Apps().V1(), f.Storage().V1(), f.Resource().V1()
+	return framework.Listers{
+		Namespaces:             core.Namespaces().Lister(),
+		Services:               core.Services().Lister(),
+		ReplicationControllers: core.ReplicationControllers().Lister(),
+		ReplicaSets:            apps.ReplicaSets().Lister(),
+		StatefulSets:           apps.StatefulSets().Lister(),
+		PersistentVolumes:      core.PersistentVolumes().Lister(),
+		PersistentVolumeClaims: core.PersistentVolumeClaims().Lister(),
+		PVInformer:             core.PersistentVolumes().Informer(),
+		PVCInformer:            core.PersistentVolumeClaims().Informer(),
+		StorageClasses:         storage.StorageClasses().Lister(),
+		CSINodes:               storage.CSINodes().Lister(),
+		CSIDrivers:             storage.CSIDrivers().Lister(),
+		CSIStorageCapacities:   storage.CSIStorageCapacities().Lister(),
+		VolumeAttachments:      storage.VolumeAttachments().Lister(),
+		Nodes:                  core.Nodes().Lister(),
+		Pods:                   core.Pods().Lister(),
+		Client:                 client,
+		DeviceClasses:          dra.DeviceClasses().Lister(),
+		ResourceClaims:         dra.ResourceClaims().Lister(),
+		ClaimInformer:          dra.ResourceClaims().Informer(),
+		ResourceSlices:         dra.ResourceSlices(),
+		DeviceTaintRules:       dra.DeviceTaintRules(),
+	}
 }

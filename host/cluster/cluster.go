@@ -33,7 +33,6 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/wasmsched/wasmsched/abi"
-	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
 )
 
@@ -81,22 +80,46 @@ func WithPodGroupsServed(served bool) Option { return func(cl *Cluster) { cl.pod
 // WithNominator feeds n with every pod change.
 func WithNominator(n Nominator) Option { return func(cl *Cluster) { cl.nominator = n } }
 
+// WithInformerFactory has the cluster watch through f (not started yet)
+// instead of an informer factory of its own: the scheduler's plugins read
+// the same informers (framework.Handle's listers).
+func WithInformerFactory(f informers.SharedInformerFactory) Option {
+	return func(cl *Cluster) { cl.factory = f }
+}
+
+// ClaimEvents hands on the ResourceClaim informer's events once the DRA
+// state has applied them (host/dra's Manager): a pod an event moves must
+// not find the device the event frees still taken.
+type ClaimEvents interface {
+	Subscribe(h cache.ResourceEventHandler)
+	// Synced reports whether the source has seen every claim the
+	// informer listed at start.
+	Synced() bool
+}
+
+// WithClaimEvents has the queues hear of claim changes through src, built
+// over the cluster's informer factory (WithInformerFactory). Without it
+// they hear of them from the claim informer directly.
+func WithClaimEvents(src ClaimEvents) Option { return func(cl *Cluster) { cl.claimEvents = src } }
+
 // Cluster owns the informers.
 type Cluster struct {
-	client    kubernetes.Interface
-	factory   informers.SharedInformerFactory
-	cache     Cache
-	queues    map[string]Queue // by scheduler name
-	members   *Members
-	log       *slog.Logger
-	gangs     bool
-	pods      corelisters.PodLister
-	pdbs      policylisters.PodDisruptionBudgetLister
-	groups    schedlisters.PodGroupLister
-	listers   framework.Listers
-	synced    []func() bool // the event handlers' HasSynced
-	nominator Nominator
-	podGroups *bool // WithPodGroupsServed; nil: ask discovery
+	client  kubernetes.Interface
+	factory informers.SharedInformerFactory
+	cache   Cache
+	queues  map[string]Queue // by scheduler name
+	members *Members
+	log     *slog.Logger
+	gangs   bool
+	pods    corelisters.PodLister
+	pdbs    policylisters.PodDisruptionBudgetLister
+	groups  schedlisters.PodGroupLister
+	// claimEvents delivers the claim informer's events (WithClaimEvents);
+	// nil: the informer does.
+	claimEvents ClaimEvents
+	synced      []func() bool // the event handlers' HasSynced
+	nominator   Nominator
+	podGroups   *bool // WithPodGroupsServed; nil: ask discovery
 }
 
 // New prepares the informers of client for the given profiles' queues
@@ -107,13 +130,12 @@ func New(ctx context.Context, client kubernetes.Interface, c Cache, queues map[s
 	if len(queues) == 0 {
 		return nil, fmt.Errorf("no profile to schedule for: at least one scheduler name is needed")
 	}
-	cl := &Cluster{
-		client:  client,
-		factory: informers.NewSharedInformerFactory(client, 0),
-		cache:   c, queues: queues, members: members, log: log,
-	}
+	cl := &Cluster{client: client, cache: c, queues: queues, members: members, log: log}
 	for _, o := range opts {
 		o(cl)
+	}
+	if cl.factory == nil {
+		cl.factory = informers.NewSharedInformerFactory(client, 0)
 	}
 	if cl.podGroups == nil {
 		served, err := ServesPodGroups(client)
@@ -160,13 +182,10 @@ func (cl *Cluster) PodLister() corelisters.PodLister { return cl.pods }
 // PDBLister reads PodDisruptionBudgets from the informer cache.
 func (cl *Cluster) PDBLister() policylisters.PodDisruptionBudgetLister { return cl.pdbs }
 
-// Listers returns the informer-backed listers the plugins read besides the
-// cache: namespaces (InterPodAffinity's namespaceSelector), the Services
-// and controllers whose selectors PodTopologySpread's system default
-// constraints spread by (no event of theirs requeues a pod, as upstream's
-// plugins register none), and the storage objects of the volume plugins,
-// whose changes are queue events (registerStorage).
-func (cl *Cluster) Listers() framework.Listers { return cl.listers }
+// Informers is the informer factory the cluster watches through: the
+// scheduler builds its plugins' listers over it (host/app), so that every
+// object is watched once.
+func (cl *Cluster) Informers() informers.SharedInformerFactory { return cl.factory }
 
 // PodGroupLister reads PodGroups; nil when the cluster does not serve them.
 func (cl *Cluster) PodGroupLister() schedlisters.PodGroupLister { return cl.groups }
@@ -239,32 +258,6 @@ func (cl *Cluster) register() error {
 	// plugins; registering an informer (Lister does) makes the factory
 	// start it.
 	cl.factory.Policy().V1().PodDisruptionBudgets().Informer()
-	core, apps, storage := cl.factory.Core().V1(), cl.factory.Apps().V1(), cl.factory.Storage().V1()
-	dra := cl.factory.Resource().V1()
-	cl.listers = framework.Listers{
-		Namespaces:             core.Namespaces().Lister(),
-		Services:               core.Services().Lister(),
-		ReplicationControllers: core.ReplicationControllers().Lister(),
-		ReplicaSets:            apps.ReplicaSets().Lister(),
-		StatefulSets:           apps.StatefulSets().Lister(),
-		PersistentVolumes:      core.PersistentVolumes().Lister(),
-		PersistentVolumeClaims: core.PersistentVolumeClaims().Lister(),
-		PVInformer:             core.PersistentVolumes().Informer(),
-		PVCInformer:            core.PersistentVolumeClaims().Informer(),
-		StorageClasses:         storage.StorageClasses().Lister(),
-		CSINodes:               storage.CSINodes().Lister(),
-		CSIDrivers:             storage.CSIDrivers().Lister(),
-		CSIStorageCapacities:   storage.CSIStorageCapacities().Lister(),
-		VolumeAttachments:      storage.VolumeAttachments().Lister(),
-		Nodes:                  core.Nodes().Lister(),
-		Pods:                   cl.pods,
-		Client:                 cl.client,
-		DeviceClasses:          dra.DeviceClasses().Lister(),
-		ResourceClaims:         dra.ResourceClaims().Lister(),
-		ClaimInformer:          dra.ResourceClaims().Informer(),
-		ResourceSlices:         dra.ResourceSlices(),
-		DeviceTaintRules:       dra.DeviceTaintRules(),
-	}
 	if err := cl.registerStorage(add); err != nil {
 		return err
 	}
@@ -333,10 +326,7 @@ func (cl *Cluster) draEvents() []storageInformer {
 // events (podview.StorageEvent), skipping updates no hint can act on
 // (podview.StorageUpdateActions).
 func (cl *Cluster) registerStorage(add func(cache.SharedIndexInformer, cache.ResourceEventHandler) error) error {
-	claims, err := framework.DRAManager(cl.listers)
-	if err != nil {
-		return err
-	}
+	claimInf := cl.factory.Resource().V1().ResourceClaims().Informer()
 	for _, e := range append(cl.storageEvents(), cl.draEvents()...) {
 		h := cache.ResourceEventHandlerFuncs{}
 		if e.actions&abi.ActionAdd != 0 {
@@ -361,11 +351,11 @@ func (cl *Cluster) registerStorage(add func(cache.SharedIndexInformer, cache.Res
 				cl.storageChanged(abi.ActionDelete, o, nil)
 			}
 		}
-		if e.inf == cl.listers.ClaimInformer {
+		if e.inf == claimInf && cl.claimEvents != nil {
 			// After the DRA state has the change: a pod the event moves
 			// must not find the device it frees still taken.
-			claims.Subscribe(h)
-			cl.synced = append(cl.synced, claims.Synced)
+			cl.claimEvents.Subscribe(h)
+			cl.synced = append(cl.synced, cl.claimEvents.Synced)
 			continue
 		}
 		if err := add(e.inf, h); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/cycle"
+	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/queue"
 )
@@ -31,7 +32,8 @@ func benchScheduler(b *testing.B, nodeCPU string, fill func(c *cache.Cache, node
 	q := queue.New()
 	b.Cleanup(q.Close)
 	api := newFakeAPI()
-	all := append([]cycle.Option{cycle.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), cycle.WithSeed(1)}, opts...)
+	all := append([]cycle.Option{cycle.WithBuilt(framework.Built{Entries: defaultEntries(framework.Listers{})}), cycle.WithPluginMetricsSample(0),
+		cycle.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), cycle.WithSeed(1)}, opts...)
 	return q, cycle.New(q, c, api, &eventLog{}, all...), c
 }
 

@@ -18,7 +18,7 @@ import (
 func TestWithBuilt(t *testing.T) {
 	build := func(t *testing.T, c framework.Config) framework.Built {
 		t.Helper()
-		b, err := framework.Build(framework.Listers{}, c)
+		b, err := framework.InTree().Build(framework.NewHandle(framework.HandleOptions{}), c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,8 @@ func TestWithBuilt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// WithParallelism(1): the deterministic dry runs, in node order.
-			e := newEnv(t, cycle.WithPreemption(cycle.Preemption{}), cycle.WithParallelism(1), cycle.WithBuilt(build(t, tc.config)))
+			e := newEnv(t, cycle.WithPreemption(cycle.Preemption{}), cycle.WithParallelism(1), cycle.WithBuilt(build(t, tc.config)),
+				cycle.WithPluginMetricsSample(10))
 			e.addNodes(makeNode("n1", "cpu", "1").obj(), makeNode("n2", "cpu", "1").obj())
 			e.addRunning(makePod("v1").priority(5).req("cpu", "1").on("n1").obj(), makePod("v2").priority(1).req("cpu", "1").on("n2").obj())
 			pod := makePod("p").priority(10).req("cpu", "1").obj()
@@ -77,7 +78,7 @@ func runtimeArgs(o runtime.Object) runtime.RawExtension { return runtime.RawExte
 // sampled cycles) leaves out the extension points the configuration
 // disabled, as the plain one does.
 func TestWithBuiltTimedProfile(t *testing.T) {
-	b, err := framework.Build(framework.Listers{}, framework.Config{Plugins: &kschedv1.Plugins{
+	b, err := framework.InTree().Build(framework.NewHandle(framework.HandleOptions{}), framework.Config{Plugins: &kschedv1.Plugins{
 		Score:  kschedv1.PluginSet{Disabled: []kschedv1.Plugin{{Name: "NodeResourcesFit"}}},
 		Filter: kschedv1.PluginSet{Disabled: []kschedv1.Plugin{{Name: "NodeResourcesFit"}}},
 	}})

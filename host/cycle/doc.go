@@ -36,7 +36,7 @@
 //   - Metrics under upstream's names (Recorder): attempts, the SLI,
 //     preemption evaluation and execution, the extension points of every
 //     cycle, and the plugins one by one in a sampled 10% of the cycles
-//     (WithPluginEntries builds a timed copy of the profile for those, so
+//     (WithBuilt's profile has a timed copy of the profile for those, so
 //     the other cycles pay nothing). Scores are timed per call, which
 //     scores every feasible node (upstream times each node); PreScore's
 //     time is inside the Score extension point.

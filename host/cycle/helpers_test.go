@@ -25,6 +25,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/cycle"
+	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
 	"github.com/wasmsched/wasmsched/host/queue"
 )
@@ -564,6 +565,8 @@ func newEnvWithQueue(t *testing.T, qopts []queue.Option, opts ...cycle.Option) *
 	e.q.Queue = queue.New(append([]queue.Option{queue.WithClock(clk)}, qopts...)...)
 	t.Cleanup(e.q.Close)
 	all := append([]cycle.Option{
+		// The default profile, untimed, unless opts say otherwise.
+		cycle.WithBuilt(framework.Built{Entries: defaultEntries(framework.Listers{})}), cycle.WithPluginMetricsSample(0),
 		cycle.WithClock(clk), cycle.WithRecorder(e.rec), cycle.WithSeed(1),
 		cycle.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 	}, opts...)
@@ -625,4 +628,18 @@ func (e *env) cachedNode(uid types.UID) string {
 		return ""
 	}
 	return p.Spec.NodeName
+}
+
+// defaultEntries are the default profile's entries over a Handle of l.
+func defaultEntries(l framework.Listers) []framework.Entry {
+	return handleEntries(framework.NewHandle(framework.HandleOptions{Listers: l}))
+}
+
+// handleEntries are the default profile's entries over h.
+func handleEntries(h framework.Handle) []framework.Entry {
+	b, err := framework.InTree().Build(h, framework.Config{})
+	if err != nil {
+		panic(err)
+	}
+	return b.Entries
 }

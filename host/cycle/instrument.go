@@ -23,10 +23,10 @@ const (
 	ExtensionPointPreScore           = "PreScore"
 	ExtensionPointScore              = "Score"
 	ExtensionPointNormalize          = "ScoreExtensionNormalize"
-	ExtensionPointReserve            = framework.PointReserve
-	ExtensionPointUnreserve          = framework.PointUnreserve
-	ExtensionPointPreBind            = framework.PointPreBind
-	ExtensionPointPreBindPreFlight   = framework.PointPreBindPreFlight
+	ExtensionPointReserve            = framework.LabelReserve
+	ExtensionPointUnreserve          = framework.LabelUnreserve
+	ExtensionPointPreBind            = framework.LabelPreBind
+	ExtensionPointPreBindPreFlight   = framework.LabelPreBindPreFlight
 	ExtensionPointBind               = "Bind"
 	ExtensionPointPodGroupPostFilter = "PodGroupPostFilter"
 )
@@ -41,21 +41,15 @@ const pluginMetricsSamplePercent = 10
 
 // WithPluginMetricsSample sets the share of cycles (percent, 0 to 100)
 // whose plugins are timed one by one (upstream's pluginMetricsSamplePercent,
-// 10); only a profile given with WithPluginEntries can be timed.
+// 10).
 func WithPluginMetricsSample(percent int) Option {
 	return func(o *options) { o.sample = min(max(percent, 0), 100) }
 }
 
-// WithPluginEntries is WithPlugins for a profile built from entries
-// (framework.NewProfile), which the scheduler also builds with every
-// plugin wrapped in a timer, for the sampled cycles that record
-// scheduler_plugin_execution_duration_seconds. The other cycles run the
-// plain profile: timing costs them nothing.
-func WithPluginEntries(entries ...framework.Entry) Option {
-	return func(o *options) { o.entries = entries }
-}
-
-// buildProfiles builds the plain and the timed profile from o.entries.
+// buildProfiles builds the plain and the timed profile from o.entries
+// (WithBuilt): the timed one has every plugin wrapped in a timer, for the
+// sampled cycles that record scheduler_plugin_execution_duration_seconds.
+// The other cycles run the plain profile: timing costs them nothing.
 func buildProfiles(o *options) (plain, timed *framework.Profile, err error) {
 	plain, err = framework.NewProfile(o.entries...)
 	if err != nil {

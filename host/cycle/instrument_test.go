@@ -15,7 +15,7 @@ import (
 func TestPluginMetricsSampled(t *testing.T) {
 	for _, sample := range []int{0, 100} {
 		t.Run(fmt.Sprintf("sample=%d", sample), func(t *testing.T) {
-			e := newEnv(t, cycle.WithPluginEntries(framework.DefaultEntries(framework.Listers{})...),
+			e := newEnv(t, cycle.WithBuilt(framework.Built{Entries: defaultEntries(framework.Listers{})}), cycle.WithPluginMetricsSample(10),
 				cycle.WithPluginMetricsSample(sample))
 			e.addNodes(makeNode("n1", "cpu", "4").obj(), makeNode("n2", "cpu", "4").obj())
 			e.addPods(makePod("p").req("cpu", "1").obj())

@@ -61,7 +61,7 @@ func TestPostFilterPluginsBeforePreemption(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pf := &postFilterer{st: tt.st}
-			opts := []cycle.Option{cycle.WithPluginEntries(append(framework.DefaultEntries(framework.Listers{}), framework.Entry{Plugin: pf})...)}
+			opts := []cycle.Option{cycle.WithBuilt(framework.Built{Entries: append(defaultEntries(framework.Listers{}), framework.Entry{Plugin: pf})}), cycle.WithPluginMetricsSample(10)}
 			if tt.preemption {
 				opts = append(opts, cycle.WithPreemption(cycle.Preemption{}))
 			}

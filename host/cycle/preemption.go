@@ -59,8 +59,9 @@ func (s *Scheduler) SetVictimOrder(o policy.VictimOrder) { s.order.p.Store(&o) }
 // host/preempt). Without it a pod that fits nowhere is only requeued.
 func WithPreemption(p Preemption) Option { return func(o *options) { o.preemption = &p } }
 
-// WithBuilt configures the scheduler from a profile's plugin configuration
-// (framework.Build): its entries, as WithPluginEntries; DefaultPreemption's
+// WithBuilt configures the scheduler from a profile's plugins
+// (framework.Registry.Build): its entries, the plugins that filter, score,
+// reserve and pre-bind (and that preemption's dry runs use); DefaultPreemption's
 // args for the preemption WithPreemption turns on; and, when the
 // configuration disables DefaultPreemption's postFilter, no preemption at
 // all (pods and pod groups), whatever WithPreemption says. Options apply

@@ -78,8 +78,8 @@ func (r *reserver) PreBind(ctx context.Context, ps *framework.PodState, pod *v1.
 
 // reserveEnv is an env whose profile is the default one plus r.
 func reserveEnv(t *testing.T, r *reserver, opts ...cycle.Option) *env {
-	entries := append(framework.DefaultEntries(framework.Listers{}), framework.Entry{Plugin: r})
-	e := newEnv(t, append([]cycle.Option{cycle.WithPluginEntries(entries...)}, opts...)...)
+	entries := append(defaultEntries(framework.Listers{}), framework.Entry{Plugin: r})
+	e := newEnv(t, append([]cycle.Option{cycle.WithBuilt(framework.Built{Entries: entries}), cycle.WithPluginMetricsSample(10)}, opts...)...)
 	// Binds go to r's log too, for the order.
 	e.api.hook = func(_ *fakeAPI, pod *v1.Pod, node string) error {
 		r.add("Bind " + pod.Name + " " + node)
@@ -132,10 +132,10 @@ func TestReservePreBindBindInOrder(t *testing.T) {
 // A profile without a reserve or preBind plugin (the default one less
 // VolumeBinding and DynamicResources) records no such point (nothing runs).
 func TestNoReservePointsWithoutPlugins(t *testing.T) {
-	entries := slices.DeleteFunc(framework.DefaultEntries(framework.Listers{}), func(e framework.Entry) bool {
+	entries := slices.DeleteFunc(defaultEntries(framework.Listers{}), func(e framework.Entry) bool {
 		return e.Plugin.Name() == abi.PluginVolumeBinding || e.Plugin.Name() == abi.PluginDynamicResources
 	})
-	e := newEnv(t, cycle.WithPluginEntries(entries...))
+	e := newEnv(t, cycle.WithBuilt(framework.Built{Entries: entries}), cycle.WithPluginMetricsSample(10))
 	e.addNodes(makeNode("n1", "cpu", "4").obj())
 	e.addPods(makePod("p").req("cpu", "1").obj())
 	e.scheduleNext()

@@ -106,8 +106,8 @@ type Scheduler struct {
 	// prof is the profile of the cycle running: opts.plugins, or timed in
 	// the sampled cycles.
 	prof *framework.Profile
-	// timed is opts.plugins with every plugin timed (WithPluginEntries);
-	// nil without entries. Read-only.
+	// timed is opts.plugins with every plugin timed (buildProfiles).
+	// Read-only.
 	timed *framework.Profile
 
 	binds sync.WaitGroup // binding goroutines and API writes
@@ -178,12 +178,6 @@ func WithClusterMoves(f func(ev abi.Event, only func(abi.PodView) bool)) Option 
 // record is kept per Scheduler.
 func WithPreBindings(r *PreBindings) Option { return func(o *options) { o.preBindings = r } }
 
-// WithPlugins sets the plugins that filter and score (and that preemption's
-// dry runs use): the running scheduler's is framework.NewDefaultProfile
-// with its informers' listers. Default framework.Default(), which has no
-// listers.
-func WithPlugins(p *framework.Profile) Option { return func(o *options) { o.plugins = p } }
-
 type discardRecorder struct{}
 
 func (discardRecorder) Attempt(string, string, time.Duration)                {}
@@ -195,13 +189,13 @@ func (discardRecorder) PluginObserver(string, string, string) func(time.Duration
 	return func(time.Duration) {}
 }
 
-// New returns a scheduler that pops from q, places against c and writes
-// through api, reporting to ev.
+// New returns a scheduler that pops from q, places against c with the
+// plugins of WithBuilt (required) and writes through api, reporting to ev.
 func New(q Queue, c Cache, api API, ev events.EventRecorder, opts ...Option) *Scheduler {
 	o := options{
 		profile: "wasmsched", parallelism: runtime.GOMAXPROCS(0), rec: discardRecorder{},
 		log: slog.New(slog.DiscardHandler), clock: clock.RealClock{}, seed: uint64(time.Now().UnixNano()),
-		plugins: framework.Default(), sample: pluginMetricsSamplePercent,
+		sample: pluginMetricsSamplePercent,
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -224,14 +218,14 @@ func New(q Queue, c Cache, api API, ev events.EventRecorder, opts ...Option) *Sc
 	if o.preBindings == nil {
 		o.preBindings = NewPreBindings()
 	}
-	var timed *framework.Profile
-	if o.entries != nil {
-		plain, t, err := buildProfiles(&o)
-		if err != nil {
-			panic("cycle: the profile's entries: " + err.Error())
-		}
-		o.plugins, timed = plain, t
+	if o.built == nil {
+		panic("cycle.New: no plugins: pass WithBuilt with the profile's plugins")
 	}
+	plain, timed, err := buildProfiles(&o)
+	if err != nil {
+		panic("cycle: the profile's entries: " + err.Error())
+	}
+	o.plugins = plain
 	s := &Scheduler{
 		q: q, cache: c, api: api, events: ev, opts: o,
 		snap: cache.NewSnapshot(),

@@ -27,7 +27,7 @@ import (
 // of pvNodes (pv-<node>), and a claim claim-<member> per member; nodes n1
 // and n2 with room for every member; and a PodGroup "g" of the members,
 // each using its claim.
-func volumeGangEnv(t *testing.T, pvNodes []string, members ...string) (*env, *fake.Clientset, framework.Listers) {
+func volumeGangEnv(t *testing.T, pvNodes []string, members ...string) (*env, *fake.Clientset, framework.Handle) {
 	t.Helper()
 	objs := []runtime.Object{&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local"},
 		Provisioner: storagehelpers.NotSupportedProvisioner, VolumeBindingMode: &waitForFirstConsumer}}
@@ -58,7 +58,8 @@ func volumeGangEnv(t *testing.T, pvNodes []string, members ...string) (*env, *fa
 		CSIStorageCapacities:   f.Storage().V1().CSIStorageCapacities().Lister(),
 		Client:                 client,
 	}
-	e := newEnv(t, cycle.WithPluginEntries(framework.DefaultEntries(l)...))
+	h := framework.NewHandle(framework.HandleOptions{Listers: l})
+	e := newEnv(t, cycle.WithBuilt(framework.Built{Entries: handleEntries(h)}), cycle.WithPluginMetricsSample(10))
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop); f.Shutdown() })
 	f.Start(stop)
@@ -70,7 +71,7 @@ func volumeGangEnv(t *testing.T, pvNodes []string, members ...string) (*env, *fa
 	for _, m := range members {
 		e.addPods(withClaim(member(m), "claim-"+m))
 	}
-	return e, client, l
+	return e, client, h
 }
 
 var (
@@ -99,7 +100,7 @@ func withClaim(b *podBuilder, claim string) *v1.Pod {
 // that reservation, finds none; the gang misses its quorum, so the first
 // member's reservation is undone and nothing is written to the API.
 func TestGroupMembersCompeteForOnePV(t *testing.T) {
-	e, client, l := volumeGangEnv(t, []string{"n1"}, "m1", "m2")
+	e, client, h := volumeGangEnv(t, []string{"n1"}, "m1", "m2")
 
 	e.scheduleNext()
 
@@ -121,14 +122,14 @@ func TestGroupMembersCompeteForOnePV(t *testing.T) {
 		t.Errorf("pv-n1 in the API = %v, %v; want it unwritten", pv.Spec.ClaimRef, err)
 	}
 	// Unreserved: a third claim finds pv-n1 free in the shared caches.
-	caches, err := volume.SharedCaches(l.PVInformer, l.PVCInformer)
+	caches, err := h.Volumes()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := client.CoreV1().PersistentVolumeClaims("default").Create(context.Background(), claim("claim-x"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	b := volume.New(caches, volume.Options{Classes: l.StorageClasses})
+	b := volume.New(caches, volume.Options{Classes: h.Listers().StorageClasses})
 	x := withClaim(makePod("x"), "claim-x")
 	var pc *volume.PodClaims
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {

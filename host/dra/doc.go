@@ -6,7 +6,7 @@
 // bound (in flight), the ResourceSlices with DeviceTaintRules applied (the
 // k8s.io/dynamic-resource-allocation tracker) and the DeviceClasses.
 //
-// One Manager serves every profile built over the same informers (Shared),
+// One Manager serves every profile of a scheduler (framework.Handle.DRA builds it once),
 // so that a device reserved by a pod of one profile is taken for all.
 //
 // # Notes

@@ -512,29 +512,3 @@ func (c classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 	}
 	return c.l.Get(name)
 }
-
-// shared are the Managers by claim informer (Shared).
-var (
-	sharedMu sync.Mutex
-	shared   = map[toolscache.SharedIndexInformer]*Manager{}
-)
-
-// Shared returns the Manager of o.Claims, built on first use: every profile
-// built over the same informers shares it. A nil o.Claims gets a Manager of
-// its own each time.
-func Shared(o Options) (*Manager, error) {
-	if o.Claims == nil {
-		return New(o)
-	}
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if m := shared[o.Claims]; m != nil {
-		return m, nil
-	}
-	m, err := New(o)
-	if err != nil {
-		return nil, err
-	}
-	shared[o.Claims] = m
-	return m, nil
-}

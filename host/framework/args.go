@@ -20,25 +20,12 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/volume"
 )
 
 // This file decodes, defaults (upstream's pkg/scheduler/apis/config/v1
 // defaults.go) and validates (validation_pluginargs.go) the pluginConfig
 // args of the plugins wasmsched implements, into the plugins' fields.
-
-// pluginArgs are the plugins as their args configure them.
-type pluginArgs struct {
-	preemption       PreemptionArgs
-	fit              nodeResourcesFit
-	balanced         nodeResourcesBalancedAllocation
-	spread           podTopologySpread // listers set by Build
-	interPodAffinity interPodAffinity  // namespaces set by Build
-	nodeAffinity     nodeAffinity
-	volumeBinding    volumeBindingArgs
-	dynamicResources dynamicResourcesArgs
-}
 
 // maxCustomPriorityScore is upstream's config.MaxCustomPriorityScore: the
 // top of RequestedToCapacityRatio's shape scores, scaled to MaxNodeScore.
@@ -47,149 +34,170 @@ const maxCustomPriorityScore = 10
 // defaultResources is upstream's defaultResourceSpec.
 var defaultResources = []kschedv1.ResourceSpec{{Name: string(v1.ResourceCPU), Weight: 1}, {Name: string(v1.ResourceMemory), Weight: 1}}
 
-// decodeArgs decodes configs into the plugins, each plugin without a config
-// getting upstream's default args.
-func decodeArgs(configs []kschedv1.PluginConfig) (pluginArgs, error) {
-	a := pluginArgs{
-		preemption:       PreemptionArgs{DefaultMinCandidateNodesPercentage, DefaultMinCandidateNodesAbsolute},
-		spread:           podTopologySpread{defaults: systemDefaultConstraints, systemDefaulted: true},
-		interPodAffinity: interPodAffinity{hardPodAffinityWeight: defaultHardPodAffinityWeight},
-		volumeBinding:    defaultVolumeBindingArgs,
-		dynamicResources: defaultDynamicResourcesArgs,
-	}
-	seen := map[string]bool{}
+// decodeArgs decodes, defaults and validates configs through the rows'
+// Args, each plugin with args but without a config getting upstream's
+// defaults, by plugin name.
+func (r *Registry) decodeArgs(configs []kschedv1.PluginConfig) (map[string]any, error) {
+	out := map[string]any{}
 	for i := range configs {
 		pc := &configs[i]
-		path := field.NewPath("pluginConfig").Index(i)
-		if seen[pc.Name] {
-			return a, field.Duplicate(path, pc.Name)
+		entry := field.NewPath("pluginConfig").Index(i)
+		if _, dup := out[pc.Name]; dup {
+			return nil, field.Duplicate(entry, pc.Name)
 		}
-		seen[pc.Name] = true
-		if err := a.decode(pc, path); err != nil {
-			return a, err
+		row, ok := r.Row(pc.Name)
+		switch {
+		case !ok || row.NotImplemented != "":
+			return nil, field.Invalid(entry.Child("name"), pc.Name,
+				"args for a plugin wasmsched does not know: it runs upstream v1.37.1's in-tree plugins and those its binary was built with")
+		case row.Args == nil:
+			return nil, field.Invalid(entry.Child("name"), pc.Name, "this plugin takes no args: remove its pluginConfig entry")
 		}
+		a, err := row.Args(pc, entry.Child("args"))
+		if err != nil {
+			return nil, err
+		}
+		out[pc.Name] = a
+	}
+	for _, row := range r.rows {
+		if _, ok := out[row.Name]; ok || row.Args == nil || row.NotImplemented != "" {
+			continue
+		}
+		a, err := row.Args(nil, field.NewPath("pluginConfig").Key(row.Name).Child("args"))
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: default args: %w", row.Name, err)
+		}
+		out[row.Name] = a
+	}
+	return out, nil
+}
+
+// preemptionArgs is DefaultPreemption's Row.Args: a PreemptionArgs.
+func preemptionArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.DefaultPreemptionArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	setDefaultsPreemption(&args)
+	if err := validatePreemption(path, &args); err != nil {
+		return nil, err
+	}
+	return PreemptionArgs{*args.MinCandidateNodesPercentage, *args.MinCandidateNodesAbsolute}, nil
+}
+
+// fitArgs is NodeResourcesFit's Row.Args: the plugin, configured.
+func fitArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.NodeResourcesFitArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	setDefaultsFit(&args)
+	if err := validateFit(path, &args); err != nil {
+		return nil, err
+	}
+	return newNodeResourcesFit(&args), nil
+}
+
+// balancedArgs is NodeResourcesBalancedAllocation's Row.Args.
+func balancedArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.NodeResourcesBalancedAllocationArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	setDefaultsBalanced(&args)
+	if err := validateBalanced(path, &args); err != nil {
+		return nil, err
+	}
+	return newBalancedAllocation(&args), nil
+}
+
+// spreadArgs is PodTopologySpread's Row.Args.
+func spreadArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.PodTopologySpreadArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	if args.DefaultingType == "" {
+		args.DefaultingType = kschedv1.SystemDefaulting
+	}
+	if err := validateSpread(path, &args); err != nil {
+		return nil, err
+	}
+	if args.DefaultingType == kschedv1.ListDefaulting {
+		return podTopologySpread{defaults: args.DefaultConstraints}, nil
+	}
+	return podTopologySpread{defaults: systemDefaultConstraints, systemDefaulted: true}, nil
+}
+
+// interPodAffinityArgs is InterPodAffinity's Row.Args.
+func interPodAffinityArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.InterPodAffinityArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	if args.HardPodAffinityWeight == nil {
+		w := int32(defaultHardPodAffinityWeight)
+		args.HardPodAffinityWeight = &w
+	}
+	if w := *args.HardPodAffinityWeight; w < 0 || w > 100 {
+		return nil, field.Invalid(path.Child("hardPodAffinityWeight"), w, "not in valid range [0, 100]")
+	}
+	return interPodAffinity{hardPodAffinityWeight: int64(*args.HardPodAffinityWeight),
+		ignoreExistingPreferred: args.IgnorePreferredTermsOfExistingPods}, nil
+}
+
+// nodeAffinityArgs is NodeAffinity's Row.Args.
+func nodeAffinityArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.NodeAffinityArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	return newNodeAffinity(path, &args)
+}
+
+// volumeBindingArgsOf is VolumeBinding's Row.Args.
+func volumeBindingArgsOf(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.VolumeBindingArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	return newVolumeBindingArgs(path, &args)
+}
+
+// dynamicResourcesArgsOf is DynamicResources' Row.Args: upstream's
+// ValidateDynamicResourcesArgs with v1.37's default gates
+// (DRASchedulerFilterTimeout, DRADeviceBindingConditions and
+// DRAResourceClaimDeviceStatus on).
+func dynamicResourcesArgsOf(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.DynamicResourcesArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	a := defaultDynamicResourcesArgs
+	if args.FilterTimeout != nil {
+		if args.FilterTimeout.Duration < 0 {
+			return nil, field.Invalid(path.Child("filterTimeout"), args.FilterTimeout.Duration.String(), "must be zero or positive")
+		}
+		a.filterTimeout = args.FilterTimeout.Duration
+	}
+	if args.BindingTimeout != nil {
+		if args.BindingTimeout.Duration < time.Second {
+			return nil, field.Invalid(path.Child("bindingTimeout"), args.BindingTimeout.Duration.String(), "must be at least 1 second")
+		}
+		a.bindingTimeout = args.BindingTimeout.Duration
 	}
 	return a, nil
 }
 
-// decode decodes pc, the pluginConfig entry at entry, into its plugin.
-func (a *pluginArgs) decode(pc *kschedv1.PluginConfig, entry *field.Path) error {
-	path := entry.Child("args")
-	switch pc.Name {
-	case abi.PluginDefaultPreemption:
-		var args kschedv1.DefaultPreemptionArgs
-		if err := decodeInto(pc, path, &args); err != nil {
-			return err
-		}
-		setDefaultsPreemption(&args)
-		if err := validatePreemption(path, &args); err != nil {
-			return err
-		}
-		a.preemption = PreemptionArgs{*args.MinCandidateNodesPercentage, *args.MinCandidateNodesAbsolute}
-	case abi.PluginNodeResourcesFit:
-		var args kschedv1.NodeResourcesFitArgs
-		if err := decodeInto(pc, path, &args); err != nil {
-			return err
-		}
-		setDefaultsFit(&args)
-		if err := validateFit(path, &args); err != nil {
-			return err
-		}
-		a.fit = newNodeResourcesFit(&args)
-	case pluginNodeResourcesBalancedAllocation:
-		var args kschedv1.NodeResourcesBalancedAllocationArgs
-		if err := decodeInto(pc, path, &args); err != nil {
-			return err
-		}
-		setDefaultsBalanced(&args)
-		if err := validateBalanced(path, &args); err != nil {
-			return err
-		}
-		a.balanced = newBalancedAllocation(&args)
-	case abi.PluginPodTopologySpread:
-		var args kschedv1.PodTopologySpreadArgs
-		if err := decodeInto(pc, path, &args); err != nil {
-			return err
-		}
-		if args.DefaultingType == "" {
-			args.DefaultingType = kschedv1.SystemDefaulting
-		}
-		if err := validateSpread(path, &args); err != nil {
-			return err
-		}
-		a.spread = podTopologySpread{defaults: systemDefaultConstraints, systemDefaulted: true}
-		if args.DefaultingType == kschedv1.ListDefaulting {
-			a.spread = podTopologySpread{defaults: args.DefaultConstraints}
-		}
-	case abi.PluginInterPodAffinity:
-		var args kschedv1.InterPodAffinityArgs
-		if err := decodeInto(pc, path, &args); err != nil {
-			return err
-		}
-		if args.HardPodAffinityWeight == nil {
-			w := int32(defaultHardPodAffinityWeight)
-			args.HardPodAffinityWeight = &w
-		}
-		if w := *args.HardPodAffinityWeight; w < 0 || w > 100 {
-			return field.Invalid(path.Child("hardPodAffinityWeight"), w, "not in valid range [0, 100]")
-		}
-		a.interPodAffinity = interPodAffinity{hardPodAffinityWeight: int64(*args.HardPodAffinityWeight),
-			ignoreExistingPreferred: args.IgnorePreferredTermsOfExistingPods}
-	case abi.PluginNodeAffinity:
-		var args kschedv1.NodeAffinityArgs
-		if err := decodeInto(pc, path, &args); err != nil {
-			return err
-		}
-		pl, err := newNodeAffinity(path, &args)
-		if err != nil {
-			return err
-		}
-		a.nodeAffinity = pl
-	case abi.PluginVolumeBinding:
-		var args kschedv1.VolumeBindingArgs
-		if err := decodeInto(pc, path, &args); err != nil {
-			return err
-		}
-		vb, err := newVolumeBindingArgs(path, &args)
-		if err != nil {
-			return err
-		}
-		a.volumeBinding = vb
-	case abi.PluginDynamicResources:
-		var args kschedv1.DynamicResourcesArgs
-		if err := decodeInto(pc, path, &args); err != nil {
-			return err
-		}
-		// Upstream's ValidateDynamicResourcesArgs with v1.37's default gates
-		// (DRASchedulerFilterTimeout, DRADeviceBindingConditions and
-		// DRAResourceClaimDeviceStatus on).
-		if args.FilterTimeout != nil {
-			if args.FilterTimeout.Duration < 0 {
-				return field.Invalid(path.Child("filterTimeout"), args.FilterTimeout.Duration.String(), "must be zero or positive")
-			}
-			a.dynamicResources.filterTimeout = args.FilterTimeout.Duration
-		}
-		if args.BindingTimeout != nil {
-			if args.BindingTimeout.Duration < time.Second {
-				return field.Invalid(path.Child("bindingTimeout"), args.BindingTimeout.Duration.String(), "must be at least 1 second")
-			}
-			a.dynamicResources.bindingTimeout = args.BindingTimeout.Duration
-		}
-	default:
-		if _, ok := inTree[pc.Name]; ok {
-			return field.Invalid(entry.Child("name"), pc.Name, "this plugin takes no args: remove its pluginConfig entry")
-		}
-		return field.Invalid(entry.Child("name"), pc.Name,
-			"args for a plugin wasmsched does not know: it runs upstream v1.37.1's in-tree plugins only")
+// DecodeArgs decodes pc's args into into (a pointer to the zero value of
+// the plugin's args type), for a Row.Args: an object already decoded as
+// that type is copied; raw JSON (or YAML) is decoded strictly, so that an
+// unknown or duplicate field is an error naming it. No args, or a nil pc,
+// leave into as it is.
+func DecodeArgs(pc *kschedv1.PluginConfig, path *field.Path, into runtime.Object) error {
+	if pc == nil {
+		return nil
 	}
-	return nil
-}
-
-// decodeInto decodes pc's args into into (a pointer to the zero value of
-// the plugin's args type): an object already decoded as that type is copied;
-// raw JSON (or YAML) is decoded strictly, so that an unknown or duplicate
-// field is an error naming it. No args leave into as it is.
-func decodeInto(pc *kschedv1.PluginConfig, path *field.Path, into runtime.Object) error {
 	raw := pc.Args.Raw
 	switch obj := pc.Args.Object.(type) {
 	case nil:

@@ -88,7 +88,7 @@ func TestInterPodAffinityArgs(t *testing.T) {
 		{"ignorePreferredTermsOfExistingPods skips a pod without preferred terms", `ignorePreferredTermsOfExistingPods: true`, preferring, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := Build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs("InterPodAffinity", tc.args)}})
+			b, err := build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs("InterPodAffinity", tc.args)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +124,7 @@ func TestInterPodAffinityArgs(t *testing.T) {
 // TestPodTopologySpreadList checks defaultingType List: the given
 // constraints spread a pod without its own, hard ones filtering.
 func TestPodTopologySpreadList(t *testing.T) {
-	b, err := Build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs("PodTopologySpread",
+	b, err := build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs("PodTopologySpread",
 		`{defaultingType: List, defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]}`)}})
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +170,7 @@ func TestFitIgnoredResources(t *testing.T) {
 
 func builtPluginRaw(t *testing.T, name, args string) Plugin {
 	t.Helper()
-	b, err := Build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs(name, args)}})
+	b, err := build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs(name, args)}})
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}

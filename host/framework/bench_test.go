@@ -111,7 +111,7 @@ func BenchmarkPrepare(b *testing.B) {
 			pi := bc.pod.info()
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, st := Prepare(pi, nil); st != nil {
+				if _, st := prepare(pi, nil); st != nil {
 					b.Fatal(st)
 				}
 			}
@@ -131,12 +131,12 @@ func BenchmarkPodTopologySpread(b *testing.B) {
 	b.Run("Prepare", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, st := Prepare(pi, snap); st != nil {
+			if _, st := prepare(pi, snap); st != nil {
 				b.Fatal(st)
 			}
 		}
 	})
-	ps, st := Prepare(pi, snap)
+	ps, st := prepare(pi, snap)
 	if st != nil {
 		b.Fatal(st)
 	}
@@ -215,7 +215,7 @@ func BenchmarkInterPodAffinity(b *testing.B) {
 			scores := make([]int64, len(nodes))
 			b.ReportAllocs()
 			for b.Loop() {
-				ps, st := Prepare(pi, snap)
+				ps, st := prepare(pi, snap)
 				if st != nil {
 					b.Fatal(st)
 				}

@@ -2,13 +2,12 @@ package framework
 
 import (
 	"fmt"
-	"maps"
 	"slices"
+	"strings"
 
 	kschedv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/wasmsched/wasmsched/abi"
-	"github.com/wasmsched/wasmsched/host/dra"
 )
 
 // Config is one profile's plugin configuration as a KubeSchedulerConfiguration
@@ -18,14 +17,11 @@ import (
 type Config struct {
 	Plugins      *kschedv1.Plugins
 	PluginConfig []kschedv1.PluginConfig
-	// Claims counts the ResourceClaims DynamicResources creates; nil
-	// counts nothing.
-	Claims ClaimRecorder
 }
 
 // Built is what a profile's plugin configuration builds.
 type Built struct {
-	// Entries are the profile's plugins, for cycle.WithPluginEntries (or
+	// Entries are the profile's plugins, for cycle.WithBuilt (or
 	// NewProfile) and so preemption's dry runs.
 	Entries []Entry
 	// Preemption is DefaultPreemption's args, defaulted.
@@ -60,30 +56,6 @@ func (a PreemptionArgs) Defaulted() PreemptionArgs {
 	return a
 }
 
-// Upstream's extension points, as KubeSchedulerConfiguration names them.
-const (
-	ptPreEnqueue = iota
-	ptQueueSort
-	ptPreFilter
-	ptFilter
-	ptPostFilter
-	ptPreScore
-	ptScore
-	ptReserve
-	ptPermit
-	ptPreBind
-	ptBind
-	ptPostBind
-	ptPlacementGenerate
-	ptPlacementScore
-	ptPodGroupPostFilter
-	numPoints
-)
-
-var pointNames = [numPoints]string{"preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
-	"score", "reserve", "permit", "preBind", "bind", "postBind", "placementGenerate", "placementScore",
-	"podGroupPostFilter"}
-
 // pointSets returns p's plugin sets by extension point.
 func pointSets(p *kschedv1.Plugins) [numPoints]*kschedv1.PluginSet {
 	return [numPoints]*kschedv1.PluginSet{&p.PreEnqueue, &p.QueueSort, &p.PreFilter, &p.Filter, &p.PostFilter,
@@ -91,107 +63,13 @@ func pointSets(p *kschedv1.Plugins) [numPoints]*kschedv1.PluginSet {
 		&p.PlacementScore, &p.PodGroupPostFilter}
 }
 
-// points is a set of extension points (bit i: point i).
-type points uint32
-
-func pts(ps ...int) points {
-	var out points
-	for _, p := range ps {
-		out |= 1 << p
-	}
-	return out
-}
-
-func (s points) has(p int) bool { return s&(1<<p) != 0 }
-
-// Names of upstream's in-tree plugins that abi/ has no constant for.
+// Names of the plugins the framework does not build but Build checks: they
+// are served elsewhere in wasmsched (the registry's rows without New).
 const (
-	pluginPrioritySort               = "PrioritySort"
-	pluginDefaultBinder              = "DefaultBinder"
-	pluginDeferredPodScheduling      = "DeferredPodScheduling"
-	pluginTopologyPlacementGenerator = "TopologyPlacementGenerator"
-	pluginPodGroupPodsCount          = "PodGroupPodsCount"
+	wildcard      = "*"
+	prioritySort  = "PrioritySort"
+	defaultBinder = "DefaultBinder"
 )
-
-// inTree are upstream v1.37.1's in-tree plugins (names.go) with the
-// extension points each implements (a configuration that enables one at
-// another point is refused, as upstream's framework refuses it), less those
-// wasmsched does not implement at all (notImplemented).
-var inTree = map[string]points{
-	abi.PluginSchedulingGates:             pts(ptPreEnqueue),
-	pluginPrioritySort:                    pts(ptQueueSort),
-	abi.PluginNodeName:                    pts(ptPreFilter, ptFilter),
-	abi.PluginNodeUnschedulable:           pts(ptPreFilter, ptFilter),
-	abi.PluginTaintToleration:             pts(ptPreFilter, ptFilter, ptPreScore, ptScore),
-	abi.PluginNodeAffinity:                pts(ptPreFilter, ptFilter, ptPreScore, ptScore),
-	abi.PluginNodePorts:                   pts(ptPreFilter, ptFilter),
-	abi.PluginNodeResourcesFit:            pts(ptPreFilter, ptFilter, ptPreScore, ptScore, ptPlacementScore),
-	abi.PluginVolumeRestrictions:          pts(ptPreFilter, ptFilter),
-	abi.PluginNodeVolumeLimits:            pts(ptPreFilter, ptFilter),
-	abi.PluginVolumeBinding:               pts(ptPreFilter, ptFilter, ptReserve, ptPreBind, ptPreScore, ptScore),
-	abi.PluginVolumeZone:                  pts(ptPreFilter, ptFilter),
-	abi.PluginPodTopologySpread:           pts(ptPreFilter, ptFilter, ptPreScore, ptScore),
-	abi.PluginInterPodAffinity:            pts(ptPreFilter, ptFilter, ptPreScore, ptScore),
-	abi.PluginDynamicResources:            pts(ptPreEnqueue, ptPreFilter, ptFilter, ptPostFilter, ptPodGroupPostFilter, ptScore, ptReserve, ptPreBind),
-	abi.PluginDefaultPreemption:           pts(ptPreEnqueue, ptPostFilter),
-	pluginNodeResourcesBalancedAllocation: pts(ptPreScore, ptScore),
-	pluginImageLocality:                   pts(ptScore),
-	pluginDefaultBinder:                   pts(ptBind),
-	abi.PluginNodeDeclaredFeatures:        pts(ptPreFilter, ptFilter),
-	abi.PluginGangScheduling:              pts(ptPreEnqueue, ptPermit),
-}
-
-// filterAlone are the plugins whose upstream filter runs without their
-// PreFilter (it needs no state from it, or recomputes it); scoreAlone
-// likewise for the score without its PreScore. Disabling such a plugin's
-// PreFilter (PreScore) alone changes nothing here, since wasmsched's
-// PreFilter is what makes its filter; upstream would still run the filter
-// but not the PreFilter's node restriction (NodeName, NodeAffinity), which
-// only changes the message of the nodes it leaves out.
-var (
-	filterAlone = map[string]bool{abi.PluginNodeName: true, abi.PluginNodeUnschedulable: true,
-		abi.PluginTaintToleration: true, abi.PluginNodeAffinity: true}
-	scoreAlone = map[string]bool{abi.PluginNodeResourcesFit: true, pluginNodeResourcesBalancedAllocation: true,
-		abi.PluginNodeAffinity: true}
-)
-
-// notImplemented are upstream's in-tree plugins wasmsched does not have,
-// off in upstream's default profile (behind alpha or beta gates that are off).
-var notImplemented = map[string]string{
-	pluginDeferredPodScheduling:      "InPlacePodVerticalScalingSchedulerPreemption, alpha",
-	pluginTopologyPlacementGenerator: "TopologyAwareWorkloadScheduling, alpha",
-	pluginPodGroupPodsCount:          "TopologyAwareWorkloadScheduling, alpha",
-}
-
-// defaultPlugins is upstream v1.37.1's getDefaultPlugins with the feature
-// gates at their v1.37 defaults: DynamicResourceAllocation and
-// NodeDeclaredFeatures on (GA), GenericWorkload, TopologyAware... and
-// InPlacePodVerticalScalingSchedulerPreemption off.
-func defaultPlugins() *kschedv1.Plugins {
-	w := func(n int32) *int32 { return &n }
-	return &kschedv1.Plugins{MultiPoint: kschedv1.PluginSet{Enabled: []kschedv1.Plugin{
-		{Name: abi.PluginSchedulingGates},
-		{Name: pluginPrioritySort},
-		{Name: abi.PluginNodeName},
-		{Name: abi.PluginNodeUnschedulable},
-		{Name: abi.PluginTaintToleration, Weight: w(weightTaintToleration)},
-		{Name: abi.PluginNodeAffinity, Weight: w(weightNodeAffinity)},
-		{Name: abi.PluginNodePorts},
-		{Name: abi.PluginNodeResourcesFit, Weight: w(weightNodeResourcesFit)},
-		{Name: abi.PluginVolumeRestrictions},
-		{Name: abi.PluginNodeVolumeLimits},
-		{Name: abi.PluginVolumeBinding},
-		{Name: abi.PluginVolumeZone},
-		{Name: abi.PluginPodTopologySpread, Weight: w(weightPodTopologySpread)},
-		{Name: abi.PluginInterPodAffinity, Weight: w(weightInterPodAffinity)},
-		{Name: abi.PluginDynamicResources, Weight: w(2)},
-		{Name: abi.PluginDefaultPreemption},
-		{Name: pluginNodeResourcesBalancedAllocation, Weight: w(weightNodeResourcesBalancedAllocation)},
-		{Name: pluginImageLocality, Weight: w(weightImageLocality)},
-		{Name: pluginDefaultBinder},
-		{Name: abi.PluginNodeDeclaredFeatures},
-	}}}
-}
 
 // mergePlugins is upstream's mergePlugins: custom merged into def point by
 // point (mergePluginSet).
@@ -227,7 +105,7 @@ func mergePluginSet(def, custom kschedv1.PluginSet) kschedv1.PluginSet {
 		customIndex[p.Name] = i
 	}
 	replaced := map[int]bool{}
-	if !disabled[abi.PluginWildcard] {
+	if !disabled[wildcard] {
 		for _, p := range def.Enabled {
 			if disabled[p.Name] {
 				continue
@@ -253,15 +131,15 @@ func mergePluginSet(def, custom kschedv1.PluginSet) kschedv1.PluginSet {
 // disables "*" or the plugin; a plugin both lists keep is an override and
 // comes first, in the point's order, then multiPoint's, then the point's
 // others.
-func expand(merged *kschedv1.Plugins, pt int) ([]string, error) {
+func (r *Registry) expand(merged *kschedv1.Plugins, pt Point) ([]string, error) {
 	set := pointSets(merged)[pt]
 	var specific []string
 	for _, p := range set.Enabled {
-		if !inTree[p.Name].has(pt) {
-			return nil, fmt.Errorf("plugins.%s.enabled: plugin %q does not extend %s", pointNames[pt], p.Name, pointNames[pt])
+		if !r.points(p.Name).Has(pt) {
+			return nil, fmt.Errorf("plugins.%s.enabled: plugin %q does not extend %s", pt, p.Name, pt)
 		}
 		if slices.Contains(specific, p.Name) {
-			return nil, fmt.Errorf("plugins.%s.enabled: plugin %q is enabled twice", pointNames[pt], p.Name)
+			return nil, fmt.Errorf("plugins.%s.enabled: plugin %q is enabled twice", pt, p.Name)
 		}
 		specific = append(specific, p.Name)
 	}
@@ -269,12 +147,12 @@ func expand(merged *kschedv1.Plugins, pt int) ([]string, error) {
 	for _, p := range set.Disabled {
 		disabled[p.Name] = true
 	}
-	if disabled[abi.PluginWildcard] {
+	if disabled[wildcard] {
 		return specific, nil
 	}
 	var overrides, multi []string
 	for _, p := range merged.MultiPoint.Enabled {
-		if !inTree[p.Name].has(pt) || disabled[p.Name] {
+		if !r.points(p.Name).Has(pt) || disabled[p.Name] {
 			continue
 		}
 		if slices.Contains(specific, p.Name) {
@@ -303,7 +181,7 @@ func expand(merged *kschedv1.Plugins, pt int) ([]string, error) {
 
 // checkNames refuses the plugin names of c wasmsched does not know, and the
 // extension points it has nothing to configure at.
-func checkNames(c *kschedv1.Plugins) error {
+func (r *Registry) checkNames(c *kschedv1.Plugins) error {
 	if c == nil {
 		return nil
 	}
@@ -315,15 +193,17 @@ func checkNames(c *kschedv1.Plugins) error {
 			field := [...]string{"enabled", "disabled"}[j]
 			for k, p := range list {
 				where := fmt.Sprintf("plugins.%s.%s[%d]", names[i], field, k)
-				if p.Name == abi.PluginWildcard && field == "disabled" {
+				if p.Name == wildcard && field == "disabled" {
 					continue
 				}
-				if gate, ok := notImplemented[p.Name]; ok {
-					return fmt.Errorf("%s: wasmsched does not implement the in-tree plugin %q (upstream's %s): remove it", where, p.Name, gate)
+				row, ok := r.Row(p.Name)
+				if !ok {
+					return fmt.Errorf("%s: unknown plugin %q: wasmsched runs upstream v1.37.1's in-tree plugins and the plugins "+
+						"its binary was built with (a Go program adds them with app.WithPlugin; what a running wasmsched lets "+
+						"you replace are its Wasm policy slots)", where, p.Name)
 				}
-				if _, ok := inTree[p.Name]; !ok {
-					return fmt.Errorf("%s: unknown plugin %q: wasmsched runs upstream v1.37.1's in-tree plugins only "+
-						"(out-of-tree plugins cannot be loaded; what wasmsched lets you replace are its Wasm policy slots)", where, p.Name)
+				if row.NotImplemented != "" {
+					return fmt.Errorf("%s: wasmsched does not implement the in-tree plugin %q (upstream's %s): remove it", where, p.Name, row.NotImplemented)
 				}
 				if field == "enabled" && (names[i] == "placementGenerate" || names[i] == "placementScore") {
 					return fmt.Errorf("%s: wasmsched has no %s extension point (upstream's TopologyAwareWorkloadScheduling, alpha): remove %q from it",
@@ -339,13 +219,14 @@ func checkNames(c *kschedv1.Plugins) error {
 	return nil
 }
 
-// Build merges c over upstream v1.37.1's default plugins (as upstream's v1
+// Build merges c over the registry's default plugins (upstream v1.37.1's) (as upstream's v1
 // defaulting and mergePlugins do: multiPoint, per-extension-point enabled
 // and disabled, "*" disabling every default of a point, weights from
 // multiPoint or score), decodes, defaults and validates each plugin's args,
-// and returns the entries in upstream's order. It refuses, with an error
-// naming it, anything wasmsched cannot honour: an unknown or out-of-tree
-// plugin name, an extension point wasmsched has no configurable equivalent
+// builds each plugin the profile runs with its row's factory over h, and
+// returns the entries in upstream's order. It refuses, with an error
+// naming it, anything wasmsched cannot honour: a plugin name the registry
+// does not know, an extension point wasmsched has no configurable equivalent
 // for, args for a plugin it does not know, invalid args (upstream's
 // validation messages where practical).
 //
@@ -363,9 +244,6 @@ func checkNames(c *kschedv1.Plugins) error {
 //     and its gang policy, which serve PodGroups whenever the API serves
 //     them: enabling or disabling it changes nothing.
 //
-// DynamicResources' preEnqueue checks are made by its PreFilter (with the
-// same texts): enabling or disabling its preEnqueue changes nothing.
-//
 // A plugin's reserve, preBind and postFilter points (ReservePlugin,
 // PreBindPlugin, PostFilterPlugin) are enabled and disabled like the others
 // (Entry.NoReserve, NoPreBind, NoPostFilter); a plugin disabled at every
@@ -376,118 +254,31 @@ func checkNames(c *kschedv1.Plugins) error {
 // A plugin's filter cannot run without its PreFilter (wasmsched's filters
 // are what the PreFilters return), nor its score without its PreScore:
 // such a configuration is refused, unless upstream's filter (score) runs
-// without them too (filterAlone, scoreAlone), when disabling the PreFilter
+// without them too (Row.FilterAlone, ScoreAlone), when disabling the PreFilter
 // (PreScore) alone changes nothing. Disabling a filter while its PreFilter
 // stays keeps the PreFilter's node restriction and rejections, as upstream.
 // The filter order is upstream's filter order; the PreFilters run in the
 // same order.
-func Build(l Listers, c Config) (Built, error) {
-	merged, eff, err := effective(c)
+func (r *Registry) Build(h Handle, c Config) (Built, error) {
+	p, err := r.plan(c)
 	if err != nil {
 		return Built{}, err
 	}
-	on := func(name string, pt int) bool { return slices.Contains(eff[pt], name) }
-
-	if !on(abi.PluginSchedulingGates, ptPreEnqueue) {
-		return Built{}, fmt.Errorf("plugins: SchedulingGates is wasmsched's preEnqueue policy slot and cannot be disabled here: " +
-			"configure the preEnqueue slot through wasmsched's policies instead")
-	}
-	if !slices.Equal(eff[ptQueueSort], []string{pluginPrioritySort}) {
-		return Built{}, fmt.Errorf("plugins.queueSort: the queue sort is wasmsched's queueSort policy slot, configured through "+
-			"wasmsched's policies; the configuration must keep PrioritySort as its only queueSort plugin, not %v", eff[ptQueueSort])
-	}
-	if !slices.Equal(eff[ptBind], []string{pluginDefaultBinder}) {
-		return Built{}, fmt.Errorf("plugins.bind: DefaultBinder is the only binder wasmsched has; the configuration must keep it "+
-			"as the only bind plugin, not %v", eff[ptBind])
-	}
-	if on(abi.PluginDefaultPreemption, ptPostFilter) && !on(abi.PluginDefaultPreemption, ptPreEnqueue) {
-		return Built{}, fmt.Errorf("plugins.preEnqueue: DefaultPreemption's preEnqueue cannot be disabled while its postFilter " +
-			"runs (wasmsched's preemption always holds back a pod whose victims are being evicted); disable its postFilter too, " +
-			"or neither")
-	}
-	// preFilterOn: the plugin's PreFilter runs, or its filter runs and
-	// upstream's runs without it (filterAlone), so wasmsched runs the
-	// PreFilter that makes its filter.
-	preFilterOn := func(name string) bool {
-		return on(name, ptPreFilter) || (filterAlone[name] && on(name, ptFilter))
-	}
-	for _, name := range slices.Sorted(maps.Keys(inTree)) {
-		implements := inTree[name]
-		if implements.has(ptPreFilter) && on(name, ptFilter) && !preFilterOn(name) {
-			return Built{}, fmt.Errorf("plugins.preFilter: %s's filter cannot run without its preFilter in wasmsched; "+
-				"disable its filter too, or neither", name)
+	h.enabled = p.on
+	b := Built{Preemption: p.preemption, PreemptionDisabled: !p.on(abi.PluginDefaultPreemption, PointPostFilter)}
+	for _, name := range p.order {
+		row, _ := r.Row(name)
+		if row.New == nil {
+			continue // served elsewhere in wasmsched (see above)
 		}
-		if implements.has(ptPreScore) && on(name, ptScore) && !on(name, ptPreScore) && !scoreAlone[name] {
-			return Built{}, fmt.Errorf("plugins.preScore: %s's score cannot run without its preScore in wasmsched; "+
-				"disable its score too, or neither", name)
+		pl, err := row.New(h, p.args[name])
+		if err != nil {
+			return Built{}, fmt.Errorf("plugin %s: %w", name, err)
 		}
-	}
-
-	weights := scoreWeights(merged)
-	args, err := decodeArgs(c.PluginConfig)
-	if err != nil {
-		return Built{}, err
-	}
-
-	b := Built{Preemption: args.preemption, PreemptionDisabled: !on(abi.PluginDefaultPreemption, ptPostFilter)}
-	for _, name := range profileOrder(merged, eff[ptFilter]) {
-		var p Plugin
-		switch name {
-		case abi.PluginNodeName:
-			p = nodeName{}
-		case abi.PluginNodeUnschedulable:
-			p = nodeUnschedulable{}
-		case abi.PluginTaintToleration:
-			p = taintToleration{}
-		case abi.PluginNodeAffinity:
-			p = args.nodeAffinity
-		case abi.PluginNodePorts:
-			p = nodePorts{}
-		case abi.PluginNodeResourcesFit:
-			fit := args.fit
-			if on(abi.PluginDynamicResources, ptFilter) {
-				fit.classes = dra.NewExtendedResources(l.DeviceClasses)
-			}
-			p = fit
-		case abi.PluginPodTopologySpread:
-			pts := args.spread
-			pts.listers = l
-			p = &pts
-		case abi.PluginInterPodAffinity:
-			ipa := args.interPodAffinity
-			ipa.namespaces = l.Namespaces
-			p = ipa
-		case pluginNodeResourcesBalancedAllocation:
-			p = args.balanced
-		case pluginImageLocality:
-			p = imageLocality{}
-		case abi.PluginNodeDeclaredFeatures:
-			p = nodeDeclaredFeatures{}
-		case abi.PluginVolumeBinding:
-			vb, err := newVolumeBinding(l, args.volumeBinding)
-			if err != nil {
-				return Built{}, err
-			}
-			p = vb
-		case abi.PluginVolumeRestrictions:
-			p = volumeRestrictions{listers: l}
-		case abi.PluginNodeVolumeLimits:
-			p = newNodeVolumeLimits(l)
-		case abi.PluginVolumeZone:
-			p = volumeZone{listers: l}
-		case abi.PluginDynamicResources:
-			dr, err := newDynamicResources(l, args.dynamicResources)
-			if err != nil {
-				return Built{}, err
-			}
-			if c.Claims != nil {
-				dr.claims = c.Claims
-			}
-			p = dr
-		default:
-			continue // the plugins that live elsewhere (see above)
+		if pl.Name() != name {
+			return Built{}, fmt.Errorf("plugin %s: its factory built a plugin named %q", name, pl.Name())
 		}
-		if e, ok := entryFor(p, preFilterOn(name), func(pt int) bool { return on(name, pt) }, weights[name]); ok {
+		if e, ok := entryFor(pl, p.preFilterOn(row), func(pt Point) bool { return p.on(name, pt) }, p.weights[name]); ok {
 			b.Entries = append(b.Entries, e)
 		}
 	}
@@ -497,17 +288,102 @@ func Build(l Listers, c Config) (Built, error) {
 	return b, nil
 }
 
+// Check is Build without building: it merges c, checks the plugin sets and
+// decodes, defaults and validates the args, with Build's errors. config
+// checks a KubeSchedulerConfiguration's profiles with it when it loads
+// one, before any informer exists.
+func (r *Registry) Check(plugins *kschedv1.Plugins, pluginConfig []kschedv1.PluginConfig) error {
+	_, err := r.plan(Config{Plugins: plugins, PluginConfig: pluginConfig})
+	return err
+}
+
+// Default builds the registry's default profile over h (Build of an empty
+// configuration).
+func (r *Registry) Default(h Handle) (*Profile, error) {
+	b, err := r.Build(h, Config{})
+	if err != nil {
+		return nil, err
+	}
+	return NewProfile(b.Entries...)
+}
+
+// plan is what Build works out before it builds: the merged plugin sets,
+// each point's effective plugins, the profile's order, weights and args.
+type plan struct {
+	eff        [numPoints][]string
+	order      []string
+	weights    map[string]int64
+	args       map[string]any
+	preemption PreemptionArgs
+}
+
+// on reports whether the plan runs plugin name at pt.
+func (p *plan) on(name string, pt Point) bool { return slices.Contains(p.eff[pt], name) }
+
+// preFilterOn: the plugin's PreFilter runs, or its filter runs and
+// upstream's runs without it (FilterAlone), so wasmsched runs the PreFilter
+// that makes its filter.
+func (p *plan) preFilterOn(row Row) bool {
+	return p.on(row.Name, PointPreFilter) || (row.FilterAlone && p.on(row.Name, PointFilter))
+}
+
+func (r *Registry) plan(c Config) (*plan, error) {
+	merged, eff, err := r.effective(c)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{eff: eff}
+	if !p.on(abi.PluginSchedulingGates, PointPreEnqueue) {
+		return nil, fmt.Errorf("plugins: SchedulingGates is wasmsched's preEnqueue policy slot and cannot be disabled here: " +
+			"configure the preEnqueue slot through wasmsched's policies instead")
+	}
+	if !slices.Equal(eff[PointQueueSort], []string{prioritySort}) {
+		return nil, fmt.Errorf("plugins.queueSort: the queue sort is wasmsched's queueSort policy slot, configured through "+
+			"wasmsched's policies; the configuration must keep PrioritySort as its only queueSort plugin, not %v", eff[PointQueueSort])
+	}
+	if !slices.Equal(eff[PointBind], []string{defaultBinder}) {
+		return nil, fmt.Errorf("plugins.bind: DefaultBinder is the only binder wasmsched has; the configuration must keep it "+
+			"as the only bind plugin, not %v", eff[PointBind])
+	}
+	if p.on(abi.PluginDefaultPreemption, PointPostFilter) && !p.on(abi.PluginDefaultPreemption, PointPreEnqueue) {
+		return nil, fmt.Errorf("plugins.preEnqueue: DefaultPreemption's preEnqueue cannot be disabled while its postFilter " +
+			"runs (wasmsched's preemption always holds back a pod whose victims are being evicted); disable its postFilter too, " +
+			"or neither")
+	}
+	// By name, so that the first error does not depend on the order.
+	for _, row := range slices.SortedFunc(slices.Values(r.rows), func(a, b Row) int { return strings.Compare(a.Name, b.Name) }) {
+		name := row.Name
+		if row.Points.Has(PointPreFilter) && p.on(name, PointFilter) && !p.preFilterOn(row) {
+			return nil, fmt.Errorf("plugins.preFilter: %s's filter cannot run without its preFilter in wasmsched; "+
+				"disable its filter too, or neither", name)
+		}
+		if row.Points.Has(PointPreScore) && p.on(name, PointScore) && !p.on(name, PointPreScore) && !row.ScoreAlone {
+			return nil, fmt.Errorf("plugins.preScore: %s's score cannot run without its preScore in wasmsched; "+
+				"disable its score too, or neither", name)
+		}
+	}
+	p.weights = r.scoreWeights(merged)
+	if p.args, err = r.decodeArgs(c.PluginConfig); err != nil {
+		return nil, err
+	}
+	if a, ok := p.args[abi.PluginDefaultPreemption].(PreemptionArgs); ok {
+		p.preemption = a
+	}
+	p.order = profileOrder(merged, eff[PointFilter])
+	return p, nil
+}
+
 // effective checks c's plugin names and returns c merged over the default
 // plugins and each extension point's effective plugin list, in order.
-func effective(c Config) (*kschedv1.Plugins, [numPoints][]string, error) {
+func (r *Registry) effective(c Config) (*kschedv1.Plugins, [numPoints][]string, error) {
 	var eff [numPoints][]string
-	if err := checkNames(c.Plugins); err != nil {
+	if err := r.checkNames(c.Plugins); err != nil {
 		return nil, eff, err
 	}
-	merged := mergePlugins(defaultPlugins(), c.Plugins)
+	merged := mergePlugins(r.defaultPlugins(), c.Plugins)
 	for pt := range eff {
 		var err error
-		if eff[pt], err = expand(merged, pt); err != nil {
+		if eff[pt], err = r.expand(merged, Point(pt)); err != nil {
 			return nil, eff, err
 		}
 	}
@@ -517,9 +393,9 @@ func effective(c Config) (*kschedv1.Plugins, [numPoints][]string, error) {
 // entryFor is p's entry with the extension points on does not enable left
 // out (preFilterOn: its PreFilter runs), weight its score weight; ok is
 // false when p is disabled at every point it implements.
-func entryFor(p Plugin, preFilterOn bool, on func(pt int) bool, weight int64) (e Entry, ok bool) {
-	e = Entry{Plugin: p, NoPreFilter: !preFilterOn, NoFilter: !on(ptFilter), NoScore: !on(ptScore),
-		NoReserve: !on(ptReserve), NoPreBind: !on(ptPreBind), NoPostFilter: !on(ptPostFilter), NoPreEnqueue: !on(ptPreEnqueue)}
+func entryFor(p Plugin, preFilterOn bool, on func(pt Point) bool, weight int64) (e Entry, ok bool) {
+	e = Entry{Plugin: p, NoPreFilter: !preFilterOn, NoFilter: !on(PointFilter), NoScore: !on(PointScore),
+		NoReserve: !on(PointReserve), NoPreBind: !on(PointPreBind), NoPostFilter: !on(PointPostFilter), NoPreEnqueue: !on(PointPreEnqueue)}
 	_, filters := p.(PreFilterPlugin)
 	_, scores := p.(PreScorePlugin)
 	_, reserves := p.(ReservePlugin)
@@ -567,10 +443,10 @@ func profileOrder(merged *kschedv1.Plugins, filterOrder []string) []string {
 
 // scoreWeights is upstream's getValidScoreWeights: each score plugin's
 // weight from score's enabled list, else multiPoint's; none or 0 is 1.
-func scoreWeights(merged *kschedv1.Plugins) map[string]int64 {
+func (r *Registry) scoreWeights(merged *kschedv1.Plugins) map[string]int64 {
 	out := map[string]int64{}
 	for _, p := range append(slices.Clone(merged.Score.Enabled), merged.MultiPoint.Enabled...) {
-		if !inTree[p.Name].has(ptScore) {
+		if !r.points(p.Name).Has(PointScore) {
 			continue
 		}
 		if _, ok := out[p.Name]; ok {

@@ -33,7 +33,7 @@ func rawArgs(name, text string) kschedv1.PluginConfig {
 
 func mustBuild(t *testing.T, c Config) (Built, *Profile) {
 	t.Helper()
-	b, err := Build(Listers{}, c)
+	b, err := build(Listers{}, c)
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
@@ -87,10 +87,10 @@ func TestBuildDefault(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			b, p := mustBuild(t, c)
-			if diff := cmp.Diff(Default().Plugins(), p.Plugins()); diff != "" {
+			if diff := cmp.Diff(defaultProfile().Plugins(), p.Plugins()); diff != "" {
 				t.Errorf("plugins (-want, +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(Default().FilterPlugins(), p.FilterPlugins()); diff != "" {
+			if diff := cmp.Diff(defaultProfile().FilterPlugins(), p.FilterPlugins()); diff != "" {
 				t.Errorf("filters (-want, +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(defaultWeights, weightsOf(p)); diff != "" {
@@ -122,8 +122,12 @@ func TestBuildDefault(t *testing.T) {
 			}
 		})
 	}
-	if diff := cmp.Diff(len(DefaultEntries(Listers{})), len(Default().Plugins())); diff != "" {
-		t.Errorf("DefaultEntries (-want, +got):\n%s", diff)
+	def, err := build(Listers{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(len(def.Entries), len(defaultProfile().Plugins())); diff != "" {
+		t.Errorf("default entries (-want, +got):\n%s", diff)
 	}
 }
 
@@ -288,10 +292,10 @@ multiPoint:
 			b, p := mustBuild(t, Config{Plugins: plugins(t, tc.plugins)})
 			wantPlugins, wantFilters := tc.wantPlugins, tc.wantFilters
 			if wantPlugins == nil {
-				wantPlugins = Default().Plugins()
+				wantPlugins = defaultProfile().Plugins()
 			}
 			if wantFilters == nil {
-				wantFilters = slices.DeleteFunc(Default().FilterPlugins(), func(n string) bool { return !slices.Contains(wantPlugins, n) })
+				wantFilters = slices.DeleteFunc(defaultProfile().FilterPlugins(), func(n string) bool { return !slices.Contains(wantPlugins, n) })
 			}
 			if diff := cmp.Diff(wantPlugins, p.Plugins()); diff != "" {
 				t.Errorf("plugins (-want, +got):\n%s", diff)
@@ -475,7 +479,7 @@ func TestBuildRefuses(t *testing.T) {
 			if tc.plugins != "" {
 				c.Plugins = plugins(t, tc.plugins)
 			}
-			_, err := Build(Listers{}, c)
+			_, err := build(Listers{}, c)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Build error = %v, want one containing %q", err, tc.want)
 			}
@@ -540,7 +544,7 @@ func TestArgsValidation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs(tc.plugin, tc.args)}})
+			_, err := build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs(tc.plugin, tc.args)}})
 			if tc.want == nil {
 				if err != nil {
 					t.Errorf("Build: %v, want valid args", err)
@@ -608,7 +612,7 @@ func TestArgsDefaults(t *testing.T) {
 		}
 	})
 	t.Run("Build", func(t *testing.T) {
-		b, err := Build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{
+		b, err := build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{
 			rawArgs("DefaultPreemption", `minCandidateNodesAbsolute: 5`),
 			rawArgs("InterPodAffinity", `ignorePreferredTermsOfExistingPods: true`),
 			rawArgs("PodTopologySpread", `{defaultingType: List}`),

@@ -53,7 +53,7 @@ func TestPreparePreFilter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ps, st := Prepare(tc.pod.info(), nil)
+			ps, st := prepare(tc.pod.info(), nil)
 			if diff := cmp.Diff(tc.want, st); diff != "" {
 				t.Fatalf("Prepare status (-want, +got):\n%s", diff)
 			}
@@ -74,8 +74,8 @@ func TestPreparePreFilter(t *testing.T) {
 }
 
 func TestPrepareNil(t *testing.T) {
-	if _, st := Prepare(nil, nil); st == nil || st.Code != Error {
-		t.Errorf("Prepare(nil) = %+v, want an Error", st)
+	if _, st := prepare(nil, nil); st == nil || st.Code != Error {
+		t.Errorf("prepare(nil) = %+v, want an Error", st)
 	}
 }
 

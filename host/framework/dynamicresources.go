@@ -107,23 +107,16 @@ var (
 	_ PreEnqueuePlugin    = (*dynamicResources)(nil)
 )
 
-// DRAManager is the DRA state over l's informers, one per claim informer:
-// the profiles' DynamicResources share it, and host/cluster subscribes the
-// queues' claim events to it (dra.Manager.Subscribe).
-func DRAManager(l Listers) (*dra.Manager, error) {
-	return dra.Shared(dra.Options{Claims: l.ClaimInformer, Slices: l.ResourceSlices, TaintRules: l.DeviceTaintRules,
-		Classes: l.DeviceClasses, Client: l.Client})
-}
-
-// newDynamicResources builds the plugin over l; the DRA state is shared by
-// every profile built over the same informers.
-func newDynamicResources(l Listers, a dynamicResourcesArgs) (*dynamicResources, error) {
-	m, err := DRAManager(l)
+// newDynamicResources builds the plugin over h's listers and its DRA
+// state, which every profile of the scheduler shares.
+func newDynamicResources(h Handle, a dynamicResourcesArgs) (*dynamicResources, error) {
+	m, err := h.DRA()
 	if err != nil {
-		return nil, fmt.Errorf("DynamicResources: %w", err)
+		return nil, err
 	}
+	l := h.Listers()
 	return &dynamicResources{m: m, ext: dra.NewExtendedResources(l.DeviceClasses), listers: l, filterTimeout: a.filterTimeout, bindingTimeout: a.bindingTimeout,
-		pollGap: bindingConditionsPollGap, now: time.Now, claims: discardClaims{}}, nil
+		pollGap: bindingConditionsPollGap, now: time.Now, claims: h.Claims()}, nil
 }
 
 func (*dynamicResources) Name() string { return abi.PluginDynamicResources }
@@ -881,4 +874,12 @@ func (pl *dynamicResources) deallocate(ctx context.Context, claim *resourceapi.R
 	}
 	_ = pl.m.Assume(updated) // fails only when the informer already has a newer version
 	return nil
+}
+
+// dynamicResourcesRow is the plugin's registry row.
+func dynamicResourcesRow() Row {
+	return Row{Name: abi.PluginDynamicResources,
+		Points:  PointsOf(PointPreEnqueue, PointPreFilter, PointFilter, PointPostFilter, PointPodGroupPostFilter, PointScore, PointReserve, PointPreBind),
+		Default: true, Weight: weightDynamicResources, Args: dynamicResourcesArgsOf,
+		New: func(h Handle, args any) (Plugin, error) { return newDynamicResources(h, args.(dynamicResourcesArgs)) }}
 }

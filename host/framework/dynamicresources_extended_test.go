@@ -90,7 +90,7 @@ func TestNodeResourcesFitDRAExtended(t *testing.T) {
 		if disable {
 			c.Plugins = &kschedv1.Plugins{Filter: kschedv1.PluginSet{Disabled: []kschedv1.Plugin{{Name: abi.PluginDynamicResources}}}}
 		}
-		b, err := Build(l, c)
+		b, err := build(l, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -427,11 +427,11 @@ func TestDynamicResourcesExtendedCountsCreates(t *testing.T) {
 	}
 }
 
-// TestBuildClaimRecorder checks that Build hands Config.Claims to
-// DynamicResources.
+// TestBuildClaimRecorder checks that Build hands the Handle's claim
+// recorder to DynamicResources.
 func TestBuildClaimRecorder(t *testing.T) {
 	counter := &claimCounter{counted: map[bool]int{}}
-	b, err := Build(Listers{}, Config{Claims: counter})
+	b, err := InTree().Build(NewHandle(HandleOptions{Claims: counter}), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,7 +129,7 @@ func versionedClaimUpdate(client *fake.Clientset) k8stesting.ReactionFunc {
 // draProfile is a profile of DynamicResources alone (weight 2) over l.
 func draProfile(t *testing.T, l Listers, a dynamicResourcesArgs) (*Profile, *dynamicResources) {
 	t.Helper()
-	pl, err := newDynamicResources(l, a)
+	pl, err := newDynamicResources(handleFor(l), a)
 	if err != nil {
 		t.Fatal(err)
 	}

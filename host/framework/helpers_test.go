@@ -2,6 +2,7 @@ package framework
 
 import (
 	"fmt"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -163,7 +164,7 @@ func (b *nodeBuilder) with(pods ...*podBuilder) *nodeBuilder {
 func (b *nodeBuilder) info() *cache.NodeInfo { return cache.NewNodeInfo(b.n, b.pods...) }
 
 func mustPrepare(pi *cache.PodInfo) *PodState {
-	ps, st := Prepare(pi, nil)
+	ps, st := prepare(pi, nil)
 	if st != nil {
 		panic(fmt.Sprintf("Prepare: %+v", st))
 	}
@@ -189,3 +190,44 @@ func names(nodes []*cache.NodeInfo) []string {
 // infoWithoutNode is a node info holding the pods of a node the cache has
 // not seen.
 func (b *nodeBuilder) infoWithoutNode() *cache.NodeInfo { return cache.NewNodeInfo(nil, b.pods...) }
+
+// build is the in-tree registry's Build over a handle of l.
+func build(l Listers, c Config) (Built, error) {
+	return InTree().Build(NewHandle(HandleOptions{Listers: l}), c)
+}
+
+// defaultProfileOver is the default profile over a handle of l.
+func defaultProfileOver(l Listers) *Profile {
+	p, err := InTree().Default(NewHandle(HandleOptions{Listers: l}))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// defaultProfile is the default profile without listers (no namespace
+// labels, no default spreading), built once for the package's tests.
+var defaultProfile = sync.OnceValue(func() *Profile { return defaultProfileOver(Listers{}) })
+
+// prepare is defaultProfile().Prepare.
+func prepare(pod *cache.PodInfo, snap *cache.Snapshot) (*PodState, *Status) {
+	return defaultProfile().Prepare(pod, snap)
+}
+
+// handles are the tests' Handles by informer: the plugins a test builds
+// over the same Listers share one Handle, so its DRA state and volume
+// caches, as a scheduler's profiles do.
+var handles sync.Map
+
+// handleFor is the Handle of l's informers.
+func handleFor(l Listers) Handle {
+	var key any = l.ClaimInformer
+	if key == nil || l.ClaimInformer == nil {
+		key = l.PVInformer
+	}
+	if l.ClaimInformer == nil && l.PVInformer == nil {
+		return NewHandle(HandleOptions{Listers: l})
+	}
+	h, _ := handles.LoadOrStore(key, NewHandle(HandleOptions{Listers: l}))
+	return h.(Handle)
+}

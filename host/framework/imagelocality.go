@@ -106,3 +106,9 @@ func normalizedImageName(name string) string {
 	}
 	return name
 }
+
+// imageLocalityRow is the plugin's registry row.
+func imageLocalityRow() Row {
+	return Row{Name: pluginImageLocality, Points: PointsOf(PointScore), Default: true, Weight: weightImageLocality,
+		New: func(Handle, any) (Plugin, error) { return imageLocality{}, nil }}
+}

@@ -568,3 +568,14 @@ func (*podAffinityScorer) NormalizeScores(scores []int64) {
 		scores[i] = int64(f)
 	}
 }
+
+// interPodAffinityRow is the plugin's registry row.
+func interPodAffinityRow() Row {
+	return Row{Name: abi.PluginInterPodAffinity, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore), Default: true,
+		Weight: weightInterPodAffinity, Args: interPodAffinityArgs,
+		New: func(h Handle, args any) (Plugin, error) {
+			pl := args.(interPodAffinity)
+			pl.namespaces = h.Listers().Namespaces
+			return pl, nil
+		}}
+}

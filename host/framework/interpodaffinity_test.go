@@ -1013,7 +1013,7 @@ func TestInterPodAffinitySkips(t *testing.T) {
 	}
 	// Through the profile: the plain pod's state has no InterPodAffinity
 	// filter and no updater.
-	ps, st := Default().Prepare(plain.info(), ipaSnapshot(nodes, ipaPod().node("n1").podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "db")))))
+	ps, st := defaultProfile().Prepare(plain.info(), ipaSnapshot(nodes, ipaPod().node("n1").podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "db")))))
 	if st != nil {
 		t.Fatal(st)
 	}
@@ -1041,7 +1041,7 @@ func TestInterPodAffinityFilterAllocatesNothing(t *testing.T) {
 	pod := ipaPod().labels("app", "web").
 		podAffinity(ipaTerm(v1.LabelTopologyZone, ipaIn("app", "cache"))).
 		podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "web")))
-	ps, st := Default().Prepare(pod.info(), snap)
+	ps, st := defaultProfile().Prepare(pod.info(), snap)
 	if st != nil {
 		t.Fatal(st)
 	}
@@ -1079,7 +1079,7 @@ func TestInterPodAffinityPreemptionDryRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := ipaSnapshot(nodes, tc.victim, bystander)
-			ps, st := Default().Prepare(tc.pod.info(), snap)
+			ps, st := defaultProfile().Prepare(tc.pod.info(), snap)
 			if st != nil {
 				t.Fatal(st)
 			}
@@ -1117,7 +1117,7 @@ func TestInterPodAffinityNominatedPod(t *testing.T) {
 	nodes := []*v1.Node{ipaNode("n1", v1.LabelHostname, "n1"), ipaNode("n2", v1.LabelHostname, "n2")}
 	snap := ipaSnapshot(nodes)
 	pod := ipaPod().labels("app", "web").podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "web")))
-	ps, st := Default().Prepare(pod.info(), snap)
+	ps, st := defaultProfile().Prepare(pod.info(), snap)
 	if st != nil {
 		t.Fatal(st)
 	}
@@ -1167,7 +1167,7 @@ func TestInterPodAffinityConcurrentFilter(t *testing.T) {
 	}
 	snap := ipaSnapshot(nodes, pods...)
 	pod := ipaPod().labels("app", "web").podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "web")))
-	ps, st := Default().Prepare(pod.info(), snap)
+	ps, st := defaultProfile().Prepare(pod.info(), snap)
 	if st != nil {
 		t.Fatal(st)
 	}

@@ -204,3 +204,10 @@ func (s *affinityScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 
 // NormalizeScores is upstream's DefaultNormalizeScore.
 func (*affinityScorer) NormalizeScores(scores []int64) { DefaultNormalizeScore(false, scores) }
+
+// nodeAffinityRow is the plugin's registry row.
+func nodeAffinityRow() Row {
+	return Row{Name: abi.PluginNodeAffinity, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore), Default: true,
+		Weight: weightNodeAffinity, FilterAlone: true, ScoreAlone: true, Args: nodeAffinityArgs,
+		New: func(_ Handle, args any) (Plugin, error) { return args.(nodeAffinity), nil }}
+}

@@ -69,3 +69,9 @@ func (f *featuresFilter) Filter(ni *cache.NodeInfo) *Status {
 	}
 	return nil
 }
+
+// nodeDeclaredFeaturesRow is the plugin's registry row.
+func nodeDeclaredFeaturesRow() Row {
+	return Row{Name: abi.PluginNodeDeclaredFeatures, Points: PointsOf(PointPreFilter, PointFilter), Default: true,
+		New: func(Handle, any) (Plugin, error) { return nodeDeclaredFeatures{}, nil }}
+}

@@ -41,3 +41,9 @@ func (f *nodeNameFilter) Filter(ni *cache.NodeInfo) *Status {
 	}
 	return nil
 }
+
+// nodeNameRow is the plugin's registry row.
+func nodeNameRow() Row {
+	return Row{Name: abi.PluginNodeName, Points: PointsOf(PointPreFilter, PointFilter), Default: true, FilterAlone: true,
+		New: func(Handle, any) (Plugin, error) { return nodeName{}, nil }}
+}

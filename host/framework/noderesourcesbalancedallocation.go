@@ -97,3 +97,10 @@ func balance(cpu, cpuAlloc, mem, memAlloc int64) int64 {
 	}
 	return int64((1 - std) * float64(MaxNodeScore))
 }
+
+// balancedAllocationRow is the plugin's registry row.
+func balancedAllocationRow() Row {
+	return Row{Name: pluginNodeResourcesBalancedAllocation, Points: PointsOf(PointPreScore, PointScore), Default: true,
+		Weight: weightNodeResourcesBalancedAllocation, ScoreAlone: true, Args: balancedArgs,
+		New: func(_ Handle, args any) (Plugin, error) { return args.(nodeResourcesBalancedAllocation), nil }}
+}

@@ -271,3 +271,18 @@ func leastRequested(requested, capacity int64) int64 {
 	}
 	return (capacity - requested) * MaxNodeScore / capacity
 }
+
+// nodeResourcesFitRow is the plugin's registry row.
+func nodeResourcesFitRow() Row {
+	return Row{Name: abi.PluginNodeResourcesFit, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore, PointPlacementScore),
+		Default: true, Weight: weightNodeResourcesFit, ScoreAlone: true, Args: fitArgs,
+		New: func(h Handle, args any) (Plugin, error) {
+			fit := args.(nodeResourcesFit)
+			// The extended resources a DeviceClass maps are DynamicResources'
+			// to allocate on nodes that do not advertise them.
+			if h.Enabled(abi.PluginDynamicResources, PointFilter) {
+				fit.classes = dra.NewExtendedResources(h.Listers().DeviceClasses)
+			}
+			return fit, nil
+		}}
+}

@@ -431,3 +431,9 @@ func csiNodeHas(n *storagev1.CSINode, driver string) bool {
 	}
 	return false
 }
+
+// nodeVolumeLimitsRow is the plugin's registry row.
+func nodeVolumeLimitsRow() Row {
+	return Row{Name: abi.PluginNodeVolumeLimits, Points: PointsOf(PointPreFilter, PointFilter), Default: true,
+		New: func(h Handle, _ any) (Plugin, error) { return newNodeVolumeLimits(h.Listers()), nil }}
+}

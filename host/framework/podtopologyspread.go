@@ -668,3 +668,14 @@ func (s *spreadScorer) NormalizeScores(scores []int64) {
 		}
 	}
 }
+
+// podTopologySpreadRow is the plugin's registry row.
+func podTopologySpreadRow() Row {
+	return Row{Name: abi.PluginPodTopologySpread, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore), Default: true,
+		Weight: weightPodTopologySpread, Args: spreadArgs,
+		New: func(h Handle, args any) (Plugin, error) {
+			pl := args.(podTopologySpread)
+			pl.listers = h.Listers()
+			return &pl, nil
+		}}
+}

@@ -1493,7 +1493,7 @@ func spreadWebPod() *spreadPodBuilder {
 // profile: upstream's statuses and the FitError message.
 func TestPodTopologySpreadInProfile(t *testing.T) {
 	snap, _ := spreadProfileCluster()
-	ps, st := NewDefaultProfile(Listers{}).Prepare(spreadWebPod().info(), snap)
+	ps, st := defaultProfileOver(Listers{}).Prepare(spreadWebPod().info(), snap)
 	if st != nil {
 		t.Fatalf("Prepare: %+v", st)
 	}
@@ -1535,7 +1535,7 @@ func TestPodTopologySpreadInProfile(t *testing.T) {
 // matching pod on node-a fixes the skew there, on a clone of the state.
 func TestPodTopologySpreadPreemption(t *testing.T) {
 	snap, web := spreadProfileCluster()
-	ps, st := NewDefaultProfile(Listers{}).Prepare(spreadWebPod().info(), snap)
+	ps, st := defaultProfileOver(Listers{}).Prepare(spreadWebPod().info(), snap)
 	if st != nil {
 		t.Fatalf("Prepare: %+v", st)
 	}
@@ -1564,7 +1564,7 @@ func TestPodTopologySpreadPreemption(t *testing.T) {
 // as crowded as the skew allows, so the pod no longer fits there.
 func TestPodTopologySpreadNominated(t *testing.T) {
 	snap, _ := spreadProfileCluster()
-	ps, st := NewDefaultProfile(Listers{}).Prepare(spreadWebPod().info(), snap)
+	ps, st := defaultProfileOver(Listers{}).Prepare(spreadWebPod().info(), snap)
 	if st != nil {
 		t.Fatalf("Prepare: %+v", st)
 	}
@@ -1599,7 +1599,7 @@ func TestPodTopologySpreadDefaultSpreading(t *testing.T) {
 		{"no controller", spreadListers(t, rs), spod("lone").ns("default").label("app", "web"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ps, st := NewDefaultProfile(tc.listers).Prepare(tc.pod.info(), snap)
+			ps, st := defaultProfileOver(tc.listers).Prepare(tc.pod.info(), snap)
 			if st != nil {
 				t.Fatalf("Prepare: %+v", st)
 			}
@@ -1641,7 +1641,7 @@ func TestPodTopologySpreadBadSelector(t *testing.T) {
 func TestPodTopologySpreadAllocatesNothing(t *testing.T) {
 	nodes, pod := spreadBenchCluster(60)
 	snap := cache.NewSnapshot(nodes...)
-	ps, st := Default().Prepare(pod.info(), snap)
+	ps, st := defaultProfile().Prepare(pod.info(), snap)
 	if st != nil {
 		t.Fatalf("Prepare: %+v", st)
 	}
@@ -1671,7 +1671,7 @@ func TestPodTopologySpreadAllocatesNothing(t *testing.T) {
 func TestPodTopologySpreadConcurrentFilter(t *testing.T) {
 	nodes, pod := spreadBenchCluster(90)
 	snap := cache.NewSnapshot(nodes...)
-	ps, st := Default().Prepare(pod.info(), snap)
+	ps, st := defaultProfile().Prepare(pod.info(), snap)
 	if st != nil {
 		t.Fatalf("Prepare: %+v", st)
 	}

@@ -86,7 +86,7 @@ func TestBuildPostFilterPerPoint(t *testing.T) {
 			PostFilter: kschedv1.PluginSet{Disabled: []kschedv1.Plugin{{Name: abi.PluginDynamicResources}}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := Build(Listers{}, Config{Plugins: tc.plugins})
+			b, err := build(Listers{}, Config{Plugins: tc.plugins})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,17 +18,17 @@ func TestDefaultProfile(t *testing.T) {
 	wantPlugins := []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
 		"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
 		"InterPodAffinity", "DynamicResources", "NodeResourcesBalancedAllocation", "ImageLocality", "NodeDeclaredFeatures"}
-	if diff := cmp.Diff(wantPlugins, Default().Plugins()); diff != "" {
+	if diff := cmp.Diff(wantPlugins, defaultProfile().Plugins()); diff != "" {
 		t.Errorf("plugins (-want, +got):\n%s", diff)
 	}
 	wantFilters := []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
 		"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
 		"InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"}
-	if diff := cmp.Diff(wantFilters, Default().FilterPlugins()); diff != "" {
+	if diff := cmp.Diff(wantFilters, defaultProfile().FilterPlugins()); diff != "" {
 		t.Errorf("filter plugins (-want, +got):\n%s", diff)
 	}
 	got := map[string]int64{}
-	for _, e := range Default().ScorePlugins() {
+	for _, e := range defaultProfile().ScorePlugins() {
 		got[e.Plugin.Name()] = e.Weight
 	}
 	wantWeights := map[string]int64{"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "InterPodAffinity": 2,
@@ -177,10 +177,10 @@ func TestPodUpdater(t *testing.T) {
 // allocate for them): grow filterArr or scorerArr with the plugin.
 func TestStateArraysHoldDefault(t *testing.T) {
 	var ps PodState
-	if n, limit := len(Default().FilterPlugins()), len(ps.filterArr); n > limit {
+	if n, limit := len(defaultProfile().FilterPlugins()), len(ps.filterArr); n > limit {
 		t.Errorf("the default profile has %d filters, PodState.filterArr holds %d", n, limit)
 	}
-	if n, limit := len(Default().ScorePlugins()), len(ps.scorerArr); n > limit {
+	if n, limit := len(defaultProfile().ScorePlugins()), len(ps.scorerArr); n > limit {
 		t.Errorf("the default profile has %d scorers, PodState.scorerArr holds %d", n, limit)
 	}
 }

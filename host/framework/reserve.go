@@ -83,12 +83,12 @@ type PostFilterPlugin interface {
 // Extension point names of the points that run once per placed pod, as
 // upstream's metrics label them.
 const (
-	PointPostFilter = "PostFilter"
-	PointReserve    = "Reserve"
-	PointUnreserve  = "Unreserve"
-	PointPreBind    = "PreBind"
-	// PointPreBindPreFlight is PreBindPreFlight's label.
-	PointPreBindPreFlight = "PreBindPreFlight"
+	LabelPostFilter = "PostFilter"
+	LabelReserve    = "Reserve"
+	LabelUnreserve  = "Unreserve"
+	LabelPreBind    = "PreBind"
+	// LabelPreBindPreFlight is PreBindPreFlight's label.
+	LabelPreBindPreFlight = "PreBindPreFlight"
 )
 
 // PluginTimer observes each plugin's run at PostFilter, Reserve, Unreserve
@@ -162,7 +162,7 @@ func (p *Profile) PreBindPlugins() []string {
 // The caller runs Unreserve after a failure.
 func (p *Profile) Reserve(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status {
 	for _, pl := range p.reserves {
-		if st := p.run(pl, PointReserve, func() *Status { return pl.Reserve(ctx, ps, pod, nodeName) }); st != nil {
+		if st := p.run(pl, LabelReserve, func() *Status { return pl.Reserve(ctx, ps, pod, nodeName) }); st != nil {
 			return st
 		}
 	}
@@ -180,7 +180,7 @@ func (p *Profile) Unreserve(ctx context.Context, ps *PodState, pod *v1.Pod, node
 		}
 		pl.Unreserve(ctx, ps, pod, nodeName)
 		if p.timer != nil {
-			p.timer.Observe(pl.Name(), PointUnreserve, Success, start)
+			p.timer.Observe(pl.Name(), LabelUnreserve, Success, start)
 		}
 	}
 }
@@ -201,7 +201,7 @@ func (p *Profile) PostFilter(ctx context.Context, ps *PodState, pod *v1.Pod) *St
 		}
 		st := pl.PostFilter(ctx, ps, pod)
 		if p.timer != nil {
-			p.timer.Observe(pl.Name(), PointPostFilter, codeOf(st), start)
+			p.timer.Observe(pl.Name(), LabelPostFilter, codeOf(st), start)
 		}
 		if st.IsSuccess() {
 			return nil
@@ -230,7 +230,7 @@ func (p *Profile) PostFilter(ctx context.Context, ps *PodState, pod *v1.Pod) *St
 func (p *Profile) PreBindPreFlight(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status {
 	res := &Status{Code: Skip}
 	for i, pl := range p.preBinds {
-		st := p.timed(pl, PointPreBindPreFlight, func() *Status { return pl.PreBindPreFlight(ctx, ps, pod, nodeName) })
+		st := p.timed(pl, LabelPreBindPreFlight, func() *Status { return pl.PreBindPreFlight(ctx, ps, pod, nodeName) })
 		switch {
 		case st.IsSuccess():
 			res = nil
@@ -266,7 +266,7 @@ func (p *Profile) PreBind(ctx context.Context, ps *PodState, pod *v1.Pod, nodeNa
 			}
 			return st
 		}
-		if st := p.run(pl, PointPreBind, call); st != nil {
+		if st := p.run(pl, LabelPreBind, call); st != nil {
 			return st
 		}
 	}

@@ -153,11 +153,11 @@ func TestReserveAndPreBindStopAtFirstFailure(t *testing.T) {
 		{"error without err", &Status{Code: Error, Reasons: []string{"bad"}}, Error, "running %s plugin \"B\": bad", 2},
 		{"success status", &Status{Code: Success}, Success, "", 3},
 	} {
-		for _, point := range []string{PointReserve, PointPreBind} {
+		for _, point := range []string{LabelReserve, LabelPreBind} {
 			t.Run(tc.name+" "+point, func(t *testing.T) {
 				log := &callLog{}
 				bs := binders(log, "A", "B", "C")
-				if point == PointReserve {
+				if point == LabelReserve {
 					bs[1].reserve = tc.status
 				} else {
 					bs[1].preBind = tc.status
@@ -166,7 +166,7 @@ func TestReserveAndPreBindStopAtFirstFailure(t *testing.T) {
 				pod := reservePod()
 				ps, _ := prof.Prepare(cache.NewPodInfo(pod), nil)
 				var st *Status
-				if point == PointReserve {
+				if point == LabelReserve {
 					st = prof.Reserve(context.Background(), ps, pod, "n1")
 				} else {
 					st = prof.PreBind(context.Background(), ps, pod, "n1")
@@ -229,26 +229,26 @@ func TestReserveDisabledPerPoint(t *testing.T) {
 // and that a pod without claims costs them no allocation at those points.
 func TestDefaultProfileReservesVolumesOnly(t *testing.T) {
 	want := []string{abi.PluginVolumeBinding, abi.PluginDynamicResources}
-	if got := Default().ReservePlugins(); !slices.Equal(got, want) {
+	if got := defaultProfile().ReservePlugins(); !slices.Equal(got, want) {
 		t.Errorf("ReservePlugins = %v, want %v", got, want)
 	}
-	if got := Default().PreBindPlugins(); !slices.Equal(got, want) {
+	if got := defaultProfile().PreBindPlugins(); !slices.Equal(got, want) {
 		t.Errorf("PreBindPlugins = %v, want %v", got, want)
 	}
 	pod := reservePod()
-	ps, st := Prepare(cache.NewPodInfo(pod), nil)
+	ps, st := prepare(cache.NewPodInfo(pod), nil)
 	if st != nil {
 		t.Fatalf("Prepare: %v", st.Message())
 	}
 	ctx := context.Background()
 	allocs := testing.AllocsPerRun(100, func() {
-		if st := Default().Reserve(ctx, ps, pod, "n1"); st != nil {
+		if st := defaultProfile().Reserve(ctx, ps, pod, "n1"); st != nil {
 			t.Fatalf("Reserve: %v", st.Message())
 		}
-		if st := Default().PreBind(ctx, ps, pod, "n1"); st != nil {
+		if st := defaultProfile().PreBind(ctx, ps, pod, "n1"); st != nil {
 			t.Fatalf("PreBind: %v", st.Message())
 		}
-		Default().Unreserve(ctx, ps, pod, "n1")
+		defaultProfile().Unreserve(ctx, ps, pod, "n1")
 	})
 	if allocs != 0 {
 		t.Errorf("Reserve, PreBind and Unreserve of a pod without claims allocate %v times, want 0", allocs)
@@ -283,13 +283,13 @@ func TestBuildReservePreBindPerPoint(t *testing.T) {
 			wantNoBind: true, wantNoFilter: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, eff, err := effective(Config{Plugins: tc.plugins})
+			_, eff, err := InTree().effective(Config{Plugins: tc.plugins})
 			if err != nil {
 				t.Fatal(err)
 			}
-			on := func(pt int) bool { return slices.Contains(eff[pt], abi.PluginVolumeBinding) }
+			on := func(pt Point) bool { return slices.Contains(eff[pt], abi.PluginVolumeBinding) }
 			p := &binder{name: abi.PluginVolumeBinding, log: &callLog{}}
-			e, ok := entryFor(p, on(ptPreFilter), on, 1)
+			e, ok := entryFor(p, on(PointPreFilter), on, 1)
 			if ok == tc.disabled {
 				t.Fatalf("entry kept %v, want %v", ok, !tc.disabled)
 			}
@@ -308,7 +308,7 @@ func TestBuildReservePreBindPerPoint(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Build(Listers{}, Config{Plugins: &kschedv1.Plugins{
+	if _, err := build(Listers{}, Config{Plugins: &kschedv1.Plugins{
 		Reserve: kschedv1.PluginSet{Enabled: []kschedv1.Plugin{{Name: abi.PluginNodePorts}}}}}); err == nil {
 		t.Error("Build accepted NodePorts at reserve, which it does not implement")
 	}

@@ -42,7 +42,7 @@ func node(name string, alloc ...string) *nodeBuilder { return makeNode(name, all
 // plugin name's plugin.
 func builtPlugin(t *testing.T, name string, args runtime.Object) Plugin {
 	t.Helper()
-	b, err := Build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{{Name: name, Args: runtime.RawExtension{Object: args}}}})
+	b, err := build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{{Name: name, Args: runtime.RawExtension{Object: args}}}})
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}

@@ -93,3 +93,10 @@ func (s *taintScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 // NormalizeScores is upstream's DefaultNormalizeScore, reversed: no
 // untolerated taint anywhere is the best score everywhere.
 func (*taintScorer) NormalizeScores(scores []int64) { DefaultNormalizeScore(true, scores) }
+
+// taintTolerationRow is the plugin's registry row.
+func taintTolerationRow() Row {
+	return Row{Name: abi.PluginTaintToleration, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore), Default: true,
+		Weight: weightTaintToleration, FilterAlone: true,
+		New: func(Handle, any) (Plugin, error) { return taintToleration{}, nil }}
+}

@@ -85,7 +85,7 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 			b := makePod()
 			b.p.Name = "pod-a" // not the sequence's: the texts must not depend on the tests run before
 			tc.spec(&b.p.Spec)
-			ps, st := Prepare(b.info(), nil)
+			ps, st := prepare(b.info(), nil)
 			if diff := cmp.Diff(tc.want, st); diff != "" {
 				t.Fatalf("Prepare status (-want, +got):\n%s", diff)
 			}

@@ -73,20 +73,14 @@ type volumeBindingArgs struct {
 
 var defaultVolumeBindingArgs = volumeBindingArgs{bindTimeout: volume.DefaultBindTimeout, shape: defaultVolumeShape}
 
-// newVolumeBinding builds the plugin over l's informers and listers; the
-// assume caches are shared by every profile built over the same informers.
-func newVolumeBinding(l Listers, a volumeBindingArgs) (*volumeBinding, error) {
-	var pvInf, pvcInf volume.Informer
-	if l.PVInformer != nil {
-		pvInf = l.PVInformer
-	}
-	if l.PVCInformer != nil {
-		pvcInf = l.PVCInformer
-	}
-	caches, err := volume.SharedCaches(pvInf, pvcInf)
+// newVolumeBinding builds the plugin over h's listers and its assume
+// caches, which every profile of the scheduler shares.
+func newVolumeBinding(h Handle, a volumeBindingArgs) (*volumeBinding, error) {
+	caches, err := h.Volumes()
 	if err != nil {
-		return nil, fmt.Errorf("VolumeBinding: %w", err)
+		return nil, err
 	}
+	l := h.Listers()
 	b := volume.New(caches, volume.Options{Client: l.Client, Classes: l.StorageClasses, CSINodes: l.CSINodes,
 		CSIDrivers: l.CSIDrivers, Capacities: l.CSIStorageCapacities, Nodes: l.Nodes, Pods: l.Pods,
 		BindTimeout: a.bindTimeout})
@@ -336,4 +330,11 @@ func (pl *volumeBinding) PreBind(ctx context.Context, ps *PodState, pod *v1.Pod,
 		return &Status{Code: Error, Plugin: abi.PluginVolumeBinding, Err: err}
 	}
 	return nil
+}
+
+// volumeBindingRow is the plugin's registry row.
+func volumeBindingRow() Row {
+	return Row{Name: abi.PluginVolumeBinding, Points: PointsOf(PointPreFilter, PointFilter, PointReserve, PointPreBind, PointPreScore, PointScore), Default: true,
+		Args: volumeBindingArgsOf,
+		New:  func(h Handle, args any) (Plugin, error) { return newVolumeBinding(h, args.(volumeBindingArgs)) }}
 }

@@ -137,7 +137,7 @@ func volumeListers(t *testing.T, objs ...runtime.Object) (l Listers, client *fak
 // vbProfile is a profile of VolumeBinding alone (weight 1) over l.
 func vbProfile(t *testing.T, l Listers, a volumeBindingArgs) *Profile {
 	t.Helper()
-	pl, err := newVolumeBinding(l, a)
+	pl, err := newVolumeBinding(handleFor(l), a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +441,7 @@ func TestVolumeBindingProvisions(t *testing.T) {
 // TestBuildVolumeBinding checks VolumeBinding's args and its place in the
 // built profile: its filter, reserve and preBind, and its score weight.
 func TestBuildVolumeBinding(t *testing.T) {
-	b, err := Build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs("VolumeBinding",
+	b, err := build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs("VolumeBinding",
 		`{"bindTimeoutSeconds": 30, "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]}`)}})
 	if err != nil {
 		t.Fatal(err)

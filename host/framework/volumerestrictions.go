@@ -173,3 +173,9 @@ func diskConflict(v *v1.VolumeSource, pod *v1.Pod) bool {
 	}
 	return false
 }
+
+// volumeRestrictionsRow is the plugin's registry row.
+func volumeRestrictionsRow() Row {
+	return Row{Name: abi.PluginVolumeRestrictions, Points: PointsOf(PointPreFilter, PointFilter), Default: true,
+		New: func(h Handle, _ any) (Plugin, error) { return volumeRestrictions{listers: h.Listers()}, nil }}
+}

@@ -160,3 +160,9 @@ func gaTopologyLabel(key string) string {
 	}
 	return key
 }
+
+// volumeZoneRow is the plugin's registry row.
+func volumeZoneRow() Row {
+	return Row{Name: abi.PluginVolumeZone, Points: PointsOf(PointPreFilter, PointFilter), Default: true,
+		New: func(h Handle, _ any) (Plugin, error) { return volumeZone{listers: h.Listers()}, nil }}
+}

@@ -28,7 +28,7 @@ func BenchmarkPod(b *testing.B) {
 	preemptor := makePod("p").priority(highPriority).cpu("3").obj()
 	for _, par := range []int{1, 2, 4, 16} {
 		b.Run(fmt.Sprintf("parallelism=%d", par), func(b *testing.B) {
-			in := Input{Snapshot: snap, Diagnosis: diagnoseB(b, preemptor, snap), Parallelism: par}
+			in := Input{Plugins: testProfile(), Snapshot: snap, Diagnosis: diagnoseB(b, preemptor, snap), Parallelism: par}
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, found, err := Pod(context.Background(), preemptor, in); err != nil || !found {

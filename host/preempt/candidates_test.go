@@ -45,7 +45,7 @@ func TestMinCandidates(t *testing.T) {
 		{framework.PreemptionArgs{MinCandidateNodesPercentage: 0, MinCandidateNodesAbsolute: 1}, "n1"},
 	} {
 		snap := snapshot(nodes, pods...)
-		in := Input{Snapshot: snap, Diagnosis: diagnose(t, preemptor, snap, nil), MinCandidates: tc.args}
+		in := Input{Plugins: testProfile(), Snapshot: snap, Diagnosis: diagnose(t, preemptor, snap, nil), MinCandidates: tc.args}
 		res, found, err := Pod(context.Background(), preemptor, in)
 		if err != nil || !found {
 			t.Fatalf("Pod = %+v, %v, %v; want a node", res, found, err)

@@ -43,6 +43,9 @@ const (
 // them in place (upstream checks the proposed assignments again and does
 // not move a member).
 func Group(ctx context.Context, members []*v1.Pod, pg *schedv1beta1.PodGroup, in Input) (Result, bool, error) {
+	if in.Plugins == nil {
+		return Result{}, false, errNoPlugins
+	}
 	if in.Snapshot == nil || pg == nil || len(members) == 0 {
 		return Result{}, false, errors.New("pod group preemption: snapshot, pod group and members are required")
 	}

@@ -41,7 +41,7 @@ func runGroupCases(t *testing.T, cases []groupCase) {
 			snap := snapshot(tc.nodes, tc.pods...)
 			before := podsByNode(snap)
 			gens := generations(snap)
-			in := Input{Snapshot: snap, PDBs: tc.pdbs, Order: tc.order, Group: groups(append(tc.groups, tc.pg)...)}
+			in := Input{Plugins: testProfile(), Snapshot: snap, PDBs: tc.pdbs, Order: tc.order, Group: groups(append(tc.groups, tc.pg)...)}
 			if tc.nominated != nil {
 				in.Nominated = nominatedMap(tc.nominated...)
 			}
@@ -361,7 +361,7 @@ func TestGroupSlotInput(t *testing.T) {
 	)
 	pg := makeGroup("p", highPriority, 1, false)
 	rec := &recording{}
-	in := Input{Snapshot: snap, Order: rec, Group: groups(pg, makeGroup("all", 3, 2, true))}
+	in := Input{Plugins: testProfile(), Snapshot: snap, Order: rec, Group: groups(pg, makeGroup("all", 3, 2, true))}
 	if _, found, err := Group(context.Background(), members("p", highPriority, "1", "p1"), pg, in); err != nil || !found {
 		t.Fatalf("Group = found %v, %v", found, err)
 	}
@@ -385,18 +385,18 @@ func TestGroupErrors(t *testing.T) {
 	pg := makeGroup("p", highPriority, 1, false)
 	ms := members("p", highPriority, "1", "p1")
 	ctx := context.Background()
-	if _, _, err := Group(ctx, ms, pg, Input{Snapshot: snap, Order: broken{}}); err == nil || !strings.Contains(err.Error(), "not a permutation") {
+	if _, _, err := Group(ctx, ms, pg, Input{Plugins: testProfile(), Snapshot: snap, Order: broken{}}); err == nil || !strings.Contains(err.Error(), "not a permutation") {
 		t.Errorf("broken slot: err = %v, want a permutation error", err)
 	}
-	if _, _, err := Group(ctx, nil, pg, Input{Snapshot: snap}); err == nil {
+	if _, _, err := Group(ctx, nil, pg, Input{Plugins: testProfile(), Snapshot: snap}); err == nil {
 		t.Error("no members: want an error")
 	}
-	if _, _, err := Group(ctx, ms, nil, Input{Snapshot: snap}); err == nil {
+	if _, _, err := Group(ctx, ms, nil, Input{Plugins: testProfile(), Snapshot: snap}); err == nil {
 		t.Error("no pod group: want an error")
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, _, err := Group(canceled, ms, pg, Input{Snapshot: snap}); err == nil {
+	if _, _, err := Group(canceled, ms, pg, Input{Plugins: testProfile(), Snapshot: snap}); err == nil {
 		t.Error("canceled context: want an error")
 	}
 }

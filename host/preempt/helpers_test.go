@@ -1,6 +1,8 @@
 package preempt
 
 import (
+	"sync"
+
 	"context"
 	"fmt"
 	"slices"
@@ -124,7 +126,7 @@ func snapshot(nodes []*v1.Node, pods ...*v1.Pod) *cache.Snapshot {
 // diagnoseB is diagnose for a benchmark (no nominated pods).
 func diagnoseB(b *testing.B, pod *v1.Pod, snap *cache.Snapshot) *framework.Diagnosis {
 	b.Helper()
-	ps, st := framework.Prepare(cache.NewPodInfo(pod), snap)
+	ps, st := testProfile().Prepare(cache.NewPodInfo(pod), snap)
 	if st != nil {
 		b.Fatalf("prepare: %v", st.Message())
 	}
@@ -139,7 +141,7 @@ func diagnoseB(b *testing.B, pod *v1.Pod, snap *cache.Snapshot) *framework.Diagn
 // cycle did, with nominated pods added the way the cycle adds them.
 func diagnose(t *testing.T, pod *v1.Pod, snap *cache.Snapshot, nominated func(string) []*cache.PodInfo) *framework.Diagnosis {
 	t.Helper()
-	ps, st := framework.Prepare(cache.NewPodInfo(pod), snap)
+	ps, st := testProfile().Prepare(cache.NewPodInfo(pod), snap)
 	var d framework.Diagnosis
 	if st != nil {
 		d.RecordPreFilter(st)
@@ -147,7 +149,7 @@ func diagnose(t *testing.T, pod *v1.Pod, snap *cache.Snapshot, nominated func(st
 	}
 	nodes := snap.List()
 	if nominated != nil {
-		r := newRun(Input{Snapshot: snap, Nominated: nominated})
+		r := newRun(Input{Plugins: testProfile(), Snapshot: snap, Nominated: nominated})
 		withNom := make([]*cache.NodeInfo, len(nodes))
 		for i, ni := range nodes {
 			c := ni.Clone()
@@ -269,3 +271,13 @@ func (r *recording) Order(preemptor abi.PodView, victims []abi.Victim, order []u
 type broken struct{}
 
 func (broken) Order(_ abi.PodView, _ []abi.Victim, order []uint32) { clear(order) }
+
+// testProfile is the default profile without listers, built once for the
+// package's tests.
+var testProfile = sync.OnceValue(func() *framework.Profile {
+	p, err := framework.InTree().Default(framework.NewHandle(framework.HandleOptions{}))
+	if err != nil {
+		panic(err)
+	}
+	return p
+})

@@ -54,7 +54,7 @@ func runPodCase(t *testing.T, tc podCase, parallelism int) {
 	if tc.nominated != nil {
 		nom = nominatedMap(tc.nominated...)
 	}
-	in := Input{Snapshot: snap, Diagnosis: diagnose(t, tc.preemptor, snap, nom), PDBs: tc.pdbs, Order: tc.order, Nominated: nom,
+	in := Input{Plugins: testProfile(), Snapshot: snap, Diagnosis: diagnose(t, tc.preemptor, snap, nom), PDBs: tc.pdbs, Order: tc.order, Nominated: nom,
 		Parallelism: parallelism}
 	if tc.groups != nil {
 		in.Group = groups(tc.groups...)
@@ -544,7 +544,7 @@ func TestPodSlotInput(t *testing.T) {
 	preemptor := makePod("p").priority(highPriority).cpu("3").obj()
 	rec := &recording{}
 	in := Input{
-		Snapshot: snap, Diagnosis: diagnose(t, preemptor, snap, nil), Order: rec,
+		Plugins: testProfile(), Snapshot: snap, Diagnosis: diagnose(t, preemptor, snap, nil), Order: rec,
 		PDBs:  []*policyv1.PodDisruptionBudget{pdb("foo", 0)},
 		Group: groups(makeGroup("single", 5, 1, false), makeGroup("all", 7, 1, true)),
 	}
@@ -575,18 +575,18 @@ func TestPodErrors(t *testing.T) {
 	preemptor := makePod("p").priority(highPriority).cpu("1").obj()
 	diag := diagnose(t, preemptor, snap, nil)
 	ctx := context.Background()
-	if _, _, err := Pod(ctx, preemptor, Input{Snapshot: snap, Diagnosis: diag, Order: broken{}}); err == nil || !strings.Contains(err.Error(), "not a permutation") {
+	if _, _, err := Pod(ctx, preemptor, Input{Plugins: testProfile(), Snapshot: snap, Diagnosis: diag, Order: broken{}}); err == nil || !strings.Contains(err.Error(), "not a permutation") {
 		t.Errorf("broken slot: err = %v, want a permutation error", err)
 	}
-	if _, _, err := Pod(ctx, preemptor, Input{Snapshot: snap}); err == nil {
+	if _, _, err := Pod(ctx, preemptor, Input{Plugins: testProfile(), Snapshot: snap}); err == nil {
 		t.Error("no diagnosis: want an error")
 	}
-	if _, _, err := Pod(ctx, preemptor, Input{Snapshot: cache.NewSnapshot(), Diagnosis: diag}); err == nil {
+	if _, _, err := Pod(ctx, preemptor, Input{Plugins: testProfile(), Snapshot: cache.NewSnapshot(), Diagnosis: diag}); err == nil {
 		t.Error("no nodes: want an error")
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, _, err := Pod(canceled, preemptor, Input{Snapshot: snap, Diagnosis: diag}); err == nil {
+	if _, _, err := Pod(canceled, preemptor, Input{Plugins: testProfile(), Snapshot: snap, Diagnosis: diag}); err == nil {
 		t.Error("canceled context: want an error")
 	}
 }
@@ -603,7 +603,7 @@ func TestPodLeavesSnapshot(t *testing.T) {
 	gens := generations(snap)
 	preemptor := makePod("p").priority(highPriority).cpu("2").obj()
 	nom := nominatedMap(makePod("n").priority(highPriority).cpu("1").nominated("node1").obj())
-	in := Input{Snapshot: snap, Diagnosis: diagnose(t, preemptor, snap, nom), Nominated: nom}
+	in := Input{Plugins: testProfile(), Snapshot: snap, Diagnosis: diagnose(t, preemptor, snap, nom), Nominated: nom}
 	if _, found, err := Pod(context.Background(), preemptor, in); err != nil || !found {
 		t.Fatalf("Pod = found %v, %v", found, err)
 	}
@@ -631,7 +631,7 @@ func TestPodCandidateCount(t *testing.T) {
 	snap := snapshot(nodes, pods...)
 	preemptor := makePod("p").priority(highPriority).cpu("1").obj()
 	diag := diagnose(t, preemptor, snap, nil)
-	res, found, err := Pod(context.Background(), preemptor, Input{Snapshot: snap, Diagnosis: diag})
+	res, found, err := Pod(context.Background(), preemptor, Input{Plugins: testProfile(), Snapshot: snap, Diagnosis: diag})
 	if err != nil || !found {
 		t.Fatalf("Pod = found %v, %v", found, err)
 	}
@@ -645,7 +645,7 @@ func TestPodCandidateCount(t *testing.T) {
 		if i == 50 {
 			t.Fatal("no random offset reached the last node in 50 runs")
 		}
-		res, _, err := Pod(context.Background(), preemptor, Input{Snapshot: snap, Diagnosis: diag, Rand: rnd})
+		res, _, err := Pod(context.Background(), preemptor, Input{Plugins: testProfile(), Snapshot: snap, Diagnosis: diag, Rand: rnd})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,14 +24,18 @@ import (
 	"github.com/wasmsched/wasmsched/host/policy"
 )
 
+// errNoPlugins is a caller's error: preemption dry-runs the profile's
+// filters.
+var errNoPlugins = errors.New("preempt: Input.Plugins is nil: preemption needs the preemptor's profile")
+
 // Input is what a preemption reads. Nothing in it is changed.
 type Input struct {
 	// Snapshot is the cluster the failed cycle saw, without anything that
 	// cycle placed tentatively (a pod-group cycle's members must have been
 	// taken off again: Cache.UpdateSnapshot does that).
 	Snapshot *cache.Snapshot
-	// Plugins are the filters the dry runs check nodes with; nil is
-	// framework.Default().
+	// Plugins are the filters the dry runs check nodes with: the
+	// preemptor's profile. Required.
 	Plugins *framework.Profile
 	// Diagnosis is the failed cycle's: Pod dry-runs only the nodes it
 	// rejected as Unschedulable (upstream's nodes where preemption might
@@ -168,6 +172,9 @@ func Eligible(pod *v1.Pod, in Input) (bool, string) {
 // first, each as long as the preemptor still fits; then pick one node
 // (pickOneNodeForPreemption).
 func Pod(ctx context.Context, preemptor *v1.Pod, in Input) (Result, bool, error) {
+	if in.Plugins == nil {
+		return Result{}, false, errNoPlugins
+	}
 	if in.Snapshot == nil || in.Diagnosis == nil {
 		return Result{}, false, errors.New("preemption: snapshot and diagnosis are required")
 	}

@@ -74,9 +74,6 @@ func newRun(in Input) *run {
 	if r.order == nil {
 		r.order = policy.Importance{}
 	}
-	if r.plugins == nil {
-		r.plugins = framework.Default()
-	}
 	return r
 }
 

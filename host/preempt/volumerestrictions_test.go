@@ -35,7 +35,7 @@ func TestPodReadWriteOncePodVictim(t *testing.T) {
 		}
 	}
 	l := framework.Listers{PersistentVolumeClaims: corelisters.NewPersistentVolumeClaimLister(claims)}
-	b, err := framework.Build(l, framework.Config{Plugins: &kschedv1.Plugins{MultiPoint: kschedv1.PluginSet{
+	b, err := framework.InTree().Build(framework.NewHandle(framework.HandleOptions{Listers: l}), framework.Config{Plugins: &kschedv1.Plugins{MultiPoint: kschedv1.PluginSet{
 		Disabled: []kschedv1.Plugin{{Name: "VolumeBinding"}, {Name: "VolumeZone"}}}}})
 	if err != nil {
 		t.Fatalf("Build: %v", err)

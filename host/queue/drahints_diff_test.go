@@ -20,7 +20,6 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
-	"github.com/wasmsched/wasmsched/host/dra"
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
 )
@@ -191,10 +190,11 @@ func (w *draWorld) filter(t *testing.T) (fits bool, rejectors podview.Plugins, m
 		Client: client}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() { cancel(); f.Shutdown() }()
-	prof := framework.NewDefaultProfile(l)
+	h := framework.NewHandle(framework.HandleOptions{Listers: l})
+	prof := defaultProfileOver(t, h)
 	f.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
-	mgr, err := dra.Shared(dra.Options{Claims: l.ClaimInformer})
+	mgr, err := h.DRA()
 	if err != nil {
 		t.Fatal(err)
 	}

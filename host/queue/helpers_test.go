@@ -16,6 +16,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/podview"
 	"github.com/wasmsched/wasmsched/host/policy"
 )
@@ -411,3 +412,23 @@ func (c *countingHint) calls() []int {
 	defer c.mu.Unlock()
 	return append([]int(nil), c.batches...)
 }
+
+// defaultProfileOver is the default profile over h.
+func defaultProfileOver(t testing.TB, h framework.Handle) *framework.Profile {
+	t.Helper()
+	p, err := framework.InTree().Default(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// testProfile is the default profile without listers, built once for the
+// package's tests.
+var testProfile = sync.OnceValue(func() *framework.Profile {
+	p, err := framework.InTree().Default(framework.NewHandle(framework.HandleOptions{}))
+	if err != nil {
+		panic(err)
+	}
+	return p
+})

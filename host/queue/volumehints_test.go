@@ -28,7 +28,7 @@ import (
 
 // TestVolumeHintsMoveWhatFits is a differential test of the built-in hints
 // module's storage events (ABI minor 1) against the native filters of the
-// default profile (framework.NewDefaultProfile over fake listers).
+// default profile (the in-tree registry's over fake listers).
 //
 // Each trial generates a small cluster (nodes in two zones, CSINodes with
 // per-driver limits, a CSIDriver with or without capacity tracking,
@@ -369,7 +369,7 @@ func (w *volumeWorld) filter(t *testing.T) (fits bool, rejectors podview.Plugins
 	}
 	l, stop := w.listers(t)
 	defer stop()
-	prof := framework.NewDefaultProfile(l)
+	prof := defaultProfileOver(t, framework.NewHandle(framework.HandleOptions{Listers: l}))
 	var d framework.Diagnosis
 	ps, st := prof.Prepare(cache.NewPodInfo(w.pod), snap)
 	if st != nil {

@@ -1049,7 +1049,7 @@ func (w *hintsWorld) addPending() {
 			p.Spec.Tolerations = append(p.Spec.Tolerations, tol)
 		}
 	}
-	ps, st := framework.Prepare(cache.NewPodInfo(p), nil)
+	ps, st := testProfile().Prepare(cache.NewPodInfo(p), nil)
 	if st != nil {
 		w.t.Fatalf("Prepare(%s): %v", name, st.Message())
 	}

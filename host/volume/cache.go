@@ -209,7 +209,7 @@ func pvClassIndex(obj any) ([]string, error) {
 }
 
 // Caches are the PersistentVolume and PersistentVolumeClaim assume caches.
-// One pair serves every profile of a scheduler (SharedCaches), so that a
+// One pair serves every profile of a scheduler (framework.Handle.Volumes), so that a
 // PersistentVolume reserved by a pod of one profile is taken for all.
 type Caches struct {
 	pvs  *assumeCache[*v1.PersistentVolume]
@@ -244,31 +244,6 @@ func NewCaches(pvInformer, pvcInformer Informer) (*Caches, error) {
 	if c.pvcs, err = newAssumeCache[*v1.PersistentVolumeClaim](pvcInformer, v1.Resource("persistentvolumeclaim"), c.notify); err != nil {
 		return nil, err
 	}
-	return c, nil
-}
-
-var (
-	sharedMu sync.Mutex
-	shared   = map[Informer]*Caches{}
-)
-
-// SharedCaches returns the caches of pvInformer and pvcInformer, built on
-// first use: every profile built over the same informers shares them (see
-// docs/RATIONALE.md). nil informers get caches of their own each time.
-func SharedCaches(pvInformer, pvcInformer Informer) (*Caches, error) {
-	if pvInformer == nil || pvcInformer == nil {
-		return NewCaches(pvInformer, pvcInformer)
-	}
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if c, ok := shared[pvInformer]; ok {
-		return c, nil
-	}
-	c, err := NewCaches(pvInformer, pvcInformer)
-	if err != nil {
-		return nil, err
-	}
-	shared[pvInformer] = c
 	return c, nil
 }
 

@@ -18,7 +18,7 @@
 // informer brings a newer one or the assumption is restored. Assuming a PV
 // checks, atomically, that no other claim holds it in the cache, so two
 // pods never get the same PV even when they were filtered concurrently.
-// One pair of caches serves every profile (SharedCaches).
+// One pair of caches serves every profile of a scheduler (framework.Handle.Volumes builds it once).
 //
 // # Notes
 //
