@@ -33,3 +33,13 @@ const (
 	PluginInterPodAffinity   = "InterPodAffinity"
 	PluginDynamicResources   = "DynamicResources"
 )
+
+// Upstream plugins that wasmsched serves outside its plugin framework,
+// named where a KubeSchedulerConfiguration must keep them.
+const (
+	// PluginPrioritySort is upstream's queue sort: wasmsched's queueSort
+	// policy slot.
+	PluginPrioritySort = "PrioritySort"
+	// PluginDefaultBinder is upstream's binder: the cycle's binding.
+	PluginDefaultBinder = "DefaultBinder"
+)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmsched/wasmsched/host/framework/plugins"
+
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,7 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/wasmsched/wasmsched/abi"
-	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // upstreamDefaulted is what upstream's v1 defaulting makes of an empty
@@ -512,7 +513,7 @@ profiles:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Load(Source{File: writeFile(t, ksHeader+"profiles:\n- schedulerName: a\n- schedulerName: b\n"+tc.profile),
-				Plugins: framework.InTree()})
+				Plugins: plugins.InTree()})
 			if err == nil {
 				t.Fatal("loaded; want an error")
 			}

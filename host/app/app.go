@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wasmsched/wasmsched/host/framework/plugins"
+
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -150,7 +152,7 @@ func Registry(opts ...Option) (*framework.Registry, error) {
 }
 
 func registry(o options) (*framework.Registry, error) {
-	r, err := framework.InTree().With(o.plugins...)
+	r, err := plugins.InTree().With(o.plugins...)
 	if err != nil {
 		return nil, fmt.Errorf("plugins: %w", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wasmsched/wasmsched/host/framework/plugins"
+
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
 	kschedv1 "k8s.io/kube-scheduler/config/v1"
@@ -18,7 +20,7 @@ import (
 func TestWithBuilt(t *testing.T) {
 	build := func(t *testing.T, c framework.Config) framework.Built {
 		t.Helper()
-		b, err := framework.InTree().Build(framework.NewHandle(framework.HandleOptions{}), c)
+		b, err := plugins.InTree().Build(framework.NewHandle(framework.HandleOptions{}), c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +80,7 @@ func runtimeArgs(o runtime.Object) runtime.RawExtension { return runtime.RawExte
 // sampled cycles) leaves out the extension points the configuration
 // disabled, as the plain one does.
 func TestWithBuiltTimedProfile(t *testing.T) {
-	b, err := framework.InTree().Build(framework.NewHandle(framework.HandleOptions{}), framework.Config{Plugins: &kschedv1.Plugins{
+	b, err := plugins.InTree().Build(framework.NewHandle(framework.HandleOptions{}), framework.Config{Plugins: &kschedv1.Plugins{
 		Score:  kschedv1.PluginSet{Disabled: []kschedv1.Plugin{{Name: "NodeResourcesFit"}}},
 		Filter: kschedv1.PluginSet{Disabled: []kschedv1.Plugin{{Name: "NodeResourcesFit"}}},
 	}})

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmsched/wasmsched/host/framework/plugins"
+
 	v1 "k8s.io/api/core/v1"
 	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -637,7 +639,7 @@ func defaultEntries(l framework.Listers) []framework.Entry {
 
 // handleEntries are the default profile's entries over h.
 func handleEntries(h framework.Handle) []framework.Entry {
-	b, err := framework.InTree().Build(h, framework.Config{})
+	b, err := plugins.InTree().Build(h, framework.Config{})
 	if err != nil {
 		panic(err)
 	}

@@ -63,13 +63,8 @@ func pointSets(p *kschedv1.Plugins) [numPoints]*kschedv1.PluginSet {
 		&p.PlacementScore, &p.PodGroupPostFilter}
 }
 
-// Names of the plugins the framework does not build but Build checks: they
-// are served elsewhere in wasmsched (the registry's rows without New).
-const (
-	wildcard      = "*"
-	prioritySort  = "PrioritySort"
-	defaultBinder = "DefaultBinder"
-)
+// wildcard disables every plugin of an extension point.
+const wildcard = abi.PluginWildcard
 
 // mergePlugins is upstream's mergePlugins: custom merged into def point by
 // point (mergePluginSet).
@@ -337,11 +332,11 @@ func (r *Registry) plan(c Config) (*plan, error) {
 		return nil, fmt.Errorf("plugins: SchedulingGates is wasmsched's preEnqueue policy slot and cannot be disabled here: " +
 			"configure the preEnqueue slot through wasmsched's policies instead")
 	}
-	if !slices.Equal(eff[PointQueueSort], []string{prioritySort}) {
+	if !slices.Equal(eff[PointQueueSort], []string{abi.PluginPrioritySort}) {
 		return nil, fmt.Errorf("plugins.queueSort: the queue sort is wasmsched's queueSort policy slot, configured through "+
 			"wasmsched's policies; the configuration must keep PrioritySort as its only queueSort plugin, not %v", eff[PointQueueSort])
 	}
-	if !slices.Equal(eff[PointBind], []string{defaultBinder}) {
+	if !slices.Equal(eff[PointBind], []string{abi.PluginDefaultBinder}) {
 		return nil, fmt.Errorf("plugins.bind: DefaultBinder is the only binder wasmsched has; the configuration must keep it "+
 			"as the only bind plugin, not %v", eff[PointBind])
 	}

@@ -14,6 +14,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -84,17 +85,6 @@ type dynamicResources struct {
 	// claims counts the claims created for extended resources.
 	claims ClaimRecorder
 }
-
-// ClaimRecorder counts the ResourceClaims the scheduler creates (those of
-// pods' extended resources backed by DRA), as upstream's
-// dynamic_resource_allocation_resourceclaim_creates_total.
-type ClaimRecorder interface {
-	// ClaimCreated is one creation request for a claim owned by a pod; ok
-	// is false when it failed.
-	ClaimCreated(ok bool)
-}
-
-type discardClaims struct{}
 
 func (discardClaims) ClaimCreated(bool) {}
 
@@ -876,10 +866,35 @@ func (pl *dynamicResources) deallocate(ctx context.Context, claim *resourceapi.R
 	return nil
 }
 
-// dynamicResourcesRow is the plugin's registry row.
-func dynamicResourcesRow() Row {
+// DynamicResourcesRow is the plugin's registry row.
+func DynamicResourcesRow() Row {
 	return Row{Name: abi.PluginDynamicResources,
 		Points:  PointsOf(PointPreEnqueue, PointPreFilter, PointFilter, PointPostFilter, PointPodGroupPostFilter, PointScore, PointReserve, PointPreBind),
 		Default: true, Weight: weightDynamicResources, Args: dynamicResourcesArgsOf,
 		New: func(h Handle, args any) (Plugin, error) { return newDynamicResources(h, args.(dynamicResourcesArgs)) }}
+}
+
+// dynamicResourcesArgsOf is DynamicResources' Row.Args: upstream's
+// ValidateDynamicResourcesArgs with v1.37's default gates
+// (DRASchedulerFilterTimeout, DRADeviceBindingConditions and
+// DRAResourceClaimDeviceStatus on).
+func dynamicResourcesArgsOf(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.DynamicResourcesArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	a := defaultDynamicResourcesArgs
+	if args.FilterTimeout != nil {
+		if args.FilterTimeout.Duration < 0 {
+			return nil, field.Invalid(path.Child("filterTimeout"), args.FilterTimeout.Duration.String(), "must be zero or positive")
+		}
+		a.filterTimeout = args.FilterTimeout.Duration
+	}
+	if args.BindingTimeout != nil {
+		if args.BindingTimeout.Duration < time.Second {
+			return nil, field.Invalid(path.Child("bindingTimeout"), args.BindingTimeout.Duration.String(), "must be at least 1 second")
+		}
+		a.bindingTimeout = args.BindingTimeout.Duration
+	}
+	return a, nil
 }

@@ -188,3 +188,14 @@ type Listers struct {
 	// nil in tests and tools without an API.
 	Client kubernetes.Interface
 }
+
+// ClaimRecorder counts the ResourceClaims the scheduler creates (those of
+// pods' extended resources backed by DRA), as upstream's
+// dynamic_resource_allocation_resourceclaim_creates_total.
+type ClaimRecorder interface {
+	// ClaimCreated is one creation request for a claim owned by a pod; ok
+	// is false when it failed.
+	ClaimCreated(ok bool)
+}
+
+type discardClaims struct{}

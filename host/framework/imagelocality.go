@@ -107,8 +107,8 @@ func normalizedImageName(name string) string {
 	return name
 }
 
-// imageLocalityRow is the plugin's registry row.
-func imageLocalityRow() Row {
+// ImageLocalityRow is the plugin's registry row.
+func ImageLocalityRow() Row {
 	return Row{Name: pluginImageLocality, Points: PointsOf(PointScore), Default: true, Weight: weightImageLocality,
 		New: func(Handle, any) (Plugin, error) { return imageLocality{}, nil }}
 }

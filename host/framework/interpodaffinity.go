@@ -6,9 +6,12 @@ import (
 	"math"
 	"slices"
 
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -569,8 +572,8 @@ func (*podAffinityScorer) NormalizeScores(scores []int64) {
 	}
 }
 
-// interPodAffinityRow is the plugin's registry row.
-func interPodAffinityRow() Row {
+// InterPodAffinityRow is the plugin's registry row.
+func InterPodAffinityRow() Row {
 	return Row{Name: abi.PluginInterPodAffinity, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore), Default: true,
 		Weight: weightInterPodAffinity, Args: interPodAffinityArgs,
 		New: func(h Handle, args any) (Plugin, error) {
@@ -578,4 +581,21 @@ func interPodAffinityRow() Row {
 			pl.namespaces = h.Listers().Namespaces
 			return pl, nil
 		}}
+}
+
+// interPodAffinityArgs is InterPodAffinity's Row.Args.
+func interPodAffinityArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.InterPodAffinityArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	if args.HardPodAffinityWeight == nil {
+		w := int32(defaultHardPodAffinityWeight)
+		args.HardPodAffinityWeight = &w
+	}
+	if w := *args.HardPodAffinityWeight; w < 0 || w > 100 {
+		return nil, field.Invalid(path.Child("hardPodAffinityWeight"), w, "not in valid range [0, 100]")
+	}
+	return interPodAffinity{hardPodAffinityWeight: int64(*args.HardPodAffinityWeight),
+		ignoreExistingPreferred: args.IgnorePreferredTermsOfExistingPods}, nil
 }

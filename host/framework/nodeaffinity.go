@@ -4,8 +4,13 @@ import (
 	"fmt"
 	"slices"
 
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/wasmsched/wasmsched/abi"
@@ -205,9 +210,46 @@ func (s *affinityScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 // NormalizeScores is upstream's DefaultNormalizeScore.
 func (*affinityScorer) NormalizeScores(scores []int64) { DefaultNormalizeScore(false, scores) }
 
-// nodeAffinityRow is the plugin's registry row.
-func nodeAffinityRow() Row {
+// NodeAffinityRow is the plugin's registry row.
+func NodeAffinityRow() Row {
 	return Row{Name: abi.PluginNodeAffinity, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore), Default: true,
 		Weight: weightNodeAffinity, FilterAlone: true, ScoreAlone: true, Args: nodeAffinityArgs,
 		New: func(_ Handle, args any) (Plugin, error) { return args.(nodeAffinity), nil }}
+}
+
+// nodeAffinityArgs is NodeAffinity's Row.Args.
+func nodeAffinityArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.NodeAffinityArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	return newNodeAffinity(path, &args)
+}
+
+// newNodeAffinity is upstream's NodeAffinity constructor with
+// ValidateNodeAffinityArgs: addedAffinity parsed once.
+func newNodeAffinity(path *field.Path, a *kschedv1.NodeAffinityArgs) (nodeAffinity, error) {
+	var pl nodeAffinity
+	if a.AddedAffinity == nil {
+		return pl, nil
+	}
+	var errs []error
+	if ns := a.AddedAffinity.RequiredDuringSchedulingIgnoredDuringExecution; ns != nil {
+		sel, err := nodeaffinity.NewNodeSelector(ns, field.WithPath(path.Child("addedAffinity", "requiredDuringSchedulingIgnoredDuringExecution")))
+		if err != nil {
+			errs = append(errs, err)
+		}
+		pl.added = sel
+	}
+	if terms := a.AddedAffinity.PreferredDuringSchedulingIgnoredDuringExecution; len(terms) != 0 {
+		pref, err := nodeaffinity.NewPreferredSchedulingTerms(terms, field.WithPath(path.Child("addedAffinity", "preferredDuringSchedulingIgnoredDuringExecution")))
+		if err != nil {
+			errs = append(errs, err)
+		}
+		pl.addedPref = pref
+	}
+	if err := utilerrors.Flatten(utilerrors.NewAggregate(errs)); err != nil {
+		return nodeAffinity{}, err
+	}
+	return pl, nil
 }

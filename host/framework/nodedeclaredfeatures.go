@@ -70,8 +70,8 @@ func (f *featuresFilter) Filter(ni *cache.NodeInfo) *Status {
 	return nil
 }
 
-// nodeDeclaredFeaturesRow is the plugin's registry row.
-func nodeDeclaredFeaturesRow() Row {
+// NodeDeclaredFeaturesRow is the plugin's registry row.
+func NodeDeclaredFeaturesRow() Row {
 	return Row{Name: abi.PluginNodeDeclaredFeatures, Points: PointsOf(PointPreFilter, PointFilter), Default: true,
 		New: func(Handle, any) (Plugin, error) { return nodeDeclaredFeatures{}, nil }}
 }

@@ -42,8 +42,8 @@ func (f *nodeNameFilter) Filter(ni *cache.NodeInfo) *Status {
 	return nil
 }
 
-// nodeNameRow is the plugin's registry row.
-func nodeNameRow() Row {
+// NodeNameRow is the plugin's registry row.
+func NodeNameRow() Row {
 	return Row{Name: abi.PluginNodeName, Points: PointsOf(PointPreFilter, PointFilter), Default: true, FilterAlone: true,
 		New: func(Handle, any) (Plugin, error) { return nodeName{}, nil }}
 }

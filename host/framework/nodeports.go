@@ -43,8 +43,8 @@ func (f *nodePortsFilter) Filter(ni *cache.NodeInfo) *Status {
 	return nil
 }
 
-// nodePortsRow is the plugin's registry row.
-func nodePortsRow() Row {
+// NodePortsRow is the plugin's registry row.
+func NodePortsRow() Row {
 	return Row{Name: abi.PluginNodePorts, Points: PointsOf(PointPreFilter, PointFilter), Default: true,
 		New: func(Handle, any) (Plugin, error) { return nodePorts{}, nil }}
 }

@@ -4,6 +4,10 @@ import (
 	"math"
 	"slices"
 
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/wasmsched/wasmsched/host/cache"
 )
 
@@ -98,9 +102,57 @@ func balance(cpu, cpuAlloc, mem, memAlloc int64) int64 {
 	return int64((1 - std) * float64(MaxNodeScore))
 }
 
-// balancedAllocationRow is the plugin's registry row.
-func balancedAllocationRow() Row {
+// BalancedAllocationRow is the plugin's registry row.
+func BalancedAllocationRow() Row {
 	return Row{Name: pluginNodeResourcesBalancedAllocation, Points: PointsOf(PointPreScore, PointScore), Default: true,
 		Weight: weightNodeResourcesBalancedAllocation, ScoreAlone: true, Args: balancedArgs,
 		New: func(_ Handle, args any) (Plugin, error) { return args.(nodeResourcesBalancedAllocation), nil }}
+}
+
+// balancedArgs is NodeResourcesBalancedAllocation's Row.Args.
+func balancedArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.NodeResourcesBalancedAllocationArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	setDefaultsBalanced(&args)
+	if err := validateBalanced(path, &args); err != nil {
+		return nil, err
+	}
+	return newBalancedAllocation(&args), nil
+}
+
+func setDefaultsBalanced(a *kschedv1.NodeResourcesBalancedAllocationArgs) {
+	if len(a.Resources) == 0 {
+		a.Resources = slices.Clone(defaultResources)
+		return
+	}
+	for i := range a.Resources {
+		if a.Resources[i].Weight == 0 {
+			a.Resources[i].Weight = 1
+		}
+	}
+}
+
+func validateBalanced(path *field.Path, a *kschedv1.NodeResourcesBalancedAllocationArgs) error {
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, r := range a.Resources {
+		p := path.Child("resources").Index(i)
+		if seen[r.Name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), r.Name))
+		}
+		seen[r.Name] = true
+		if r.Weight != 1 {
+			errs = append(errs, field.Invalid(p.Child("weight"), r.Weight, "must be 1"))
+		}
+	}
+	return errs.ToAggregate()
+}
+
+func newBalancedAllocation(a *kschedv1.NodeResourcesBalancedAllocationArgs) nodeResourcesBalancedAllocation {
+	if isDefaultResources(a.Resources) {
+		return nodeResourcesBalancedAllocation{}
+	}
+	return nodeResourcesBalancedAllocation{resources: scoredResources(a.Resources)}
 }

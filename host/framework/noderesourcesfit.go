@@ -1,11 +1,17 @@
 package framework
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
+
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
@@ -272,8 +278,8 @@ func leastRequested(requested, capacity int64) int64 {
 	return (capacity - requested) * MaxNodeScore / capacity
 }
 
-// nodeResourcesFitRow is the plugin's registry row.
-func nodeResourcesFitRow() Row {
+// NodeResourcesFitRow is the plugin's registry row.
+func NodeResourcesFitRow() Row {
 	return Row{Name: abi.PluginNodeResourcesFit, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore, PointPlacementScore),
 		Default: true, Weight: weightNodeResourcesFit, ScoreAlone: true, Args: fitArgs,
 		New: func(h Handle, args any) (Plugin, error) {
@@ -286,3 +292,121 @@ func nodeResourcesFitRow() Row {
 			return fit, nil
 		}}
 }
+
+// fitArgs is NodeResourcesFit's Row.Args: the plugin, configured.
+func fitArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.NodeResourcesFitArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	setDefaultsFit(&args)
+	if err := validateFit(path, &args); err != nil {
+		return nil, err
+	}
+	return newNodeResourcesFit(&args), nil
+}
+
+func setDefaultsFit(a *kschedv1.NodeResourcesFitArgs) {
+	if a.ScoringStrategy == nil {
+		a.ScoringStrategy = &kschedv1.ScoringStrategy{Type: kschedv1.LeastAllocated, Resources: slices.Clone(defaultResources)}
+	}
+	if len(a.ScoringStrategy.Resources) == 0 {
+		a.ScoringStrategy.Resources = slices.Clone(defaultResources)
+	}
+	for i := range a.ScoringStrategy.Resources {
+		if a.ScoringStrategy.Resources[i].Weight == 0 {
+			a.ScoringStrategy.Resources[i].Weight = 1
+		}
+	}
+}
+
+func validateFit(path *field.Path, a *kschedv1.NodeResourcesFitArgs) error {
+	var errs field.ErrorList
+	for i, res := range a.IgnoredResources {
+		errs = append(errs, metav1validation.ValidateLabelName(res, path.Child("ignoredResources").Index(i))...)
+	}
+	for i, group := range a.IgnoredResourceGroups {
+		p := path.Child("ignoredResourceGroups").Index(i)
+		if strings.Contains(group, "/") {
+			errs = append(errs, field.Invalid(p, group, "resource group name can't contain '/'"))
+		}
+		errs = append(errs, metav1validation.ValidateLabelName(group, p)...)
+	}
+	sp := path.Child("scoringStrategy")
+	s := a.ScoringStrategy
+	switch s.Type {
+	case kschedv1.LeastAllocated, kschedv1.MostAllocated, kschedv1.RequestedToCapacityRatio:
+	default:
+		errs = append(errs, field.NotSupported(sp.Child("type"), s.Type,
+			[]string{string(kschedv1.LeastAllocated), string(kschedv1.MostAllocated), string(kschedv1.RequestedToCapacityRatio)}))
+	}
+	for i, r := range s.Resources {
+		if r.Weight <= 0 || r.Weight > 100 {
+			errs = append(errs, field.Invalid(sp.Child("resources").Index(i).Child("weight"), r.Weight,
+				fmt.Sprintf("resource weight of %v not in valid range (0, 100]", r.Name)))
+		}
+	}
+	if s.Type == kschedv1.RequestedToCapacityRatio {
+		if s.RequestedToCapacityRatio == nil {
+			errs = append(errs, field.Required(sp.Child("requestedToCapacityRatio"), "must be specified when type is RequestedToCapacityRatio"))
+		} else {
+			errs = append(errs, validateShape(s.RequestedToCapacityRatio.Shape, sp.Child("requestedToCapacityRatio", "shape"))...)
+		}
+	} else if s.RequestedToCapacityRatio != nil {
+		errs = append(errs, field.Forbidden(sp.Child("requestedToCapacityRatio"), "must be nil when type is not RequestedToCapacityRatio"))
+	}
+	return errs.ToAggregate()
+}
+
+func newNodeResourcesFit(a *kschedv1.NodeResourcesFitArgs) nodeResourcesFit {
+	var pl nodeResourcesFit
+	set := func(names []string) map[string]bool {
+		if len(names) == 0 {
+			return nil
+		}
+		m := make(map[string]bool, len(names))
+		for _, n := range names {
+			m[n] = true
+		}
+		return m
+	}
+	pl.ignored, pl.ignoredGroups = set(a.IgnoredResources), set(a.IgnoredResourceGroups)
+	s := a.ScoringStrategy
+	if s.Type == kschedv1.LeastAllocated && isDefaultResources(s.Resources) {
+		return pl
+	}
+	rs := &resourceScorer{resources: scoredResources(s.Resources)}
+	switch s.Type {
+	case kschedv1.MostAllocated:
+		rs.strategy = strategyMostAllocated
+	case kschedv1.RequestedToCapacityRatio:
+		rs.strategy = strategyRequestedToCapacityRatio
+		for _, p := range s.RequestedToCapacityRatio.Shape {
+			rs.shape = append(rs.shape, shapePoint{int64(p.Utilization), int64(p.Score) * (MaxNodeScore / maxCustomPriorityScore)})
+		}
+	}
+	pl.scorer = rs
+	return pl
+}
+
+// isDefaultResources reports whether rs are cpu and memory of weight 1, in
+// either order: the default both resource scorers have a fast path for
+// (their results do not depend on the order).
+func isDefaultResources(rs []kschedv1.ResourceSpec) bool {
+	if len(rs) != 2 || rs[0].Weight != 1 || rs[1].Weight != 1 {
+		return false
+	}
+	a, b := rs[0].Name, rs[1].Name
+	return (a == "cpu" && b == "memory") || (a == "memory" && b == "cpu")
+}
+
+func scoredResources(rs []kschedv1.ResourceSpec) []scoredResource {
+	out := make([]scoredResource, len(rs))
+	for i, r := range rs {
+		out[i] = newScoredResource(r.Name, r.Weight)
+	}
+	return out
+}
+
+// defaultResources is upstream's defaultResourceSpec.
+var defaultResources = []kschedv1.ResourceSpec{{Name: string(v1.ResourceCPU), Weight: 1}, {Name: string(v1.ResourceMemory), Weight: 1}}

@@ -51,8 +51,8 @@ func (nodeUnschedulable) Filter(ni *cache.NodeInfo) *Status {
 	return nil
 }
 
-// nodeUnschedulableRow is the plugin's registry row.
-func nodeUnschedulableRow() Row {
+// NodeUnschedulableRow is the plugin's registry row.
+func NodeUnschedulableRow() Row {
 	return Row{Name: abi.PluginNodeUnschedulable, Points: PointsOf(PointPreFilter, PointFilter), Default: true, FilterAlone: true,
 		New: func(Handle, any) (Plugin, error) { return nodeUnschedulable{}, nil }}
 }

@@ -125,9 +125,9 @@ var statusOptIn = &Status{}
 // the driver (or there is none), statusOptIn when it does not, an Error
 // when it cannot be read (upstream's checkCSIDriverOnNode).
 func driverOptIn(l Listers, driver string) *Status {
-	d, err := volCSIDriver(l, driver)
+	d, err := l.CSIDriver(driver)
 	if err != nil {
-		if st := volLookupStatus(abi.PluginNodeVolumeLimits, err); st.Code == Error {
+		if st := LookupStatus(abi.PluginNodeVolumeLimits, err); st.Code == Error {
 			st.Err = fmt.Errorf("error getting CSIDriver for provider %s: %w", driver, err)
 			return st
 		}
@@ -171,10 +171,10 @@ func (pl *nodeVolumeLimits) podVolumes(pod *v1.Pod, newPod bool) []csiVolume {
 		if claim == "" {
 			return fail(errors.New("PersistentVolumeClaim had no name"))
 		}
-		pvc, err := volClaim(pl.listers, pod.Namespace, claim)
+		pvc, err := pl.listers.PVC(pod.Namespace, claim)
 		if err != nil {
 			if newPod {
-				return append(out, csiVolume{st: volLookupStatus(abi.PluginNodeVolumeLimits,
+				return append(out, csiVolume{st: LookupStatus(abi.PluginNodeVolumeLimits,
 					fmt.Errorf("looking up PVC %s/%s: %w", pod.Namespace, claim, err))})
 			}
 			continue
@@ -230,7 +230,7 @@ func (pl *nodeVolumeLimits) claimVolume(pvc *v1.PersistentVolumeClaim) csiVolume
 	if pvc.Spec.VolumeName == "" {
 		return pl.classVolume(pvc)
 	}
-	pv, err := volPV(pl.listers, pvc.Spec.VolumeName)
+	pv, err := pl.listers.PV(pvc.Spec.VolumeName)
 	if err != nil {
 		return pl.classVolume(pvc)
 	}
@@ -262,7 +262,7 @@ func (pl *nodeVolumeLimits) classVolume(pvc *v1.PersistentVolumeClaim) csiVolume
 	if name == "" {
 		return csiVolume{}
 	}
-	sc, err := volClass(pl.listers, name)
+	sc, err := pl.listers.StorageClass(name)
 	if err != nil {
 		return csiVolume{}
 	}
@@ -309,7 +309,7 @@ type limitsFilter struct {
 }
 
 func (f *limitsFilter) Filter(ni *cache.NodeInfo) *Status {
-	csiNode := volCSINode(f.pl.listers, ni.Name())
+	csiNode := f.pl.listers.CSINode(ni.Name())
 	counted := false
 	for i := range f.vols {
 		v := &f.vols[i]
@@ -367,7 +367,7 @@ func (f *limitsFilter) count(ni *cache.NodeInfo, csiNode *storagev1.CSINode) *St
 	}
 	f.attachOnce.Do(func() {
 		var err error
-		if f.attachments, err = volAttachments(f.pl.listers); err != nil {
+		if f.attachments, err = f.pl.listers.VolumeAttachmentsByNode(); err != nil {
 			f.attachErr = &Status{Code: Error, Plugin: abi.PluginNodeVolumeLimits, Err: err}
 		}
 	})
@@ -378,7 +378,7 @@ func (f *limitsFilter) count(ni *cache.NodeInfo, csiNode *storagev1.CSINode) *St
 		if va.Spec.Attacher == "" || va.Spec.Source.PersistentVolumeName == nil {
 			continue
 		}
-		pv, err := volPV(f.pl.listers, *va.Spec.Source.PersistentVolumeName)
+		pv, err := f.pl.listers.PV(*va.Spec.Source.PersistentVolumeName)
 		if err != nil || pv.Spec.CSI == nil {
 			continue
 		}
@@ -432,8 +432,8 @@ func csiNodeHas(n *storagev1.CSINode, driver string) bool {
 	return false
 }
 
-// nodeVolumeLimitsRow is the plugin's registry row.
-func nodeVolumeLimitsRow() Row {
+// NodeVolumeLimitsRow is the plugin's registry row.
+func NodeVolumeLimitsRow() Row {
 	return Row{Name: abi.PluginNodeVolumeLimits, Points: PointsOf(PointPreFilter, PointFilter), Default: true,
 		New: func(h Handle, _ any) (Plugin, error) { return newNodeVolumeLimits(h.Listers()), nil }}
 }

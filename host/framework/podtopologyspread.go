@@ -6,11 +6,16 @@ import (
 	"math"
 	"slices"
 
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
+
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/wasmsched/wasmsched/abi"
@@ -669,8 +674,8 @@ func (s *spreadScorer) NormalizeScores(scores []int64) {
 	}
 }
 
-// podTopologySpreadRow is the plugin's registry row.
-func podTopologySpreadRow() Row {
+// PodTopologySpreadRow is the plugin's registry row.
+func PodTopologySpreadRow() Row {
 	return Row{Name: abi.PluginPodTopologySpread, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore), Default: true,
 		Weight: weightPodTopologySpread, Args: spreadArgs,
 		New: func(h Handle, args any) (Plugin, error) {
@@ -678,4 +683,68 @@ func podTopologySpreadRow() Row {
 			pl.listers = h.Listers()
 			return &pl, nil
 		}}
+}
+
+// spreadArgs is PodTopologySpread's Row.Args.
+func spreadArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.PodTopologySpreadArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	if args.DefaultingType == "" {
+		args.DefaultingType = kschedv1.SystemDefaulting
+	}
+	if err := validateSpread(path, &args); err != nil {
+		return nil, err
+	}
+	if args.DefaultingType == kschedv1.ListDefaulting {
+		return podTopologySpread{defaults: args.DefaultConstraints}, nil
+	}
+	return podTopologySpread{defaults: systemDefaultConstraints, systemDefaulted: true}, nil
+}
+
+// validateSpread is upstream's ValidatePodTopologySpreadArgs.
+func validateSpread(path *field.Path, a *kschedv1.PodTopologySpreadArgs) error {
+	var errs field.ErrorList
+	tp := path.Child("defaultingType")
+	switch a.DefaultingType {
+	case kschedv1.SystemDefaulting:
+		if len(a.DefaultConstraints) > 0 {
+			errs = append(errs, field.Invalid(tp, a.DefaultingType, "when .defaultConstraints are not empty"))
+		}
+	case kschedv1.ListDefaulting:
+	default:
+		errs = append(errs, field.NotSupported(tp, a.DefaultingType,
+			[]string{string(kschedv1.SystemDefaulting), string(kschedv1.ListDefaulting)}))
+	}
+	cp := path.Child("defaultConstraints")
+	for i, c := range a.DefaultConstraints {
+		p := cp.Index(i)
+		if c.MaxSkew <= 0 {
+			errs = append(errs, field.Invalid(p.Child("maxSkew"), c.MaxSkew, "not in valid range (0, inf)"))
+		}
+		if c.TopologyKey == "" {
+			errs = append(errs, field.Required(p.Child("topologyKey"), "can not be empty"))
+		} else {
+			errs = append(errs, metav1validation.ValidateLabelName(c.TopologyKey, p.Child("topologyKey"))...)
+		}
+		switch wp := p.Child("whenUnsatisfiable"); c.WhenUnsatisfiable {
+		case v1.DoNotSchedule, v1.ScheduleAnyway:
+		case "":
+			errs = append(errs, field.Required(wp, "can not be empty"))
+		default:
+			errs = append(errs, field.NotSupported(wp, c.WhenUnsatisfiable, []string{string(v1.DoNotSchedule), string(v1.ScheduleAnyway)}))
+		}
+		if c.LabelSelector != nil {
+			errs = append(errs, field.Forbidden(p.Child("labelSelector"), "constraint must not define a selector, as they deduced for each pod"))
+		}
+		for j := range a.DefaultConstraints[:i] {
+			o := &a.DefaultConstraints[j]
+			if c.TopologyKey == o.TopologyKey && c.WhenUnsatisfiable == o.WhenUnsatisfiable {
+				errs = append(errs, field.Duplicate(p, fmt.Sprintf("{%v, %v}", c.TopologyKey, c.WhenUnsatisfiable)))
+				break
+			}
+		}
+	}
+	return errs.ToAggregate()
 }

@@ -1,9 +1,12 @@
 package framework
 
 import (
+	"fmt"
 	"math"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/wasmsched/wasmsched/host/cache"
 )
@@ -272,3 +275,30 @@ func balancedFractions(fractions []float64) int64 {
 	}
 	return int64((1 - std) * float64(MaxNodeScore))
 }
+
+// validateShape is upstream's validateFunctionShape.
+func validateShape(shape []kschedv1.UtilizationShapePoint, path *field.Path) field.ErrorList {
+	if len(shape) == 0 {
+		return field.ErrorList{field.Required(path, "at least one point must be specified")}
+	}
+	var errs field.ErrorList
+	for i := 1; i < len(shape); i++ {
+		if shape[i-1].Utilization >= shape[i].Utilization {
+			errs = append(errs, field.Invalid(path.Index(i).Child("utilization"), shape[i].Utilization, "values must be sorted in increasing order"))
+			break
+		}
+	}
+	for i, p := range shape {
+		if p.Utilization < 0 || p.Utilization > 100 {
+			errs = append(errs, field.Invalid(path.Index(i).Child("utilization"), p.Utilization, "not in valid range [0, 100]"))
+		}
+		if p.Score < 0 || p.Score > maxCustomPriorityScore {
+			errs = append(errs, field.Invalid(path.Index(i).Child("score"), p.Score, fmt.Sprintf("not in valid range [0, %d]", maxCustomPriorityScore)))
+		}
+	}
+	return errs
+}
+
+// maxCustomPriorityScore is upstream's config.MaxCustomPriorityScore: the
+// top of RequestedToCapacityRatio's shape scores, scaled to MaxNodeScore.
+const maxCustomPriorityScore = 10

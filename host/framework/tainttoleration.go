@@ -94,8 +94,8 @@ func (s *taintScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 // untolerated taint anywhere is the best score everywhere.
 func (*taintScorer) NormalizeScores(scores []int64) { DefaultNormalizeScore(true, scores) }
 
-// taintTolerationRow is the plugin's registry row.
-func taintTolerationRow() Row {
+// TaintTolerationRow is the plugin's registry row.
+func TaintTolerationRow() Row {
 	return Row{Name: abi.PluginTaintToleration, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore), Default: true,
 		Weight: weightTaintToleration, FilterAlone: true,
 		New: func(Handle, any) (Plugin, error) { return taintToleration{}, nil }}

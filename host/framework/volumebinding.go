@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	kschedv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/wasmsched/wasmsched/abi"
@@ -332,9 +334,44 @@ func (pl *volumeBinding) PreBind(ctx context.Context, ps *PodState, pod *v1.Pod,
 	return nil
 }
 
-// volumeBindingRow is the plugin's registry row.
-func volumeBindingRow() Row {
+// VolumeBindingRow is the plugin's registry row.
+func VolumeBindingRow() Row {
 	return Row{Name: abi.PluginVolumeBinding, Points: PointsOf(PointPreFilter, PointFilter, PointReserve, PointPreBind, PointPreScore, PointScore), Default: true,
 		Args: volumeBindingArgsOf,
 		New:  func(h Handle, args any) (Plugin, error) { return newVolumeBinding(h, args.(volumeBindingArgs)) }}
+}
+
+// volumeBindingArgsOf is VolumeBinding's Row.Args.
+func volumeBindingArgsOf(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
+	var args kschedv1.VolumeBindingArgs
+	if err := DecodeArgs(pc, path, &args); err != nil {
+		return nil, err
+	}
+	return newVolumeBindingArgs(path, &args)
+}
+
+// newVolumeBindingArgs defaults a as upstream's SetDefaults_VolumeBindingArgs
+// (bindTimeoutSeconds 600; the default shape, StorageCapacityScoring being
+// on in v1.37) and validates it as ValidateVolumeBindingArgs.
+func newVolumeBindingArgs(path *field.Path, a *kschedv1.VolumeBindingArgs) (volumeBindingArgs, error) {
+	if a.BindTimeoutSeconds == nil {
+		t := int64(volume.DefaultBindTimeout / time.Second)
+		a.BindTimeoutSeconds = &t
+	}
+	if len(a.Shape) == 0 {
+		a.Shape = slices.Clone(defaultVolumeShape)
+	}
+	var errs field.ErrorList
+	if t := *a.BindTimeoutSeconds; t < 0 {
+		errs = append(errs, field.Invalid(path.Child("bindTimeoutSeconds"), t, "invalid BindTimeoutSeconds, should not be a negative value"))
+	}
+	errs = append(errs, validateShape(a.Shape, path.Child("shape"))...)
+	if err := errs.ToAggregate(); err != nil {
+		return volumeBindingArgs{}, err
+	}
+	timeout := time.Duration(math.MaxInt64) // beyond 292 years: no timeout
+	if t := *a.BindTimeoutSeconds; t <= math.MaxInt64/int64(time.Second) {
+		timeout = time.Duration(t) * time.Second
+	}
+	return volumeBindingArgs{bindTimeout: timeout, shape: a.Shape}, nil
 }

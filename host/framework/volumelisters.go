@@ -9,42 +9,46 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// Reads of the storage objects for VolumeRestrictions, VolumeZone and
-// NodeVolumeLimits through Listers, a nil lister reading as empty: a get
-// returns the lister's NotFound error, whose text ("persistentvolumeclaim
-// \"data\" not found") upstream's plugins put in their statuses.
+// Reads of the storage objects for the volume plugins through Listers, a
+// nil lister reading as empty: a get returns the lister's NotFound error,
+// whose text ("persistentvolumeclaim \"data\" not found") upstream's
+// plugins put in their statuses.
 
-func volClaim(l Listers, ns, name string) (*v1.PersistentVolumeClaim, error) {
+// PVC gets a PersistentVolumeClaim.
+func (l Listers) PVC(ns, name string) (*v1.PersistentVolumeClaim, error) {
 	if l.PersistentVolumeClaims == nil {
 		return nil, apierrors.NewNotFound(v1.Resource("persistentvolumeclaim"), name)
 	}
 	return l.PersistentVolumeClaims.PersistentVolumeClaims(ns).Get(name)
 }
 
-func volPV(l Listers, name string) (*v1.PersistentVolume, error) {
+// PV gets a PersistentVolume.
+func (l Listers) PV(name string) (*v1.PersistentVolume, error) {
 	if l.PersistentVolumes == nil {
 		return nil, apierrors.NewNotFound(v1.Resource("persistentvolume"), name)
 	}
 	return l.PersistentVolumes.Get(name)
 }
 
-func volClass(l Listers, name string) (*storagev1.StorageClass, error) {
+// StorageClass gets a StorageClass.
+func (l Listers) StorageClass(name string) (*storagev1.StorageClass, error) {
 	if l.StorageClasses == nil {
 		return nil, apierrors.NewNotFound(storagev1.Resource("storageclass"), name)
 	}
 	return l.StorageClasses.Get(name)
 }
 
-func volCSIDriver(l Listers, name string) (*storagev1.CSIDriver, error) {
+// CSIDriver gets a CSIDriver.
+func (l Listers) CSIDriver(name string) (*storagev1.CSIDriver, error) {
 	if l.CSIDrivers == nil {
 		return nil, apierrors.NewNotFound(storagev1.Resource("csidriver"), name)
 	}
 	return l.CSIDrivers.Get(name)
 }
 
-// volCSINode is the CSINode of node name, nil when there is none or it
+// CSINode is the CSINode of node name, nil when there is none or it
 // cannot be read (upstream's CSILimits logs the error and goes on without).
-func volCSINode(l Listers, name string) *storagev1.CSINode {
+func (l Listers) CSINode(name string) *storagev1.CSINode {
 	if l.CSINodes == nil {
 		return nil
 	}
@@ -55,8 +59,8 @@ func volCSINode(l Listers, name string) *storagev1.CSINode {
 	return n
 }
 
-// volAttachments are the VolumeAttachments by node name.
-func volAttachments(l Listers) (map[string][]*storagev1.VolumeAttachment, error) {
+// VolumeAttachmentsByNode are the VolumeAttachments by node name.
+func (l Listers) VolumeAttachmentsByNode() (map[string][]*storagev1.VolumeAttachment, error) {
 	if l.VolumeAttachments == nil {
 		return nil, nil
 	}
@@ -74,10 +78,10 @@ func volAttachments(l Listers) (map[string][]*storagev1.VolumeAttachment, error)
 	return out, nil
 }
 
-// volLookupStatus is upstream's status for a failed get of an object the
+// LookupStatus is upstream's status for a failed get of an object the
 // pod needs: UnschedulableAndUnresolvable with the error's text when it
 // does not exist (an event for it requeues the pod), Error otherwise.
-func volLookupStatus(plugin string, err error) *Status {
+func LookupStatus(plugin string, err error) *Status {
 	if apierrors.IsNotFound(err) {
 		return &Status{Code: UnschedulableAndUnresolvable, Plugin: plugin, Reasons: []string{err.Error()}}
 	}

@@ -68,9 +68,9 @@ func (pl volumeRestrictions) PreFilter(pi *cache.PodInfo, snap *cache.Snapshot) 
 		if src == nil {
 			continue
 		}
-		pvc, err := volClaim(pl.listers, pod.Namespace, src.ClaimName)
+		pvc, err := pl.listers.PVC(pod.Namespace, src.ClaimName)
 		if err != nil {
-			return nil, nil, volLookupStatus(abi.PluginVolumeRestrictions, err)
+			return nil, nil, LookupStatus(abi.PluginVolumeRestrictions, err)
 		}
 		if !slices.Contains(pvc.Spec.AccessModes, v1.ReadWriteOncePod) {
 			continue
@@ -174,8 +174,8 @@ func diskConflict(v *v1.VolumeSource, pod *v1.Pod) bool {
 	return false
 }
 
-// volumeRestrictionsRow is the plugin's registry row.
-func volumeRestrictionsRow() Row {
+// VolumeRestrictionsRow is the plugin's registry row.
+func VolumeRestrictionsRow() Row {
 	return Row{Name: abi.PluginVolumeRestrictions, Points: PointsOf(PointPreFilter, PointFilter), Default: true,
 		New: func(h Handle, _ any) (Plugin, error) { return volumeRestrictions{listers: h.Listers()}, nil }}
 }

@@ -68,18 +68,18 @@ func (pl volumeZone) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (PodFilter,
 		if src.ClaimName == "" {
 			return nil, nil, zoneRejection("PersistentVolumeClaim had no name")
 		}
-		pvc, err := volClaim(pl.listers, pod.Namespace, src.ClaimName)
+		pvc, err := pl.listers.PVC(pod.Namespace, src.ClaimName)
 		if err != nil {
-			return nil, nil, volLookupStatus(abi.PluginVolumeZone, err)
+			return nil, nil, LookupStatus(abi.PluginVolumeZone, err)
 		}
 		if pvc.Spec.VolumeName == "" {
 			class := storagehelpers.GetPersistentVolumeClaimClass(pvc)
 			if class == "" {
 				return nil, nil, zoneRejection("PersistentVolumeClaim had no pv name and storageClass name")
 			}
-			sc, err := volClass(pl.listers, class)
+			sc, err := pl.listers.StorageClass(class)
 			if err != nil {
-				return nil, nil, volLookupStatus(abi.PluginVolumeZone, err)
+				return nil, nil, LookupStatus(abi.PluginVolumeZone, err)
 			}
 			if sc.VolumeBindingMode == nil {
 				return nil, nil, zoneRejection(fmt.Sprintf("VolumeBindingMode not set for StorageClass %q", class))
@@ -89,9 +89,9 @@ func (pl volumeZone) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (PodFilter,
 			}
 			return nil, nil, zoneRejection("PersistentVolume had no name")
 		}
-		pv, err := volPV(pl.listers, pvc.Spec.VolumeName)
+		pv, err := pl.listers.PV(pvc.Spec.VolumeName)
 		if err != nil {
-			return nil, nil, volLookupStatus(abi.PluginVolumeZone, err)
+			return nil, nil, LookupStatus(abi.PluginVolumeZone, err)
 		}
 		f = append(f, pvTopologies(pv)...)
 	}
@@ -161,8 +161,8 @@ func gaTopologyLabel(key string) string {
 	return key
 }
 
-// volumeZoneRow is the plugin's registry row.
-func volumeZoneRow() Row {
+// VolumeZoneRow is the plugin's registry row.
+func VolumeZoneRow() Row {
 	return Row{Name: abi.PluginVolumeZone, Points: PointsOf(PointPreFilter, PointFilter), Default: true,
 		New: func(h Handle, _ any) (Plugin, error) { return volumeZone{listers: h.Listers()}, nil }}
 }

@@ -3,6 +3,8 @@ package preempt
 import (
 	"sync"
 
+	"github.com/wasmsched/wasmsched/host/framework/plugins"
+
 	"context"
 	"fmt"
 	"slices"
@@ -275,7 +277,7 @@ func (broken) Order(_ abi.PodView, _ []abi.Victim, order []uint32) { clear(order
 // testProfile is the default profile without listers, built once for the
 // package's tests.
 var testProfile = sync.OnceValue(func() *framework.Profile {
-	p, err := framework.InTree().Default(framework.NewHandle(framework.HandleOptions{}))
+	p, err := plugins.InTree().Default(framework.NewHandle(framework.HandleOptions{}))
 	if err != nil {
 		panic(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/wasmsched/wasmsched/host/framework/plugins"
+
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,7 +37,7 @@ func TestPodReadWriteOncePodVictim(t *testing.T) {
 		}
 	}
 	l := framework.Listers{PersistentVolumeClaims: corelisters.NewPersistentVolumeClaimLister(claims)}
-	b, err := framework.InTree().Build(framework.NewHandle(framework.HandleOptions{Listers: l}), framework.Config{Plugins: &kschedv1.Plugins{MultiPoint: kschedv1.PluginSet{
+	b, err := plugins.InTree().Build(framework.NewHandle(framework.HandleOptions{Listers: l}), framework.Config{Plugins: &kschedv1.Plugins{MultiPoint: kschedv1.PluginSet{
 		Disabled: []kschedv1.Plugin{{Name: "VolumeBinding"}, {Name: "VolumeZone"}}}}})
 	if err != nil {
 		t.Fatalf("Build: %v", err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmsched/wasmsched/host/framework/plugins"
+
 	v1 "k8s.io/api/core/v1"
 	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -416,7 +418,7 @@ func (c *countingHint) calls() []int {
 // defaultProfileOver is the default profile over h.
 func defaultProfileOver(t testing.TB, h framework.Handle) *framework.Profile {
 	t.Helper()
-	p, err := framework.InTree().Default(h)
+	p, err := plugins.InTree().Default(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +428,7 @@ func defaultProfileOver(t testing.TB, h framework.Handle) *framework.Profile {
 // testProfile is the default profile without listers, built once for the
 // package's tests.
 var testProfile = sync.OnceValue(func() *framework.Profile {
-	p, err := framework.InTree().Default(framework.NewHandle(framework.HandleOptions{}))
+	p, err := plugins.InTree().Default(framework.NewHandle(framework.HandleOptions{}))
 	if err != nil {
 		panic(err)
 	}
