@@ -163,7 +163,6 @@ func (b *NodeBuilder) With(pods ...*PodBuilder) *NodeBuilder {
 
 func (b *NodeBuilder) Info() *cache.NodeInfo { return cache.NewNodeInfo(b.N, b.Pods...) }
 
-
 func Infos(bs ...*NodeBuilder) []*cache.NodeInfo {
 	out := make([]*cache.NodeInfo, len(bs))
 	for i, b := range bs {
@@ -183,4 +182,3 @@ func Names(nodes []*cache.NodeInfo) []string {
 // infoWithoutNode is a node info holding the pods of a node the cache has
 // not seen.
 func (b *NodeBuilder) InfoWithoutNode() *cache.NodeInfo { return cache.NewNodeInfo(nil, b.Pods...) }
-
