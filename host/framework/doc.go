@@ -1,65 +1,73 @@
-// Package framework is the scheduler's native plugin framework: the filters
-// and scorers of kube-scheduler v1.37's default profile, the profile that
-// lists them in upstream's order with their weights, and what runs them for
+// Package framework is the scheduler's native plugin runtime: the
+// extension points a plugin implements, the profile that runs a list of
+// plugins in upstream's order with their weights, and what runs them for
 // one pod: the per-pod preparation (upstream's PreFilter and PreScore), the
 // filter over a node, the adaptive number of feasible nodes to look for, the
 // parallel round-robin search for them, the weighted score sum, the host
-// choice and the FitError message. The scheduling cycle (host/cycle),
-// preemption's dry runs (host/preempt) and the tests all take their plugins
-// from the one profile (Default), so a plugin is picked up everywhere by
-// being listed there.
+// choice and the FitError message. The plugins themselves are packages of
+// their own (host/framework/plugins/<name>/), and a Registry of their rows
+// builds a profile from a KubeSchedulerConfiguration profile. The scheduling
+// cycle (host/cycle) and preemption's dry runs (host/preempt) run the
+// profile host/app builds, so a plugin is picked up everywhere by its row.
 //
 // # Layout
 //
-// Each plugin is one file named after its upstream plugin (nodename.go,
-// nodeunschedulable.go, tainttoleration.go, nodeaffinity.go, nodeports.go,
-// noderesourcesfit.go, noderesourcesbalancedallocation.go,
-// nodedeclaredfeatures.go, interpodaffinity.go, volumebinding.go over
-// host/volume's binder, volumerestrictions.go, volumezone.go,
-// nodevolumelimits.go), declaring in its
-// type's comment the extension
-// points it implements, the codes and reasons it rejects with, and its
-// score weight (a weight* constant the profile line uses). The framework is
-// in framework.go (the extension points), profile.go (the default profile),
-// state.go (PodState and Prepare), filter.go, score.go, feasible.go,
-// diagnosis.go, status.go and reserve.go (Reserve and PreBind). A plugin of the default profile not
-// written yet would stand in the profile as a placeholder (unsupported.go):
-// a pod carrying a hard constraint that only such a plugin checks is
-// refused before any node, in its name, never placed as if the constraint
-// were not there. Every plugin is written now (DynamicResources was the
-// last).
+//   - framework.go, reserve.go: the extension points (PreFilterPlugin,
+//     PodFilter, PodUpdater, PreScorePlugin, PodScorer, ReservePlugin,
+//     PreBindPlugin, PostFilterPlugin, PreEnqueuePlugin) and, in reserve.go,
+//     the profile's Reserve, Unreserve, PostFilter and PreBind.
+//   - profile.go: Profile and Entry; state.go: PodState and Prepare;
+//     filter.go, feasible.go, score.go, diagnosis.go, status.go: the
+//     filter, the search, the scores, the FitError and the statuses.
+//   - registry.go: Row (a plugin's name, extension points, default weight,
+//     args codec and factory) and Registry; config.go: Registry.Build and
+//     Check, upstream's merge of a profile's plugins over the default ones;
+//     args.go: DecodeArgs, the strict decoding of a plugin's args.
+//   - handle.go: Handle, what one scheduler's plugins share (listers,
+//     client, DRA state, volume caches, claim recorder, parallelism), and
+//     Listers; volumelisters.go: Listers' reads of storage objects.
+//   - unsupported.go: the placeholder of an upstream plugin not written
+//     yet, which refuses a pod carrying a hard constraint only that plugin
+//     checks, in its name, rather than place it as if the constraint were
+//     not there. Every plugin of the default profile is written; the
+//     mechanism stays for the next one upstream adds.
+//   - frameworktest: the tests' pod and node builders.
+//
+// Each plugin package (host/framework/plugins/<name>/) declares in its
+// doc comment the extension points it implements, the codes and reasons it
+// rejects with and its score weight, and its registry row (Row) next to its
+// code; host/framework/plugins lists the rows (InTree). A plugin package
+// imports this package and plugins/helper, never another plugin, the cycle
+// or the queue (make lint checks it).
 //
 // # Configuration
 //
-// Build turns one KubeSchedulerConfiguration profile's plugins and
-// pluginConfig (config.go, args.go) into the profile's entries, merged over
-// upstream's default plugins as upstream merges them, with each plugin's
-// args decoded, defaulted and validated as upstream's v1 API does; what
+// Registry.Build turns one KubeSchedulerConfiguration profile's plugins and
+// pluginConfig into the profile's entries, merged over the registry's
+// default rows as upstream merges them, each plugin's args decoded,
+// defaulted and validated by its row as upstream's v1 API does; what
 // wasmsched cannot honour is refused by name. A plugin holds its args as
 // plain fields set once (nodeResourcesFit's scoring strategy and ignored
 // resources, nodeAffinity's addedAffinity, ...): nothing is looked up per
 // node. The default args keep the plugins' fast paths (LeastAllocated and
-// BalancedAllocation over cpu and memory without per-pod state);
-// configured resource lists score through resourcescore.go, upstream's
-// resourceAllocationScorer. An Entry may leave out extension points
-// (NoPreFilter, NoFilter, NoScore, NoReserve, NoPreBind), as a
-// configuration disables them.
+// BalancedAllocation over cpu and memory without per-pod state). An Entry
+// may leave out extension points (NoPreFilter, NoFilter, NoScore,
+// NoReserve, NoPreBind), as a configuration disables them.
 //
 // # Adding a plugin
 //
-// Write <upstreamname>.go with a type implementing Plugin and the extension
-// points it needs: PreFilterPlugin (its PreFilter returns a PodFilter bound
-// to the pod's state, or nil to skip the pod, and optionally the nodes the
-// pod is restricted to), PreScorePlugin (a PodScorer, optionally a
-// ScoreNormalizer), and PodUpdater on its PodFilter when its state counts
-// pods on other nodes. Then give Build its line (config.go: its case in
-// Build's switch, replacing its placeholder's if it has one; its args in
-// args.go if it takes any). Upstream's default plugin list (defaultPlugins)
-// and extension points (inTree) are already there. Nothing else changes:
-// Prepare runs every PreFilter of the profile, Filter every
-// filter the pod did not skip, Score every PreScore and scorer, and
-// preemption's dry runs and the cycle's nominated pods update the
-// PodUpdaters. (When the profile outgrows
+// Write a package host/framework/plugins/<name>/ with a type implementing
+// Plugin and the extension points it needs: PreFilterPlugin (its PreFilter
+// returns a PodFilter bound to the pod's state, or nil to skip the pod, and
+// optionally the nodes the pod is restricted to), PreScorePlugin (a
+// PodScorer, optionally a ScoreNormalizer), and PodUpdater on its PodFilter
+// when its state counts pods on other nodes. Declare its Row (points,
+// default weight, Args with upstream's defaults and validation, New) and
+// add the row to host/framework/plugins.InTree, or pass it to
+// app.WithPlugin from a program of your own. Nothing else changes: Prepare
+// runs every PreFilter of the profile, Filter every filter the pod did not
+// skip, Score every PreScore and scorer, and preemption's dry runs and the
+// cycle's nominated pods update the PodUpdaters. (When the profile outgrows
 // the arrays PodState keeps its filters and scorers in,
 // TestStateArraysHoldDefault says to grow them.)
 //
@@ -95,7 +103,7 @@
 //
 // A cycle uses it as
 //
-//	ps, st := framework.Prepare(podInfo, snap)     // once per pod: upstream's PreFilter
+//	ps, st := profile.Prepare(podInfo, snap)       // once per pod: upstream's PreFilter
 //	var diag framework.Diagnosis
 //	if st != nil { diag.RecordPreFilter(st); ... } // rejected before any node
 //	want := framework.NumFeasibleNodesToFind(pct, int32(len(nodes)))
