@@ -11,6 +11,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/defaultpreemption"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/volumezone"
 )
 
 // InTree is the registry of upstream v1.37.1's in-tree plugins
@@ -36,7 +37,7 @@ func InTree() *framework.Registry {
 		framework.VolumeRestrictionsRow(),
 		framework.NodeVolumeLimitsRow(),
 		framework.VolumeBindingRow(),
-		framework.VolumeZoneRow(),
+		volumezone.Row(),
 		framework.PodTopologySpreadRow(),
 		framework.InterPodAffinityRow(),
 		framework.DynamicResourcesRow(),

@@ -1,4 +1,10 @@
-package framework
+// Package volumezone is upstream's VolumeZone plugin
+// (pkg/scheduler/framework/plugins/volumezone): at PreFilter and Filter, the
+// zone and region labels of the PersistentVolumes bound to the pod's claims
+// must hold the node's value of the same label (or of its GA equivalent).
+// Rejects: UnschedulableAndUnresolvable (ReasonVolumeZone). Default profile,
+// filter only.
+package volumezone
 
 import (
 	"fmt"
@@ -11,12 +17,13 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // ReasonVolumeZone is upstream's VolumeZone reason.
 const ReasonVolumeZone = "node(s) had no available volume zone"
 
-var statusVolumeZone = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginVolumeZone,
+var statusVolumeZone = &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginVolumeZone,
 	Reasons: []string{ReasonVolumeZone}}
 
 // volumeTopologyLabels are the PV labels VolumeZone matches against the
@@ -43,10 +50,10 @@ var volumeTopologyLabels = []string{
 // with upstream's messages. A pod without PV topology skips the filter.
 // Rejects: UnschedulableAndUnresolvable (ReasonVolumeZone).
 type volumeZone struct {
-	listers Listers
+	listers framework.Listers
 }
 
-var _ PreFilterPlugin = volumeZone{}
+var _ framework.PreFilterPlugin = volumeZone{}
 
 func (volumeZone) Name() string { return abi.PluginVolumeZone }
 
@@ -57,7 +64,7 @@ type pvTopology struct {
 	values sets.Set[string]
 }
 
-func (pl volumeZone) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
+func (pl volumeZone) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	pod := pi.Pod
 	var f zoneFilter
 	for i := range pod.Spec.Volumes {
@@ -70,7 +77,7 @@ func (pl volumeZone) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (PodFilter,
 		}
 		pvc, err := pl.listers.PVC(pod.Namespace, src.ClaimName)
 		if err != nil {
-			return nil, nil, LookupStatus(abi.PluginVolumeZone, err)
+			return nil, nil, framework.LookupStatus(abi.PluginVolumeZone, err)
 		}
 		if pvc.Spec.VolumeName == "" {
 			class := storagehelpers.GetPersistentVolumeClaimClass(pvc)
@@ -79,7 +86,7 @@ func (pl volumeZone) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (PodFilter,
 			}
 			sc, err := pl.listers.StorageClass(class)
 			if err != nil {
-				return nil, nil, LookupStatus(abi.PluginVolumeZone, err)
+				return nil, nil, framework.LookupStatus(abi.PluginVolumeZone, err)
 			}
 			if sc.VolumeBindingMode == nil {
 				return nil, nil, zoneRejection(fmt.Sprintf("VolumeBindingMode not set for StorageClass %q", class))
@@ -91,7 +98,7 @@ func (pl volumeZone) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (PodFilter,
 		}
 		pv, err := pl.listers.PV(pvc.Spec.VolumeName)
 		if err != nil {
-			return nil, nil, LookupStatus(abi.PluginVolumeZone, err)
+			return nil, nil, framework.LookupStatus(abi.PluginVolumeZone, err)
 		}
 		f = append(f, pvTopologies(pv)...)
 	}
@@ -101,8 +108,8 @@ func (pl volumeZone) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (PodFilter,
 	return f, nil, nil
 }
 
-func zoneRejection(reason string) *Status {
-	return &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginVolumeZone, Reasons: []string{reason}}
+func zoneRejection(reason string) *framework.Status {
+	return &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginVolumeZone, Reasons: []string{reason}}
 }
 
 // pvTopologies are pv's topology labels; a label whose value does not
@@ -126,7 +133,7 @@ func pvTopologies(pv *v1.PersistentVolume) []pvTopology {
 // zoneFilter is the pod's PV topology.
 type zoneFilter []pvTopology
 
-func (f zoneFilter) Filter(ni *cache.NodeInfo) *Status {
+func (f zoneFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	labels := ni.Node().Labels
 	constrained := false
 	for _, k := range volumeTopologyLabels {
@@ -161,8 +168,10 @@ func gaTopologyLabel(key string) string {
 	return key
 }
 
-// VolumeZoneRow is the plugin's registry row.
-func VolumeZoneRow() Row {
-	return Row{Name: abi.PluginVolumeZone, Points: PointsOf(PointPreFilter, PointFilter), Default: true,
-		New: func(h Handle, _ any) (Plugin, error) { return volumeZone{listers: h.Listers()}, nil }}
+// Row is VolumeZone's registry row.
+func Row() framework.Row {
+	return framework.Row{Name: abi.PluginVolumeZone, Points: framework.PointsOf(framework.PointPreFilter, framework.PointFilter), Default: true,
+		New: func(h framework.Handle, _ any) (framework.Plugin, error) {
+			return volumeZone{listers: h.Listers()}, nil
+		}}
 }

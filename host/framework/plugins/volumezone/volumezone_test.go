@@ -1,4 +1,4 @@
-package framework
+package volumezone
 
 import (
 	"testing"
@@ -6,41 +6,44 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+
+	"github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
 )
 
 // The cases of upstream's TestSingleZone, TestMultiZone and TestWithBinding,
 // and the claims, classes and PVs that cannot be found.
 func TestVolumeZone(t *testing.T) {
 	wait, immediate := storagev1.VolumeBindingWaitForFirstConsumer, storagev1.VolumeBindingImmediate
-	l := storageListers(
-		makePV("Vol_1", v1.LabelFailureDomainBetaZone, "us-west1-a"),
-		makePV("Vol_2", v1.LabelFailureDomainBetaRegion, "us-west1", "uselessLabel", "none"),
-		makePV("Vol_Stable_1", v1.LabelTopologyZone, "us-west1-a"),
-		makePV("Vol_Stable_2", v1.LabelTopologyRegion, "us-west1", "uselessLabel", "none"),
-		makePV("Vol_Stable_3", v1.LabelTopologyZone, "us-west1-a", v1.LabelTopologyRegion, "us-west1-a"),
-		makePV("Vol_Multi_1", v1.LabelFailureDomainBetaZone, "us-west1-c__us-west1-a"),
-		makePV("Vol_Multi_2", v1.LabelTopologyZone, "us-west1-c__us-west1-a"),
-		makePV("Vol_Bad", v1.LabelTopologyZone, "us-west1-c____"),
-		makeClaim("PVC_1", "Vol_1", ""),
-		makeClaim("PVC_2", "Vol_2", ""),
-		makeClaim("PVC_4", "Vol_not_exist", ""),
-		makeClaim("PVC_Stable_1", "Vol_Stable_1", ""),
-		makeClaim("PVC_Stable_2", "Vol_Stable_2", ""),
-		makeClaim("PVC_Stable_3", "Vol_Stable_3", ""),
-		makeClaim("PVC_Multi_1", "Vol_Multi_1", ""),
-		makeClaim("PVC_Multi_2", "Vol_Multi_2", ""),
-		makeClaim("PVC_Bad", "Vol_Bad", ""),
-		makeClaim("PVC_NoSC", "", "Class_0"),
-		makeClaim("PVC_EmptySC", "", ""),
-		makeClaim("PVC_WaitSC", "", "Class_Wait"),
-		makeClaim("PVC_UnsetSC", "", "Class_Unset"),
-		makeClaim("PVC_ImmediateSC", "", "Class_Immediate"),
-		makeClass("Class_Unset", "p", nil),
-		makeClass("Class_Wait", "p", &wait),
-		makeClass("Class_Immediate", "p", &immediate),
+	l := ft.StorageListers(
+		ft.MakePV("Vol_1", v1.LabelFailureDomainBetaZone, "us-west1-a"),
+		ft.MakePV("Vol_2", v1.LabelFailureDomainBetaRegion, "us-west1", "uselessLabel", "none"),
+		ft.MakePV("Vol_Stable_1", v1.LabelTopologyZone, "us-west1-a"),
+		ft.MakePV("Vol_Stable_2", v1.LabelTopologyRegion, "us-west1", "uselessLabel", "none"),
+		ft.MakePV("Vol_Stable_3", v1.LabelTopologyZone, "us-west1-a", v1.LabelTopologyRegion, "us-west1-a"),
+		ft.MakePV("Vol_Multi_1", v1.LabelFailureDomainBetaZone, "us-west1-c__us-west1-a"),
+		ft.MakePV("Vol_Multi_2", v1.LabelTopologyZone, "us-west1-c__us-west1-a"),
+		ft.MakePV("Vol_Bad", v1.LabelTopologyZone, "us-west1-c____"),
+		ft.MakeClaim("PVC_1", "Vol_1", ""),
+		ft.MakeClaim("PVC_2", "Vol_2", ""),
+		ft.MakeClaim("PVC_4", "Vol_not_exist", ""),
+		ft.MakeClaim("PVC_Stable_1", "Vol_Stable_1", ""),
+		ft.MakeClaim("PVC_Stable_2", "Vol_Stable_2", ""),
+		ft.MakeClaim("PVC_Stable_3", "Vol_Stable_3", ""),
+		ft.MakeClaim("PVC_Multi_1", "Vol_Multi_1", ""),
+		ft.MakeClaim("PVC_Multi_2", "Vol_Multi_2", ""),
+		ft.MakeClaim("PVC_Bad", "Vol_Bad", ""),
+		ft.MakeClaim("PVC_NoSC", "", "Class_0"),
+		ft.MakeClaim("PVC_EmptySC", "", ""),
+		ft.MakeClaim("PVC_WaitSC", "", "Class_Wait"),
+		ft.MakeClaim("PVC_UnsetSC", "", "Class_Unset"),
+		ft.MakeClaim("PVC_ImmediateSC", "", "Class_Immediate"),
+		ft.MakeClass("Class_Unset", "p", nil),
+		ft.MakeClass("Class_Wait", "p", &wait),
+		ft.MakeClass("Class_Immediate", "p", &immediate),
 	)
-	rejected := func(reason string) *Status {
-		return &Status{Code: UnschedulableAndUnresolvable, Plugin: "VolumeZone", Reasons: []string{reason}}
+	rejected := func(reason string) *framework.Status {
+		return &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: "VolumeZone", Reasons: []string{reason}}
 	}
 	conflict := rejected(ReasonVolumeZone)
 	betaZone, betaRegion := v1.LabelFailureDomainBetaZone, v1.LabelFailureDomainBetaRegion
@@ -49,9 +52,9 @@ func TestVolumeZone(t *testing.T) {
 		name       string
 		claims     []string
 		nodeLabels []string
-		wantPre    *Status
+		wantPre    *framework.Status
 		wantSkip   bool
-		want       *Status
+		want       *framework.Status
 	}{
 		{name: "pod without volume", nodeLabels: []string{betaZone, "us-west1-a"}, wantSkip: true},
 		{name: "node without labels", claims: []string{"PVC_1"}},
@@ -99,11 +102,11 @@ func TestVolumeZone(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			node := makeNode("host1")
+			node := ft.MakeNode("host1")
 			for i := 0; i < len(tc.nodeLabels); i += 2 {
-				node.label(tc.nodeLabels[i], tc.nodeLabels[i+1])
+				node.Label(tc.nodeLabels[i], tc.nodeLabels[i+1])
 			}
-			pre, st, skipped := runPlugin(t, volumeZone{listers: l}, makePod().mountClaims(tc.claims...).info(), nil, node.info())
+			pre, st, skipped := ft.RunPlugin(t, volumeZone{listers: l}, ft.MakePod().MountClaims(tc.claims...).Info(), nil, node.Info())
 			if diff := cmp.Diff(tc.wantPre, pre); diff != "" {
 				t.Fatalf("PreFilter (-want, +got):\n%s", diff)
 			}
