@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/wasmsched/wasmsched/host/framework/plugins"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/volumerestrictions"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -65,7 +66,7 @@ func TestPodReadWriteOncePodVictim(t *testing.T) {
 	if feasible, _ := framework.FindFeasible(context.Background(), ps, snap.List(), 0, 0, 1, &d); len(feasible) != 0 {
 		t.Fatalf("the pod fits %s while another pod uses its ReadWriteOncePod claim", feasible[0].Name())
 	}
-	want := "0/2 nodes are available: 2 " + framework.ReasonReadWriteOncePodConflict + "."
+	want := "0/2 nodes are available: 2 " + volumerestrictions.ReasonReadWriteOncePodConflict + "."
 	if got := d.Message(2); got != want {
 		t.Errorf("Message = %q, want %q", got, want)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/defaultpreemption"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/volumerestrictions"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumezone"
 )
 
@@ -34,7 +35,7 @@ func InTree() *framework.Registry {
 		framework.NodeAffinityRow(),
 		framework.NodePortsRow(),
 		framework.NodeResourcesFitRow(),
-		framework.VolumeRestrictionsRow(),
+		volumerestrictions.Row(),
 		framework.NodeVolumeLimitsRow(),
 		framework.VolumeBindingRow(),
 		volumezone.Row(),

@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 
+	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/framework"
 	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
 )
@@ -117,5 +118,21 @@ func TestVolumeZone(t *testing.T) {
 				t.Errorf("Filter (-want, +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A pod without claims or restricted volumes pays nothing for the plugin:
+// its PreFilter skips it without allocating (the same holds of
+// VolumeRestrictions and NodeVolumeLimits, tested in their packages).
+func TestVolumeZoneSkipsPlainPodsWithoutAllocating(t *testing.T) {
+	pi := ft.MakePod().Req("cpu", "100m").MountVolumes(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}).Info()
+	snap := cache.NewSnapshot(ft.MakeNode("n1").With(ft.MakePod().MountClaims("data")).Info())
+	for _, pl := range []framework.PreFilterPlugin{volumeZone{}} {
+		if f, _, st := pl.PreFilter(pi, snap); f != nil || st != nil {
+			t.Errorf("%s: PreFilter = %v, %+v, want a skip", pl.Name(), f, st)
+		}
+		if n := testing.AllocsPerRun(100, func() { pl.PreFilter(pi, snap) }); n != 0 {
+			t.Errorf("%s: PreFilter allocates %v times for a pod without volume constraints, want 0", pl.Name(), n)
+		}
 	}
 }

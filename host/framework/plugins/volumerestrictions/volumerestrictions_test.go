@@ -1,4 +1,4 @@
-package framework
+package volumerestrictions
 
 import (
 	"testing"
@@ -7,27 +7,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
 )
-
-// runPlugin runs pl's PreFilter for pod on snap and, when it neither
-// rejects nor skips, its filter on ni; skipped reports a nil filter.
-func runPlugin(t *testing.T, pl PreFilterPlugin, pod *cache.PodInfo, snap *cache.Snapshot, ni *cache.NodeInfo) (pre, filter *Status, skipped bool) {
-	t.Helper()
-	if snap == nil {
-		snap = cache.NewSnapshot()
-	}
-	f, nodes, st := pl.PreFilter(pod, snap)
-	if nodes != nil {
-		t.Errorf("PreFilter restricted the nodes to %v", nodes)
-	}
-	if st != nil {
-		return st, nil, false
-	}
-	if f == nil {
-		return nil, nil, true
-	}
-	return nil, f.Filter(ni), false
-}
 
 // The disk conflict cases of upstream's TestGCEDiskConflicts,
 // TestAWSDiskConflicts, TestRBDDiskConflicts and TestISCSIDiskConflicts,
@@ -81,24 +63,24 @@ func TestVolumeRestrictionsDiskConflicts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := makePod()
+			pod := ft.MakePod()
 			if tc.pod != (v1.VolumeSource{}) {
-				pod.mountVolumes(tc.pod)
+				pod.MountVolumes(tc.pod)
 			}
-			node := makeNode("n1")
+			node := ft.MakeNode("n1")
 			for _, e := range tc.existing {
-				node.with(makePod().mountVolumes(e))
+				node.With(ft.MakePod().MountVolumes(e))
 			}
-			pre, st, skipped := runPlugin(t, volumeRestrictions{}, pod.info(), nil, node.info())
+			pre, st, skipped := ft.RunPlugin(t, volumeRestrictions{}, pod.Info(), nil, node.Info())
 			if pre != nil {
 				t.Fatalf("PreFilter = %+v", pre)
 			}
 			if skipped != tc.wantSkip {
 				t.Fatalf("skipped = %v, want %v", skipped, tc.wantSkip)
 			}
-			var want *Status
+			var want *framework.Status
 			if !tc.wantSkip && !tc.wantPodFits {
-				want = &Status{Code: Unschedulable, Plugin: "VolumeRestrictions", Reasons: []string{ReasonDiskConflict}}
+				want = &framework.Status{Code: framework.Unschedulable, Plugin: "VolumeRestrictions", Reasons: []string{ReasonDiskConflict}}
 			}
 			if diff := cmp.Diff(want, st); diff != "" {
 				t.Errorf("Filter (-want, +got):\n%s", diff)
@@ -111,44 +93,44 @@ func TestVolumeRestrictionsDiskConflicts(t *testing.T) {
 // (missing: rejected at PreFilter), and a ReadWriteOncePod claim in use by
 // any pod of the cluster makes every node Unschedulable.
 func TestVolumeRestrictionsReadWriteOncePod(t *testing.T) {
-	rwop1 := makeClaim("claim-with-rwop-1", "", "", v1.ReadWriteOncePod)
-	rwop2 := makeClaim("claim-with-rwop-2", "", "", v1.ReadWriteOncePod)
-	rwx := makeClaim("claim-with-rwx", "", "", v1.ReadWriteMany)
-	conflict := &Status{Code: Unschedulable, Plugin: "VolumeRestrictions", Reasons: []string{ReasonReadWriteOncePodConflict}}
+	rwop1 := ft.MakeClaim("claim-with-rwop-1", "", "", v1.ReadWriteOncePod)
+	rwop2 := ft.MakeClaim("claim-with-rwop-2", "", "", v1.ReadWriteOncePod)
+	rwx := ft.MakeClaim("claim-with-rwx", "", "", v1.ReadWriteMany)
+	conflict := &framework.Status{Code: framework.Unschedulable, Plugin: "VolumeRestrictions", Reasons: []string{ReasonReadWriteOncePodConflict}}
 	tests := []struct {
 		name      string
-		pod       *podBuilder
-		elsewhere []*podBuilder // pods on node n2; n1 is filtered
+		pod       *ft.PodBuilder
+		elsewhere []*ft.PodBuilder // pods on node n2; n1 is filtered
 		claims    []any
-		wantPre   *Status
+		wantPre   *framework.Status
 		wantSkip  bool
-		want      *Status
+		want      *framework.Status
 	}{
-		{name: "nothing", pod: makePod(), wantSkip: true},
-		{name: "failed to get PVC", pod: makePod().mountClaims("claim-with-rwop-1"),
-			wantPre: &Status{Code: UnschedulableAndUnresolvable, Plugin: "VolumeRestrictions",
+		{name: "nothing", pod: ft.MakePod(), wantSkip: true},
+		{name: "failed to get PVC", pod: ft.MakePod().MountClaims("claim-with-rwop-1"),
+			wantPre: &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: "VolumeRestrictions",
 				Reasons: []string{`persistentvolumeclaim "claim-with-rwop-1" not found`}}},
-		{name: "no access mode conflict", pod: makePod().mountClaims("claim-with-rwop-1"),
-			elsewhere: []*podBuilder{makePod().mountClaims("claim-with-rwx")},
+		{name: "no access mode conflict", pod: ft.MakePod().MountClaims("claim-with-rwop-1"),
+			elsewhere: []*ft.PodBuilder{ft.MakePod().MountClaims("claim-with-rwx")},
 			claims:    []any{rwop1, rwx}, wantSkip: true},
-		{name: "ReadWriteMany claim shared", pod: makePod().mountClaims("claim-with-rwx"),
-			elsewhere: []*podBuilder{makePod().mountClaims("claim-with-rwx")},
+		{name: "ReadWriteMany claim shared", pod: ft.MakePod().MountClaims("claim-with-rwx"),
+			elsewhere: []*ft.PodBuilder{ft.MakePod().MountClaims("claim-with-rwx")},
 			claims:    []any{rwx}, wantSkip: true},
-		{name: "access mode conflict, on another node", pod: makePod().mountClaims("claim-with-rwop-1"),
-			elsewhere: []*podBuilder{makePod().mountClaims("claim-with-rwop-1"), makePod().mountClaims("claim-with-rwx")},
+		{name: "access mode conflict, on another node", pod: ft.MakePod().MountClaims("claim-with-rwop-1"),
+			elsewhere: []*ft.PodBuilder{ft.MakePod().MountClaims("claim-with-rwop-1"), ft.MakePod().MountClaims("claim-with-rwx")},
 			claims:    []any{rwop1, rwx}, want: conflict},
-		{name: "two conflicts", pod: makePod().mountClaims("claim-with-rwop-1", "claim-with-rwop-2"),
-			elsewhere: []*podBuilder{makePod().mountClaims("claim-with-rwop-1", "claim-with-rwop-2")},
+		{name: "two conflicts", pod: ft.MakePod().MountClaims("claim-with-rwop-1", "claim-with-rwop-2"),
+			elsewhere: []*ft.PodBuilder{ft.MakePod().MountClaims("claim-with-rwop-1", "claim-with-rwop-2")},
 			claims:    []any{rwop1, rwop2}, want: conflict},
-		{name: "same claim name in another namespace", pod: makePod().mountClaims("claim-with-rwop-1"),
-			elsewhere: []*podBuilder{makePod().namespace("other").mountClaims("claim-with-rwop-1")},
+		{name: "same claim name in another namespace", pod: ft.MakePod().MountClaims("claim-with-rwop-1"),
+			elsewhere: []*ft.PodBuilder{ft.MakePod().Namespace("other").MountClaims("claim-with-rwop-1")},
 			claims:    []any{rwop1}, wantSkip: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			n1, n2 := makeNode("n1").info(), makeNode("n2").with(tc.elsewhere...).info()
-			pl := volumeRestrictions{listers: storageListers(tc.claims...)}
-			pre, st, skipped := runPlugin(t, pl, tc.pod.info(), cache.NewSnapshot(n1, n2), n1)
+			n1, n2 := ft.MakeNode("n1").Info(), ft.MakeNode("n2").With(tc.elsewhere...).Info()
+			pl := volumeRestrictions{listers: ft.StorageListers(tc.claims...)}
+			pre, st, skipped := ft.RunPlugin(t, pl, tc.pod.Info(), cache.NewSnapshot(n1, n2), n1)
 			if diff := cmp.Diff(tc.wantPre, pre); diff != "" {
 				t.Fatalf("PreFilter (-want, +got):\n%s", diff)
 			}
@@ -166,17 +148,17 @@ func TestVolumeRestrictionsReadWriteOncePod(t *testing.T) {
 // claim makes the nodes fit again in the copy of the state only; putting
 // it back (a reprieve) restores the conflict. A nominated user counts too.
 func TestVolumeRestrictionsReadWriteOncePodUpdater(t *testing.T) {
-	l := storageListers(makeClaim("data", "", "", v1.ReadWriteOncePod), makeClaim("logs", "", "", v1.ReadWriteOnce))
-	user := makePod().mountClaims("data", "logs").node("n2").info()
-	other := makePod().mountClaims("logs").node("n2").info()
-	n1 := makeNode("n1").info()
-	n2 := cache.NewNodeInfo(makeNode("n2").n, user, other)
-	p := mustProfile(Entry{Plugin: volumeRestrictions{listers: l}})
-	ps, st := p.Prepare(makePod().mountClaims("data").info(), cache.NewSnapshot(n1, n2))
+	l := ft.StorageListers(ft.MakeClaim("data", "", "", v1.ReadWriteOncePod), ft.MakeClaim("logs", "", "", v1.ReadWriteOnce))
+	user := ft.MakePod().MountClaims("data", "logs").Node("n2").Info()
+	other := ft.MakePod().MountClaims("logs").Node("n2").Info()
+	n1 := ft.MakeNode("n1").Info()
+	n2 := cache.NewNodeInfo(ft.MakeNode("n2").N, user, other)
+	p := ft.MustProfile(framework.Entry{Plugin: volumeRestrictions{listers: l}})
+	ps, st := p.Prepare(ft.MakePod().MountClaims("data").Info(), cache.NewSnapshot(n1, n2))
 	if st != nil {
 		t.Fatalf("Prepare: %+v", st)
 	}
-	if st := Filter(ps, n1); st == nil || st.Code != Unschedulable || st.Message() != ReasonReadWriteOncePodConflict {
+	if st := framework.Filter(ps, n1); st == nil || st.Code != framework.Unschedulable || st.Message() != ReasonReadWriteOncePodConflict {
 		t.Fatalf("Filter = %+v, want the ReadWriteOncePod conflict, Unschedulable", st)
 	}
 
@@ -184,20 +166,20 @@ func TestVolumeRestrictionsReadWriteOncePodUpdater(t *testing.T) {
 	victims := n2.Clone()
 	victims.RemovePod(other.Pod.UID)
 	dry.RemovePod(other, victims)
-	if st := Filter(dry, victims); st == nil {
+	if st := framework.Filter(dry, victims); st == nil {
 		t.Errorf("Filter after removing a pod without the claim = nil, want the conflict")
 	}
 	victims.RemovePod(user.Pod.UID)
 	dry.RemovePod(user, victims)
-	if st := Filter(dry, victims); st != nil {
+	if st := framework.Filter(dry, victims); st != nil {
 		t.Errorf("Filter after removing the claim's user = %+v, want the node to fit", st)
 	}
-	if st := Filter(ps, n1); st == nil {
+	if st := framework.Filter(ps, n1); st == nil {
 		t.Errorf("the dry run changed the cycle's state: Filter = nil")
 	}
 	victims.AddPod(user)
 	dry.AddPod(user, victims)
-	if st := Filter(dry, victims); st == nil {
+	if st := framework.Filter(dry, victims); st == nil {
 		t.Errorf("Filter after the user's reprieve = nil, want the conflict")
 	}
 
@@ -205,22 +187,23 @@ func TestVolumeRestrictionsReadWriteOncePodUpdater(t *testing.T) {
 	// to n1 with the claim does not make it conflict (as upstream's
 	// skipped plugin sees no AddPod).
 	free := cache.NewSnapshot(n1)
-	ps, st = p.Prepare(makePod().mountClaims("data").info(), free)
+	ps, st = p.Prepare(ft.MakePod().MountClaims("data").Info(), free)
 	if st != nil {
 		t.Fatalf("Prepare: %+v", st)
 	}
-	ps.AddNominated(n1, []*cache.PodInfo{makePod().mountClaims("data").node("n1").info()})
-	if st := Filter(ps, n1); st != nil {
+	ps.AddNominated(n1, []*cache.PodInfo{ft.MakePod().MountClaims("data").Node("n1").Info()})
+	if st := framework.Filter(ps, n1); st != nil {
 		t.Errorf("Filter with a nominated user and no state = %+v, want nil (skipped)", st)
 	}
 }
 
-// A pod without claims or restricted volumes pays nothing for the three
-// volume plugins: their PreFilters skip it without allocating.
-func TestVolumePluginsSkipPlainPodsWithoutAllocating(t *testing.T) {
-	pi := makePod().req("cpu", "100m").mountVolumes(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}).info()
-	snap := cache.NewSnapshot(makeNode("n1").with(makePod().mountClaims("data")).info())
-	for _, pl := range []PreFilterPlugin{volumeRestrictions{}, volumeZone{}, newNodeVolumeLimits(Listers{})} {
+// A pod without claims or restricted volumes pays nothing for the plugin:
+// its PreFilter skips it without allocating (the same holds of VolumeZone
+// and NodeVolumeLimits, tested in their packages).
+func TestVolumeRestrictionsSkipsPlainPodsWithoutAllocating(t *testing.T) {
+	pi := ft.MakePod().Req("cpu", "100m").MountVolumes(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}).Info()
+	snap := cache.NewSnapshot(ft.MakeNode("n1").With(ft.MakePod().MountClaims("data")).Info())
+	for _, pl := range []framework.PreFilterPlugin{volumeRestrictions{}} {
 		if f, _, st := pl.PreFilter(pi, snap); f != nil || st != nil {
 			t.Errorf("%s: PreFilter = %v, %+v, want a skip", pl.Name(), f, st)
 		}

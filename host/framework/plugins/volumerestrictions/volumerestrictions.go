@@ -1,4 +1,10 @@
-package framework
+// Package volumerestrictions is upstream's VolumeRestrictions plugin
+// (pkg/scheduler/framework/plugins/volumerestrictions): at PreFilter and
+// Filter, a GCE PD, EBS, RBD or iSCSI volume of the pod may not conflict
+// with one on the node (Unschedulable, ReasonDiskConflict), and a
+// ReadWriteOncePod claim may not be in use by another pod (Unschedulable,
+// ReasonReadWriteOncePodConflict). Default profile, filter only.
+package volumerestrictions
 
 import (
 	"slices"
@@ -7,6 +13,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // Upstream's VolumeRestrictions reasons.
@@ -19,9 +26,9 @@ const (
 )
 
 var (
-	statusDiskConflict = &Status{Code: Unschedulable, Plugin: abi.PluginVolumeRestrictions,
+	statusDiskConflict = &framework.Status{Code: framework.Unschedulable, Plugin: abi.PluginVolumeRestrictions,
 		Reasons: []string{ReasonDiskConflict}}
-	statusReadWriteOncePodConflict = &Status{Code: Unschedulable, Plugin: abi.PluginVolumeRestrictions,
+	statusReadWriteOncePodConflict = &framework.Status{Code: framework.Unschedulable, Plugin: abi.PluginVolumeRestrictions,
 		Reasons: []string{ReasonReadWriteOncePodConflict}}
 )
 
@@ -45,17 +52,17 @@ var (
 // names alone; here by namespace and name, so that a victim in another
 // namespace using a claim of the same name does not look like a release.
 type volumeRestrictions struct {
-	listers Listers
+	listers framework.Listers
 }
 
 var (
-	_ PreFilterPlugin = volumeRestrictions{}
-	_ PodUpdater      = (*restrictionsFilter)(nil)
+	_ framework.PreFilterPlugin = volumeRestrictions{}
+	_ framework.PodUpdater      = (*restrictionsFilter)(nil)
 )
 
 func (volumeRestrictions) Name() string { return abi.PluginVolumeRestrictions }
 
-func (pl volumeRestrictions) PreFilter(pi *cache.PodInfo, snap *cache.Snapshot) (PodFilter, []string, *Status) {
+func (pl volumeRestrictions) PreFilter(pi *cache.PodInfo, snap *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	pod := pi.Pod
 	disks := false
 	for i := range pod.Spec.Volumes {
@@ -70,7 +77,7 @@ func (pl volumeRestrictions) PreFilter(pi *cache.PodInfo, snap *cache.Snapshot) 
 		}
 		pvc, err := pl.listers.PVC(pod.Namespace, src.ClaimName)
 		if err != nil {
-			return nil, nil, LookupStatus(abi.PluginVolumeRestrictions, err)
+			return nil, nil, framework.LookupStatus(abi.PluginVolumeRestrictions, err)
 		}
 		if !slices.Contains(pvc.Spec.AccessModes, v1.ReadWriteOncePod) {
 			continue
@@ -100,7 +107,7 @@ type restrictionsFilter struct {
 	conflicts int
 }
 
-func (f *restrictionsFilter) Filter(ni *cache.NodeInfo) *Status {
+func (f *restrictionsFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	if f.disks {
 		for i := range f.pod.Spec.Volumes {
 			v := &f.pod.Spec.Volumes[i].VolumeSource
@@ -120,7 +127,7 @@ func (f *restrictionsFilter) Filter(ni *cache.NodeInfo) *Status {
 	return nil
 }
 
-func (f *restrictionsFilter) Clone() PodFilter {
+func (f *restrictionsFilter) Clone() framework.PodFilter {
 	c := *f
 	return &c
 }
@@ -174,8 +181,10 @@ func diskConflict(v *v1.VolumeSource, pod *v1.Pod) bool {
 	return false
 }
 
-// VolumeRestrictionsRow is the plugin's registry row.
-func VolumeRestrictionsRow() Row {
-	return Row{Name: abi.PluginVolumeRestrictions, Points: PointsOf(PointPreFilter, PointFilter), Default: true,
-		New: func(h Handle, _ any) (Plugin, error) { return volumeRestrictions{listers: h.Listers()}, nil }}
+// Row is VolumeRestrictions's registry row.
+func Row() framework.Row {
+	return framework.Row{Name: abi.PluginVolumeRestrictions, Points: framework.PointsOf(framework.PointPreFilter, framework.PointFilter), Default: true,
+		New: func(h framework.Handle, _ any) (framework.Plugin, error) {
+			return volumeRestrictions{listers: h.Listers()}, nil
+		}}
 }
