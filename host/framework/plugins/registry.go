@@ -11,6 +11,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/defaultpreemption"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/nodevolumelimits"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumerestrictions"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumezone"
 )
@@ -36,7 +37,7 @@ func InTree() *framework.Registry {
 		framework.NodePortsRow(),
 		framework.NodeResourcesFitRow(),
 		volumerestrictions.Row(),
-		framework.NodeVolumeLimitsRow(),
+		nodevolumelimits.Row(),
 		framework.VolumeBindingRow(),
 		volumezone.Row(),
 		framework.PodTopologySpreadRow(),

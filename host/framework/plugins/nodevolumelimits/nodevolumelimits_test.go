@@ -1,4 +1,4 @@
-package framework
+package nodevolumelimits
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	csiplugins "k8s.io/csi-translation-lib/plugins"
 
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
 )
 
 const (
@@ -34,7 +36,7 @@ func limitsFixture(vaCount int, drivers []string, extra ...any) []any {
 	for _, d := range drivers {
 		for j := range 4 {
 			name := fmt.Sprintf("csi-%s-%d", d, j)
-			pv := makePV(name)
+			pv := ft.MakePV(name)
 			switch d {
 			case ebsInTree:
 				pv.Spec.AWSElasticBlockStore = &v1.AWSElasticBlockStoreVolumeSource{VolumeID: name}
@@ -43,7 +45,7 @@ func limitsFixture(vaCount int, drivers []string, extra ...any) []any {
 			default:
 				pv.Spec.CSI = &v1.CSIPersistentVolumeSource{Driver: d, VolumeHandle: name}
 			}
-			objs = append(objs, pv, makeClaim(name, name, ""))
+			objs = append(objs, pv, ft.MakeClaim(name, name, ""))
 		}
 		for j := range vaCount {
 			pv := fmt.Sprintf("csi-%s-%d", d, j)
@@ -52,9 +54,9 @@ func limitsFixture(vaCount int, drivers []string, extra ...any) []any {
 					Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pv}}})
 		}
 	}
-	missing := makeClaim("csi-6", "missing-in-action", "csi-sc")
-	objs = append(objs, makeClaim("csi-4", "", "csi-sc"), makeClaim("csi-5", "", ""), missing,
-		makeClass("csi-sc", drivers[0], nil))
+	missing := ft.MakeClaim("csi-6", "missing-in-action", "csi-sc")
+	objs = append(objs, ft.MakeClaim("csi-4", "", "csi-sc"), ft.MakeClaim("csi-5", "", ""), missing,
+		ft.MakeClass("csi-sc", drivers[0], nil))
 	return append(objs, extra...)
 }
 
@@ -74,38 +76,38 @@ func limitsCSINode(source string, limit int, drivers []string) *storagev1.CSINod
 			args = append(args, d, limit)
 		}
 	}
-	return makeCSINode(limitsNode, args...)
+	return ft.MakeCSINode(limitsNode, args...)
 }
 
 // ephemeralPod is upstream's pod abc in namespace test with generic
 // ephemeral volumes named vols, and ownedClaim its claim for volume vol.
-func ephemeralPod(uid string, vols ...string) *podBuilder {
-	b := makePod().namespace("test")
-	b.p.Name, b.p.UID = "abc", types.UID(uid)
+func ephemeralPod(uid string, vols ...string) *ft.PodBuilder {
+	b := ft.MakePod().Namespace("test")
+	b.P.Name, b.P.UID = "abc", types.UID(uid)
 	for _, v := range vols {
-		b.p.Spec.Volumes = append(b.p.Spec.Volumes, v1.Volume{Name: v, VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}}})
+		b.P.Spec.Volumes = append(b.P.Spec.Volumes, v1.Volume{Name: v, VolumeSource: v1.VolumeSource{Ephemeral: &v1.EphemeralVolumeSource{}}})
 	}
 	return b
 }
 
-func ownedClaim(pod *podBuilder, vol string, owned bool) *v1.PersistentVolumeClaim {
-	c := makeClaim(pod.p.Name+"-"+vol, "", "csi-sc")
-	c.Namespace = pod.p.Namespace
+func ownedClaim(pod *ft.PodBuilder, vol string, owned bool) *v1.PersistentVolumeClaim {
+	c := ft.MakeClaim(pod.P.Name+"-"+vol, "", "csi-sc")
+	c.Namespace = pod.P.Namespace
 	if owned {
 		yes := true
-		c.OwnerReferences = []metav1.OwnerReference{{Kind: "Pod", Name: pod.p.Name, UID: pod.p.UID, Controller: &yes}}
+		c.OwnerReferences = []metav1.OwnerReference{{Kind: "Pod", Name: pod.P.Name, UID: pod.P.UID, Controller: &yes}}
 	}
 	return c
 }
 
 // The cases of upstream's TestCSILimits.
 func TestNodeVolumeLimits(t *testing.T) {
-	claims := func(names ...string) func() *podBuilder {
-		return func() *podBuilder { return makePod().mountClaims(names...) }
+	claims := func(names ...string) func() *ft.PodBuilder {
+		return func() *ft.PodBuilder { return ft.MakePod().MountClaims(names...) }
 	}
-	inline := func(id string) func() *podBuilder {
-		return func() *podBuilder {
-			return makePod().mountVolumes(v1.VolumeSource{AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: id}})
+	inline := func(id string) func() *ft.PodBuilder {
+		return func() *ft.PodBuilder {
+			return ft.MakePod().MountVolumes(v1.VolumeSource{AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: id}})
 		}
 	}
 	cm := v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}
@@ -123,31 +125,33 @@ func TestNodeVolumeLimits(t *testing.T) {
 		nonMigratable     = claims("csi-kubernetes.io/hostpath-0")
 		inlineOne         = inline("aws-inline1")
 		inlineSameVolume  = inline("csi-ebs.csi.aws.com-1")
-		ephemeralOne      = func() *podBuilder { return ephemeralPod("12345", "xyz") }
-		ephemeralTwo      = func() *podBuilder { return ephemeralPod("12345II", "x", "y") }
-		onlyConfigSecret  = func() *podBuilder { return makePod().mountVolumes(cm, secret) }
-		claimConfigSecret = func() *podBuilder { return makePod().mountVolumes(cm, secret).mountClaims("csi-ebs.csi.aws.com-0") }
-		ephemeralConfig   = func() *podBuilder { return ephemeralPod("12345", "xyz").mountVolumes(cm, secret) }
-		inlineConfig      = func() *podBuilder {
-			return makePod().mountVolumes(cm, secret, v1.VolumeSource{AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: "aws-inline1"}})
+		ephemeralOne      = func() *ft.PodBuilder { return ephemeralPod("12345", "xyz") }
+		ephemeralTwo      = func() *ft.PodBuilder { return ephemeralPod("12345II", "x", "y") }
+		onlyConfigSecret  = func() *ft.PodBuilder { return ft.MakePod().MountVolumes(cm, secret) }
+		claimConfigSecret = func() *ft.PodBuilder {
+			return ft.MakePod().MountVolumes(cm, secret).MountClaims("csi-ebs.csi.aws.com-0")
+		}
+		ephemeralConfig = func() *ft.PodBuilder { return ephemeralPod("12345", "xyz").MountVolumes(cm, secret) }
+		inlineConfig    = func() *ft.PodBuilder {
+			return ft.MakePod().MountVolumes(cm, secret, v1.VolumeSource{AWSElasticBlockStore: &v1.AWSElasticBlockStoreVolumeSource{VolumeID: "aws-inline1"}})
 		}
 	)
 	ebsOnly, gceEBS := []string{ebsDriver}, []string{ebsDriver, gceDriver}
 	migrated := []string{ebsInTree, ebsDriver}
-	exceeded := &Status{Code: Unschedulable, Plugin: "NodeVolumeLimits", Reasons: []string{ReasonMaxVolumeCount}}
-	ephemeralMissing := &Status{Code: UnschedulableAndUnresolvable, Plugin: "NodeVolumeLimits",
+	exceeded := &framework.Status{Code: framework.Unschedulable, Plugin: "NodeVolumeLimits", Reasons: []string{ReasonMaxVolumeCount}}
+	ephemeralMissing := &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: "NodeVolumeLimits",
 		Reasons: []string{`looking up PVC test/abc-xyz: persistentvolumeclaim "abc-xyz" not found`}}
 	tests := []struct {
 		name     string
-		pod      func() *podBuilder
-		existing []func() *podBuilder
+		pod      func() *ft.PodBuilder
+		existing []func() *ft.PodBuilder
 		extra    func() []any // more claims
 		maxVols  int
 		vaCount  int
 		drivers  []string
 		source   string
 		wantSkip bool
-		want     *Status
+		want     *framework.Status
 		wantErr  string // an Error status's error
 	}{
 		{name: "should count VolumeAttachments towards volume limit when no pods exist",
@@ -155,48 +159,48 @@ func TestNodeVolumeLimits(t *testing.T) {
 		{name: "should schedule pod when VolumeAttachments count does not exceed limit",
 			pod: ebsOne, maxVols: 2, drivers: ebsOnly, vaCount: 1, source: "csinode"},
 		{name: "a VolumeAttachment of a volume a pod on the node uses counts once",
-			pod: claims("csi-ebs.csi.aws.com-2"), existing: []func() *podBuilder{claims("csi-ebs.csi.aws.com-1")}, maxVols: 3,
+			pod: claims("csi-ebs.csi.aws.com-2"), existing: []func() *ft.PodBuilder{claims("csi-ebs.csi.aws.com-1")}, maxVols: 3,
 			drivers: ebsOnly, vaCount: 2, source: "csinode"},
 		{name: "fits when node volume limit >= new pods CSI volume",
-			pod: ebsOne, existing: []func() *podBuilder{running, ebsTwo}, maxVols: 4, drivers: ebsOnly, source: "csinode"},
+			pod: ebsOne, existing: []func() *ft.PodBuilder{running, ebsTwo}, maxVols: 4, drivers: ebsOnly, source: "csinode"},
 		{name: "doesn't when node volume limit <= pods CSI volume",
-			pod: ebsOne, existing: []func() *podBuilder{running, ebsTwo}, maxVols: 2, drivers: ebsOnly, source: "csinode", want: exceeded},
+			pod: ebsOne, existing: []func() *ft.PodBuilder{running, ebsTwo}, maxVols: 2, drivers: ebsOnly, source: "csinode", want: exceeded},
 		{name: "should when driver does not support volume limits",
-			pod: ebsOne, existing: []func() *podBuilder{running, ebsTwo}, maxVols: 2, drivers: ebsOnly, source: "csinode-with-no-limit"},
+			pod: ebsOne, existing: []func() *ft.PodBuilder{running, ebsTwo}, maxVols: 2, drivers: ebsOnly, source: "csinode-with-no-limit"},
 		{name: "count pending PVCs towards volume limit <= pods CSI volume",
-			pod: ebsOne, existing: []func() *podBuilder{pending, ebsTwo}, maxVols: 2, drivers: ebsOnly, source: "csinode", want: exceeded},
+			pod: ebsOne, existing: []func() *ft.PodBuilder{pending, ebsTwo}, maxVols: 2, drivers: ebsOnly, source: "csinode", want: exceeded},
 		{name: "count multiple pending pvcs towards volume limit >= pods CSI volume",
-			pod: ebsOne, existing: []func() *podBuilder{pending, pending, ebsTwo}, maxVols: 4, drivers: ebsOnly, source: "csinode"},
+			pod: ebsOne, existing: []func() *ft.PodBuilder{pending, pending, ebsTwo}, maxVols: 4, drivers: ebsOnly, source: "csinode"},
 		{name: "should count PVCs with invalid PV name but valid SC",
-			pod: ebsOne, existing: []func() *podBuilder{missingPV, ebsTwo}, maxVols: 2, drivers: ebsOnly, source: "csinode", want: exceeded},
+			pod: ebsOne, existing: []func() *ft.PodBuilder{missingPV, ebsTwo}, maxVols: 2, drivers: ebsOnly, source: "csinode", want: exceeded},
 		{name: "don't count pvcs with missing SC towards volume limit",
-			pod: ebsOne, existing: []func() *podBuilder{running, noSC}, maxVols: 2, drivers: ebsOnly, source: "csinode"},
+			pod: ebsOne, existing: []func() *ft.PodBuilder{running, noSC}, maxVols: 2, drivers: ebsOnly, source: "csinode"},
 		{name: "count pvcs with the same type towards volume limit",
-			pod: ebsOne, existing: []func() *podBuilder{gceTwo, ebsTwo}, maxVols: 2, drivers: gceEBS, source: "csinode", want: exceeded},
+			pod: ebsOne, existing: []func() *ft.PodBuilder{gceTwo, ebsTwo}, maxVols: 2, drivers: gceEBS, source: "csinode", want: exceeded},
 		{name: "don't count pvcs with different type towards volume limit",
-			pod: gceTwo, existing: []func() *podBuilder{ebsTwo, running}, maxVols: 2, drivers: gceEBS, source: "csinode"},
+			pod: gceTwo, existing: []func() *ft.PodBuilder{ebsTwo, running}, maxVols: 2, drivers: gceEBS, source: "csinode"},
 		{name: "should count in-tree volumes if migration is enabled",
-			pod: inTreeOne, existing: []func() *podBuilder{inTreeTwo}, maxVols: 2, drivers: migrated, source: "csinode", want: exceeded},
+			pod: inTreeOne, existing: []func() *ft.PodBuilder{inTreeTwo}, maxVols: 2, drivers: migrated, source: "csinode", want: exceeded},
 		{name: "nil csi node",
-			pod: inlineOne, existing: []func() *podBuilder{inTreeTwo}, drivers: migrated},
+			pod: inlineOne, existing: []func() *ft.PodBuilder{inTreeTwo}, drivers: migrated},
 		{name: "should count unbound in-tree volumes if migration is enabled",
-			pod: pending, existing: []func() *podBuilder{inTreeTwo}, maxVols: 2, drivers: migrated, source: "csinode", want: exceeded},
+			pod: pending, existing: []func() *ft.PodBuilder{inTreeTwo}, maxVols: 2, drivers: migrated, source: "csinode", want: exceeded},
 		{name: "should not limit pod if volume used does not report limits",
-			pod: inTreeOne, existing: []func() *podBuilder{inTreeTwo}, maxVols: 2, drivers: migrated, source: "csinode-with-no-limit"},
+			pod: inTreeOne, existing: []func() *ft.PodBuilder{inTreeTwo}, maxVols: 2, drivers: migrated, source: "csinode-with-no-limit"},
 		{name: "should not count non-migratable in-tree volumes",
-			pod: nonMigratable, existing: []func() *podBuilder{ebsTwo}, maxVols: 2, drivers: []string{hostpathInTree, ebsDriver},
+			pod: nonMigratable, existing: []func() *ft.PodBuilder{ebsTwo}, maxVols: 2, drivers: []string{hostpathInTree, ebsDriver},
 			source: "csinode", wantSkip: true},
 		{name: "should count in-tree inline volumes if migration is enabled",
-			pod: inlineOne, existing: []func() *podBuilder{inTreeTwo}, maxVols: 2, drivers: migrated, source: "csinode", want: exceeded},
+			pod: inlineOne, existing: []func() *ft.PodBuilder{inTreeTwo}, maxVols: 2, drivers: migrated, source: "csinode", want: exceeded},
 		{name: "should count in-tree and csi volumes if migration is enabled (when scheduling in-tree volumes)",
-			pod: inTreeOne, existing: []func() *podBuilder{ebsTwo}, maxVols: 2, drivers: migrated, source: "csinode", want: exceeded},
+			pod: inTreeOne, existing: []func() *ft.PodBuilder{ebsTwo}, maxVols: 2, drivers: migrated, source: "csinode", want: exceeded},
 		{name: "should count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)",
-			pod: inlineOne, existing: []func() *podBuilder{ebsTwo, inTreeOne}, maxVols: 3, drivers: migrated, source: "csinode",
+			pod: inlineOne, existing: []func() *ft.PodBuilder{ebsTwo, inTreeOne}, maxVols: 3, drivers: migrated, source: "csinode",
 			want: exceeded},
 		{name: "should not count in-tree, inline and csi volumes if migration is enabled (when scheduling in-tree volumes)",
-			pod: inlineSameVolume, existing: []func() *podBuilder{ebsTwo, inTreeOne}, maxVols: 3, drivers: migrated, source: "csinode"},
+			pod: inlineSameVolume, existing: []func() *ft.PodBuilder{ebsTwo, inTreeOne}, maxVols: 3, drivers: migrated, source: "csinode"},
 		{name: "should count in-tree and csi volumes if migration is enabled (when scheduling csi volumes)",
-			pod: ebsOne, existing: []func() *podBuilder{inTreeTwo}, maxVols: 2, drivers: migrated, source: "csinode", want: exceeded},
+			pod: ebsOne, existing: []func() *ft.PodBuilder{inTreeTwo}, maxVols: 2, drivers: migrated, source: "csinode", want: exceeded},
 		{name: "ephemeral volume missing",
 			pod: ephemeralOne, drivers: ebsOnly, source: "csinode-with-no-limit", want: ephemeralMissing},
 		{name: "ephemeral volume not owned",
@@ -207,21 +211,21 @@ func TestNodeVolumeLimits(t *testing.T) {
 			drivers: ebsOnly, source: "csinode-with-no-limit"},
 		{name: "ephemeral doesn't when node volume limit <= pods CSI volume",
 			pod: ephemeralOne, extra: func() []any { return []any{ownedClaim(ephemeralOne(), "xyz", true)} },
-			existing: []func() *podBuilder{running, ebsTwo}, maxVols: 2, drivers: ebsOnly, source: "csinode", want: exceeded},
+			existing: []func() *ft.PodBuilder{running, ebsTwo}, maxVols: 2, drivers: ebsOnly, source: "csinode", want: exceeded},
 		{name: "ephemeral doesn't when node volume limit <= pods ephemeral CSI volume",
 			pod: ebsOne, extra: func() []any {
 				return []any{ownedClaim(ephemeralTwo(), "x", true), ownedClaim(ephemeralTwo(), "y", true)}
 			},
-			existing: []func() *podBuilder{running, ephemeralTwo}, maxVols: 2, drivers: ebsOnly, source: "csinode", want: exceeded},
+			existing: []func() *ft.PodBuilder{running, ephemeralTwo}, maxVols: 2, drivers: ebsOnly, source: "csinode", want: exceeded},
 		{name: "persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume",
 			pod: ebsOne, extra: func() []any { return []any{ownedClaim(ephemeralOne(), "xyz", true)} },
-			existing: []func() *podBuilder{running, ephemeralOne, ebsTwo}, maxVols: 3, drivers: ebsOnly, source: "csinode", want: exceeded},
+			existing: []func() *ft.PodBuilder{running, ephemeralOne, ebsTwo}, maxVols: 3, drivers: ebsOnly, source: "csinode", want: exceeded},
 		{name: "persistent okay when node volume limit > pods ephemeral CSI volume + persistent volume",
 			pod: ebsOne, extra: func() []any { return []any{ownedClaim(ephemeralOne(), "xyz", true)} },
-			existing: []func() *podBuilder{running, ephemeralOne, ebsTwo}, maxVols: 5, drivers: ebsOnly, source: "csinode"},
+			existing: []func() *ft.PodBuilder{running, ephemeralOne, ebsTwo}, maxVols: 5, drivers: ebsOnly, source: "csinode"},
 		{name: "a pod on the node with an ephemeral volume it does not own is an error",
 			pod: ebsOne, extra: func() []any { return []any{ownedClaim(ephemeralOne(), "xyz", false)} },
-			existing: []func() *podBuilder{ephemeralOne}, maxVols: 5, drivers: ebsOnly, source: "csinode",
+			existing: []func() *ft.PodBuilder{ephemeralOne}, maxVols: 5, drivers: ebsOnly, source: "csinode",
 			wantErr: "PVC test/abc-xyz was not created for pod test/abc (pod is not owner)"},
 		{name: "skip Filter when the pod only uses secrets and configmaps",
 			pod: onlyConfigSecret, maxVols: 2, drivers: ebsOnly, source: "csinode", wantSkip: true},
@@ -230,10 +234,10 @@ func TestNodeVolumeLimits(t *testing.T) {
 		{name: "don't skip Filter when the pod has ephemeral volumes",
 			pod: ephemeralConfig, drivers: ebsOnly, source: "csinode-with-no-limit", want: ephemeralMissing},
 		{name: "don't skip Filter when the pod has inline migratable volumes",
-			pod: inlineConfig, existing: []func() *podBuilder{inTreeTwo}, maxVols: 2, drivers: migrated, source: "csinode", want: exceeded},
+			pod: inlineConfig, existing: []func() *ft.PodBuilder{inTreeTwo}, maxVols: 2, drivers: migrated, source: "csinode", want: exceeded},
 		{name: "inline CSI volumes are not counted",
-			pod: func() *podBuilder {
-				return makePod().mountVolumes(v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: ebsDriver}})
+			pod: func() *ft.PodBuilder {
+				return ft.MakePod().MountVolumes(v1.VolumeSource{CSI: &v1.CSIVolumeSource{Driver: ebsDriver}})
 			},
 			maxVols: 0, drivers: ebsOnly, source: "csinode", wantSkip: true},
 	}
@@ -247,12 +251,12 @@ func TestNodeVolumeLimits(t *testing.T) {
 			if n := limitsCSINode(tc.source, tc.maxVols, tc.drivers); n != nil {
 				objs = append(objs, n)
 			}
-			node := makeNode(limitsNode)
+			node := ft.MakeNode(limitsNode)
 			for _, e := range tc.existing {
-				node.with(e())
+				node.With(e())
 			}
-			pl := newNodeVolumeLimits(storageListers(objs...))
-			pre, st, skipped := runPlugin(t, pl, tc.pod().info(), nil, node.info())
+			pl := newNodeVolumeLimits(ft.StorageListers(objs...))
+			pre, st, skipped := ft.RunPlugin(t, pl, tc.pod().Info(), nil, node.Info())
 			if pre != nil {
 				t.Fatalf("PreFilter = %+v", pre)
 			}
@@ -260,7 +264,7 @@ func TestNodeVolumeLimits(t *testing.T) {
 				t.Fatalf("skipped = %v, want %v", skipped, tc.wantSkip)
 			}
 			if tc.wantErr != "" {
-				if st == nil || st.Code != Error || st.Err == nil || st.Err.Error() != tc.wantErr {
+				if st == nil || st.Code != framework.Error || st.Err == nil || st.Err.Error() != tc.wantErr {
 					t.Errorf("Filter = %+v, want an Error %q", st, tc.wantErr)
 				}
 				return
@@ -309,14 +313,14 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 			if tc.driver != nil {
 				objs = append(objs, tc.driver)
 			}
-			pl := newNodeVolumeLimits(storageListers(objs...))
-			_, st, skipped := runPlugin(t, pl, makePod().mountClaims("csi-ebs.csi.aws.com-0").info(), nil, makeNode(limitsNode).info())
+			pl := newNodeVolumeLimits(ft.StorageListers(objs...))
+			_, st, skipped := ft.RunPlugin(t, pl, ft.MakePod().MountClaims("csi-ebs.csi.aws.com-0").Info(), nil, ft.MakeNode(limitsNode).Info())
 			if skipped {
 				t.Fatalf("PreFilter skipped the pod")
 			}
-			var want *Status
+			var want *framework.Status
 			if tc.wantMsg != "" {
-				want = &Status{Code: Unschedulable, Plugin: "NodeVolumeLimits", Reasons: []string{tc.wantMsg}}
+				want = &framework.Status{Code: framework.Unschedulable, Plugin: "NodeVolumeLimits", Reasons: []string{tc.wantMsg}}
 			}
 			if diff := cmp.Diff(want, st); diff != "" {
 				t.Errorf("Filter (-want, +got):\n%s", diff)
@@ -329,13 +333,13 @@ func TestNodeVolumeLimitsDriverMissing(t *testing.T) {
 // pod's volumes are resolved in PreFilter, and a node without a limit for
 // their drivers does not look at its pods.
 func TestNodeVolumeLimitsPassingNodeAllocs(t *testing.T) {
-	objs := append(limitsFixture(0, []string{ebsDriver}), makeCSINode(limitsNode, gceDriver, 1))
-	pl := newNodeVolumeLimits(storageListers(objs...))
-	f, _, st := pl.PreFilter(makePod().mountClaims("csi-ebs.csi.aws.com-0", "csi-4").info(), cache.NewSnapshot())
+	objs := append(limitsFixture(0, []string{ebsDriver}), ft.MakeCSINode(limitsNode, gceDriver, 1))
+	pl := newNodeVolumeLimits(ft.StorageListers(objs...))
+	f, _, st := pl.PreFilter(ft.MakePod().MountClaims("csi-ebs.csi.aws.com-0", "csi-4").Info(), cache.NewSnapshot())
 	if st != nil || f == nil {
 		t.Fatalf("PreFilter = %v, %+v", f, st)
 	}
-	ni := makeNode(limitsNode).with(makePod().mountClaims("csi-ebs.csi.aws.com-1")).info()
+	ni := ft.MakeNode(limitsNode).With(ft.MakePod().MountClaims("csi-ebs.csi.aws.com-1")).Info()
 	if allocs := testing.AllocsPerRun(100, func() {
 		if st := f.Filter(ni); st != nil {
 			t.Fatalf("Filter = %+v", st)
@@ -357,17 +361,17 @@ func TestNodeVolumeLimitsParallel(t *testing.T) {
 		if i%2 == 0 {
 			limit = 1
 		}
-		objs = append(objs, makeCSINode(name, ebsDriver, limit))
-		nodes = append(nodes, makeNode(name).with(makePod().mountClaims("csi-ebs.csi.aws.com-1")).info())
+		objs = append(objs, ft.MakeCSINode(name, ebsDriver, limit))
+		nodes = append(nodes, ft.MakeNode(name).With(ft.MakePod().MountClaims("csi-ebs.csi.aws.com-1")).Info())
 	}
-	p := mustProfile(Entry{Plugin: newNodeVolumeLimits(storageListers(objs...))})
+	p := ft.MustProfile(framework.Entry{Plugin: newNodeVolumeLimits(ft.StorageListers(objs...))})
 	for _, workers := range []int{1, 8} {
-		ps, st := p.Prepare(makePod().mountClaims("csi-ebs.csi.aws.com-0").info(), cache.NewSnapshot(nodes...))
+		ps, st := p.Prepare(ft.MakePod().MountClaims("csi-ebs.csi.aws.com-0").Info(), cache.NewSnapshot(nodes...))
 		if st != nil {
 			t.Fatalf("Prepare: %+v", st)
 		}
-		var d Diagnosis
-		feasible, _ := FindFeasible(context.Background(), ps, nodes, 0, len(nodes), workers, &d)
+		var d framework.Diagnosis
+		feasible, _ := framework.FindFeasible(context.Background(), ps, nodes, 0, len(nodes), workers, &d)
 		if len(feasible) != 20 {
 			t.Errorf("workers %d: %d feasible nodes, want the 20 with a limit of 2", workers, len(feasible))
 		}
@@ -376,6 +380,22 @@ func TestNodeVolumeLimitsParallel(t *testing.T) {
 			if _, err := fmt.Sscanf(ni.Name(), "n%d", &i); err != nil || i%2 == 0 {
 				t.Errorf("workers %d: %s feasible, want it at its limit", workers, ni.Name())
 			}
+		}
+	}
+}
+
+// A pod without claims or restricted volumes pays nothing for the plugin:
+// its PreFilter skips it without allocating (the same holds of
+// VolumeRestrictions and VolumeZone, tested in their packages).
+func TestNodeVolumeLimitsSkipsPlainPodsWithoutAllocating(t *testing.T) {
+	pi := ft.MakePod().Req("cpu", "100m").MountVolumes(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}).Info()
+	snap := cache.NewSnapshot(ft.MakeNode("n1").With(ft.MakePod().MountClaims("data")).Info())
+	for _, pl := range []framework.PreFilterPlugin{newNodeVolumeLimits(framework.Listers{})} {
+		if f, _, st := pl.PreFilter(pi, snap); f != nil || st != nil {
+			t.Errorf("%s: PreFilter = %v, %+v, want a skip", pl.Name(), f, st)
+		}
+		if n := testing.AllocsPerRun(100, func() { pl.PreFilter(pi, snap) }); n != 0 {
+			t.Errorf("%s: PreFilter allocates %v times for a pod without volume constraints, want 0", pl.Name(), n)
 		}
 	}
 }

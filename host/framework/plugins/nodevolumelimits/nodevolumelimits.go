@@ -1,10 +1,16 @@
-package framework
+// Package nodevolumelimits is upstream's NodeVolumeLimits plugin (CSILimits,
+// pkg/scheduler/framework/plugins/nodevolumelimits): at PreFilter and
+// Filter, the pod's new volumes of each CSI driver plus those attached to
+// the node must stay within the node's CSINode limit (Unschedulable,
+// ReasonMaxVolumeCount). Default profile, filter only.
+package nodevolumelimits
 
 import (
 	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -15,13 +21,18 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // ReasonMaxVolumeCount is upstream's NodeVolumeLimits reason.
 const ReasonMaxVolumeCount = "node(s) exceed max volume count"
 
-var statusMaxVolumeCount = &Status{Code: Unschedulable, Plugin: abi.PluginNodeVolumeLimits,
+var statusMaxVolumeCount = &framework.Status{Code: framework.Unschedulable, Plugin: abi.PluginNodeVolumeLimits,
 	Reasons: []string{ReasonMaxVolumeCount}}
+
+// discard is the logger csi-translation-lib logs to; its translations of
+// the migrated in-tree volumes here do not log.
+var discard = logr.Discard()
 
 // nodeVolumeLimits is upstream v1.37's NodeVolumeLimits plugin (CSILimits):
 // a node's CSINode says how many volumes each CSI driver may attach to it
@@ -56,16 +67,16 @@ var statusMaxVolumeCount = &Status{Code: Unschedulable, Plugin: abi.PluginNodeVo
 // driver of the pod's volumes (upstream also reports an Error for a
 // malformed volume of such a pod when no limit applies).
 type nodeVolumeLimits struct {
-	listers Listers
+	listers framework.Listers
 	// volumePrefix makes the handles of unbound claims (upstream's
 	// randomVolumeIDPrefix): unique, and the same for the pod and for the
 	// pods on the node.
 	volumePrefix string
 }
 
-var _ PreFilterPlugin = (*nodeVolumeLimits)(nil)
+var _ framework.PreFilterPlugin = (*nodeVolumeLimits)(nil)
 
-func newNodeVolumeLimits(l Listers) *nodeVolumeLimits {
+func newNodeVolumeLimits(l framework.Listers) *nodeVolumeLimits {
 	return &nodeVolumeLimits{listers: l, volumePrefix: rand.String(32)}
 }
 
@@ -82,10 +93,10 @@ type csiVolume struct {
 	// migrated: the volume is counted only on a node with a CSINode
 	// (upstream's isCSIMigrationOn is false without one).
 	migrated bool
-	st       *Status
+	st       *framework.Status
 }
 
-func (pl *nodeVolumeLimits) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
+func (pl *nodeVolumeLimits) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	pod := pi.Pod
 	counted := false
 	for i := range pod.Spec.Volumes {
@@ -110,7 +121,7 @@ func (pl *nodeVolumeLimits) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (Pod
 			continue
 		}
 		if f.optIn == nil {
-			f.optIn = make(map[string]*Status)
+			f.optIn = make(map[string]*framework.Status)
 		}
 		f.optIn[v.driver] = driverOptIn(pl.listers, v.driver)
 	}
@@ -119,15 +130,15 @@ func (pl *nodeVolumeLimits) PreFilter(pi *cache.PodInfo, _ *cache.Snapshot) (Pod
 
 // statusOptIn marks a driver whose CSIDriver prevents scheduling to nodes
 // without it (driverOptIn); never returned.
-var statusOptIn = &Status{}
+var statusOptIn = &framework.Status{}
 
 // driverOptIn is nil when driver's CSIDriver lets pods go to nodes without
 // the driver (or there is none), statusOptIn when it does not, an Error
 // when it cannot be read (upstream's checkCSIDriverOnNode).
-func driverOptIn(l Listers, driver string) *Status {
+func driverOptIn(l framework.Listers, driver string) *framework.Status {
 	d, err := l.CSIDriver(driver)
 	if err != nil {
-		if st := LookupStatus(abi.PluginNodeVolumeLimits, err); st.Code == Error {
+		if st := framework.LookupStatus(abi.PluginNodeVolumeLimits, err); st.Code == framework.Error {
 			st.Err = fmt.Errorf("error getting CSIDriver for provider %s: %w", driver, err)
 			return st
 		}
@@ -148,7 +159,7 @@ func driverOptIn(l Listers, driver string) *Status {
 func (pl *nodeVolumeLimits) podVolumes(pod *v1.Pod, newPod bool) []csiVolume {
 	var out []csiVolume
 	fail := func(err error) []csiVolume {
-		return append(out, csiVolume{st: &Status{Code: Error, Plugin: abi.PluginNodeVolumeLimits, Err: err}})
+		return append(out, csiVolume{st: &framework.Status{Code: framework.Error, Plugin: abi.PluginNodeVolumeLimits, Err: err}})
 	}
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
@@ -174,7 +185,7 @@ func (pl *nodeVolumeLimits) podVolumes(pod *v1.Pod, newPod bool) []csiVolume {
 		pvc, err := pl.listers.PVC(pod.Namespace, claim)
 		if err != nil {
 			if newPod {
-				return append(out, csiVolume{st: LookupStatus(abi.PluginNodeVolumeLimits,
+				return append(out, csiVolume{st: framework.LookupStatus(abi.PluginNodeVolumeLimits,
 					fmt.Errorf("looking up PVC %s/%s: %w", pod.Namespace, claim, err))})
 			}
 			continue
@@ -207,7 +218,7 @@ func (pl *nodeVolumeLimits) inlineVolume(vol *v1.Volume, ns string) (csiVolume, 
 		return csiVolume{}, nil
 	}
 	failed := func(err error) csiVolume {
-		return csiVolume{migrated: true, st: &Status{Code: Error, Plugin: abi.PluginNodeVolumeLimits, Err: err}}
+		return csiVolume{migrated: true, st: &framework.Status{Code: framework.Error, Plugin: abi.PluginNodeVolumeLimits, Err: err}}
 	}
 	pv, err := csiTranslator.TranslateInTreeInlineVolumeToCSI(discard, vol, ns)
 	if err != nil || pv == nil {
@@ -301,14 +312,14 @@ func csiMigrationOn(plugin string) bool {
 type limitsFilter struct {
 	pl    *nodeVolumeLimits
 	vols  []csiVolume
-	optIn map[string]*Status
+	optIn map[string]*framework.Status
 
 	attachOnce  sync.Once
 	attachments map[string][]*storagev1.VolumeAttachment
-	attachErr   *Status
+	attachErr   *framework.Status
 }
 
-func (f *limitsFilter) Filter(ni *cache.NodeInfo) *Status {
+func (f *limitsFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	csiNode := f.pl.listers.CSINode(ni.Name())
 	counted := false
 	for i := range f.vols {
@@ -333,7 +344,7 @@ func (f *limitsFilter) Filter(ni *cache.NodeInfo) *Status {
 		switch st := f.optIn[v.driver]; {
 		case st == statusOptIn:
 			if !csiNodeHas(csiNode, v.driver) {
-				return &Status{Code: Unschedulable, Plugin: abi.PluginNodeVolumeLimits,
+				return &framework.Status{Code: framework.Unschedulable, Plugin: abi.PluginNodeVolumeLimits,
 					Reasons: []string{v.driver + " CSI driver is not installed on the node"}}
 			}
 		case st != nil:
@@ -351,7 +362,7 @@ func (f *limitsFilter) Filter(ni *cache.NodeInfo) *Status {
 
 // count checks the node's limits with the volumes already attached
 // (csiNode is not nil).
-func (f *limitsFilter) count(ni *cache.NodeInfo, csiNode *storagev1.CSINode) *Status {
+func (f *limitsFilter) count(ni *cache.NodeInfo, csiNode *storagev1.CSINode) *framework.Status {
 	attached := map[string]string{}
 	for _, pi := range ni.Pods() {
 		for _, v := range f.pl.podVolumes(pi.Pod, false) {
@@ -368,7 +379,7 @@ func (f *limitsFilter) count(ni *cache.NodeInfo, csiNode *storagev1.CSINode) *St
 	f.attachOnce.Do(func() {
 		var err error
 		if f.attachments, err = f.pl.listers.VolumeAttachmentsByNode(); err != nil {
-			f.attachErr = &Status{Code: Error, Plugin: abi.PluginNodeVolumeLimits, Err: err}
+			f.attachErr = &framework.Status{Code: framework.Error, Plugin: abi.PluginNodeVolumeLimits, Err: err}
 		}
 	})
 	if f.attachErr != nil {
@@ -432,8 +443,10 @@ func csiNodeHas(n *storagev1.CSINode, driver string) bool {
 	return false
 }
 
-// NodeVolumeLimitsRow is the plugin's registry row.
-func NodeVolumeLimitsRow() Row {
-	return Row{Name: abi.PluginNodeVolumeLimits, Points: PointsOf(PointPreFilter, PointFilter), Default: true,
-		New: func(h Handle, _ any) (Plugin, error) { return newNodeVolumeLimits(h.Listers()), nil }}
+// Row is NodeVolumeLimits' registry row.
+func Row() framework.Row {
+	return framework.Row{Name: abi.PluginNodeVolumeLimits, Points: framework.PointsOf(framework.PointPreFilter, framework.PointFilter), Default: true,
+		New: func(h framework.Handle, _ any) (framework.Plugin, error) {
+			return newNodeVolumeLimits(h.Listers()), nil
+		}}
 }
