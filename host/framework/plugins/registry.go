@@ -12,6 +12,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/defaultpreemption"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodevolumelimits"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/volumebinding"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumerestrictions"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumezone"
 )
@@ -38,7 +39,7 @@ func InTree() *framework.Registry {
 		framework.NodeResourcesFitRow(),
 		volumerestrictions.Row(),
 		nodevolumelimits.Row(),
-		framework.VolumeBindingRow(),
+		volumebinding.Row(),
 		volumezone.Row(),
 		framework.PodTopologySpreadRow(),
 		framework.InterPodAffinityRow(),

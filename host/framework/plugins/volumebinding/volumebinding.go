@@ -1,4 +1,11 @@
-package framework
+// Package volumebinding is upstream's VolumeBinding plugin
+// (pkg/scheduler/framework/plugins/volumebinding) over host/volume's binder:
+// PreFilter, Filter, PreScore, Score (StorageCapacityScoring, weight 1),
+// Reserve and PreBind of the pod's PersistentVolumeClaims; rejects
+// UnschedulableAndUnresolvable (ReasonUnboundImmediate,
+// ReasonVolumeNodeConflict, ReasonVolumeBindConflict,
+// ReasonVolumeNotEnoughSpace, ReasonVolumePVNotExist).
+package volumebinding
 
 import (
 	"context"
@@ -15,6 +22,8 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/helper"
 	"github.com/wasmsched/wasmsched/host/volume"
 )
 
@@ -33,7 +42,7 @@ const weightVolumeBinding = 1
 // defaultVolumeShape is upstream's default VolumeBindingArgs shape with
 // StorageCapacityScoring (beta, on in v1.37): the emptier the storage the
 // better.
-var defaultVolumeShape = []kschedv1.UtilizationShapePoint{{Utilization: 0, Score: maxCustomPriorityScore}, {Utilization: 100, Score: 0}}
+var defaultVolumeShape = []kschedv1.UtilizationShapePoint{{Utilization: 0, Score: helper.MaxCustomPriorityScore}, {Utilization: 100, Score: 0}}
 
 // volumeBinding is upstream v1.37's VolumeBinding plugin over host/volume's
 // binder: a pod's PersistentVolumeClaims (and generic ephemeral volumes'
@@ -57,14 +66,14 @@ var defaultVolumeShape = []kschedv1.UtilizationShapePoint{{Utilization: 0, Score
 // reached at the later points through PodState.PluginFilter.
 type volumeBinding struct {
 	binder *volume.Binder
-	shape  []shapePoint
+	shape  []helper.ShapePoint
 }
 
 var (
-	_ PreFilterPlugin     = (*volumeBinding)(nil)
-	_ StatePreScorePlugin = (*volumeBinding)(nil)
-	_ ReservePlugin       = (*volumeBinding)(nil)
-	_ PreBindPlugin       = (*volumeBinding)(nil)
+	_ framework.PreFilterPlugin     = (*volumeBinding)(nil)
+	_ framework.StatePreScorePlugin = (*volumeBinding)(nil)
+	_ framework.ReservePlugin       = (*volumeBinding)(nil)
+	_ framework.PreBindPlugin       = (*volumeBinding)(nil)
 )
 
 // volumeBindingArgs are VolumeBinding's args, defaulted.
@@ -77,7 +86,7 @@ var defaultVolumeBindingArgs = volumeBindingArgs{bindTimeout: volume.DefaultBind
 
 // newVolumeBinding builds the plugin over h's listers and its assume
 // caches, which every profile of the scheduler shares.
-func newVolumeBinding(h Handle, a volumeBindingArgs) (*volumeBinding, error) {
+func newVolumeBinding(h framework.Handle, a volumeBindingArgs) (*volumeBinding, error) {
 	caches, err := h.Volumes()
 	if err != nil {
 		return nil, err
@@ -87,9 +96,7 @@ func newVolumeBinding(h Handle, a volumeBindingArgs) (*volumeBinding, error) {
 		CSIDrivers: l.CSIDrivers, Capacities: l.CSIStorageCapacities, Nodes: l.Nodes, Pods: l.Pods,
 		BindTimeout: a.bindTimeout})
 	pl := &volumeBinding{binder: b}
-	for _, p := range a.shape {
-		pl.shape = append(pl.shape, shapePoint{int64(p.Utilization), int64(p.Score) * (MaxNodeScore / maxCustomPriorityScore)})
-	}
+	pl.shape = helper.Shape(a.shape)
 	return pl, nil
 }
 
@@ -113,28 +120,28 @@ type volumeBindingFilter struct {
 	allBound bool
 }
 
-func (pl *volumeBinding) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
+func (pl *volumeBinding) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	if !volume.HasClaims(pod.Pod) {
 		return nil, nil, nil
 	}
 	claims, err := pl.binder.Claims(pod.Pod)
 	if err != nil {
 		if errors.Is(err, volume.ErrRejected) {
-			return nil, nil, &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginVolumeBinding, Reasons: []string{err.Error()}}
+			return nil, nil, &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginVolumeBinding, Reasons: []string{err.Error()}}
 		}
-		return nil, nil, &Status{Code: Error, Plugin: abi.PluginVolumeBinding, Err: err}
+		return nil, nil, &framework.Status{Code: framework.Error, Plugin: abi.PluginVolumeBinding, Err: err}
 	}
 	return &volumeBindingFilter{pl: pl, pod: pod.Pod, claims: claims, byNode: map[string]*volume.PodVolumes{}}, nil, nil
 }
 
-func (f *volumeBindingFilter) Filter(ni *cache.NodeInfo) *Status {
+func (f *volumeBindingFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	node := ni.Node()
 	found, reasons, err := f.pl.binder.FindPodVolumes(f.pod, f.claims, node)
 	if err != nil {
-		return &Status{Code: Error, Plugin: abi.PluginVolumeBinding, Err: err}
+		return &framework.Status{Code: framework.Error, Plugin: abi.PluginVolumeBinding, Err: err}
 	}
 	if len(reasons) > 0 {
-		return &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginVolumeBinding, Reasons: reasons}
+		return &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginVolumeBinding, Reasons: reasons}
 	}
 	f.mu.Lock()
 	f.byNode[node.Name] = found
@@ -151,7 +158,7 @@ func (f *volumeBindingFilter) found(node string) *volume.PodVolumes {
 
 // filterOf is the plugin's filter for the pod of ps, nil when it skipped
 // the pod (no claims) or did not run.
-func filterOf(ps *PodState) *volumeBindingFilter {
+func filterOf(ps *framework.PodState) *volumeBindingFilter {
 	if ps == nil {
 		return nil
 	}
@@ -160,14 +167,14 @@ func filterOf(ps *PodState) *volumeBindingFilter {
 }
 
 // PreScore is never called: the profile calls PreScoreState.
-func (pl *volumeBinding) PreScore(*cache.PodInfo, []*cache.NodeInfo, *cache.Snapshot) (PodScorer, *Status) {
+func (pl *volumeBinding) PreScore(*cache.PodInfo, []*cache.NodeInfo, *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	return nil, nil
 }
 
 // PreScoreState skips a pod without claims (upstream scores it 0 on every
 // node, which changes nothing) and scores the others from what Filter
 // found, as upstream with StorageCapacityScoring on.
-func (pl *volumeBinding) PreScoreState(ps *PodState, _ []*cache.NodeInfo) (PodScorer, *Status) {
+func (pl *volumeBinding) PreScoreState(ps *framework.PodState, _ []*cache.NodeInfo) (framework.PodScorer, *framework.Status) {
 	f := filterOf(ps)
 	if f == nil || len(pl.shape) == 0 {
 		return nil, nil
@@ -250,16 +257,16 @@ func (pl *volumeBinding) scoreUses(uses []classUse) int64 {
 	var sum int64
 	for _, u := range uses {
 		if u.capacity == 0 || u.requested > u.capacity {
-			sum += brokenLinear(pl.shape, 100)
+			sum += helper.BrokenLinear(pl.shape, 100)
 			continue
 		}
-		sum += brokenLinear(pl.shape, u.requested*100/u.capacity)
+		sum += helper.BrokenLinear(pl.shape, u.requested*100/u.capacity)
 	}
 	return int64(math.Round(float64(sum) / float64(len(uses))))
 }
 
 // Reserve assumes what Filter found on nodeName for the pod's claims.
-func (pl *volumeBinding) Reserve(_ context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status {
+func (pl *volumeBinding) Reserve(_ context.Context, ps *framework.PodState, pod *v1.Pod, nodeName string) *framework.Status {
 	f := filterOf(ps)
 	if f == nil {
 		return nil
@@ -273,7 +280,7 @@ func (pl *volumeBinding) Reserve(_ context.Context, ps *PodState, pod *v1.Pod, n
 	}
 	assumed, allBound, err := pl.binder.Assume(pod, nodeName, found)
 	if err != nil {
-		return &Status{Code: Error, Plugin: abi.PluginVolumeBinding, Err: err}
+		return &framework.Status{Code: framework.Error, Plugin: abi.PluginVolumeBinding, Err: err}
 	}
 	f.assumed, f.allBound = assumed, allBound
 	return nil
@@ -281,7 +288,7 @@ func (pl *volumeBinding) Reserve(_ context.Context, ps *PodState, pod *v1.Pod, n
 
 // Unreserve ends what Reserve assumed; it does nothing when Reserve
 // assumed nothing, or a second time.
-func (pl *volumeBinding) Unreserve(_ context.Context, ps *PodState, _ *v1.Pod, _ string) {
+func (pl *volumeBinding) Unreserve(_ context.Context, ps *framework.PodState, _ *v1.Pod, _ string) {
 	f := filterOf(ps)
 	if f == nil {
 		return
@@ -295,26 +302,26 @@ func (pl *volumeBinding) Unreserve(_ context.Context, ps *PodState, _ *v1.Pod, _
 // PreBindPreFlight has work for a pod with a claim to bind (upstream's):
 // Skip for one without claims or whose claims were all bound, an Error when
 // Reserve found no volumes for nodeName.
-func (pl *volumeBinding) PreBindPreFlight(_ context.Context, ps *PodState, _ *v1.Pod, nodeName string) *Status {
+func (pl *volumeBinding) PreBindPreFlight(_ context.Context, ps *framework.PodState, _ *v1.Pod, nodeName string) *framework.Status {
 	f := filterOf(ps)
 	if f == nil {
-		return &Status{Code: Skip}
+		return &framework.Status{Code: framework.Skip}
 	}
 	f.resMu.Lock()
 	assumed, allBound := f.assumed, f.allBound
 	f.resMu.Unlock()
 	switch {
 	case allBound || (assumed == nil && len(f.claims.Delayed) == 0):
-		return &Status{Code: Skip}
+		return &framework.Status{Code: framework.Skip}
 	case assumed == nil:
-		return &Status{Code: Error, Plugin: abi.PluginVolumeBinding, Err: fmt.Errorf("no pod volume found for node %q", nodeName)}
+		return &framework.Status{Code: framework.Error, Plugin: abi.PluginVolumeBinding, Err: fmt.Errorf("no pod volume found for node %q", nodeName)}
 	}
 	return nil
 }
 
 // PreBind writes the reserved bindings and waits until the claims are
 // bound; nil at once for a pod whose claims were all bound.
-func (pl *volumeBinding) PreBind(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status {
+func (pl *volumeBinding) PreBind(ctx context.Context, ps *framework.PodState, pod *v1.Pod, nodeName string) *framework.Status {
 	f := filterOf(ps)
 	if f == nil {
 		return nil
@@ -326,25 +333,27 @@ func (pl *volumeBinding) PreBind(ctx context.Context, ps *PodState, pod *v1.Pod,
 		return nil // bound claims only: nothing to write
 	}
 	if assumed == nil {
-		return &Status{Code: Error, Plugin: abi.PluginVolumeBinding, Err: fmt.Errorf("no pod volume found for node %q", nodeName)}
+		return &framework.Status{Code: framework.Error, Plugin: abi.PluginVolumeBinding, Err: fmt.Errorf("no pod volume found for node %q", nodeName)}
 	}
 	if err := pl.binder.Bind(ctx, pod, assumed); err != nil {
-		return &Status{Code: Error, Plugin: abi.PluginVolumeBinding, Err: err}
+		return &framework.Status{Code: framework.Error, Plugin: abi.PluginVolumeBinding, Err: err}
 	}
 	return nil
 }
 
-// VolumeBindingRow is the plugin's registry row.
-func VolumeBindingRow() Row {
-	return Row{Name: abi.PluginVolumeBinding, Points: PointsOf(PointPreFilter, PointFilter, PointReserve, PointPreBind, PointPreScore, PointScore), Default: true,
+// Row is VolumeBinding's registry row.
+func Row() framework.Row {
+	return framework.Row{Name: abi.PluginVolumeBinding, Points: framework.PointsOf(framework.PointPreFilter, framework.PointFilter, framework.PointReserve, framework.PointPreBind, framework.PointPreScore, framework.PointScore), Default: true,
 		Args: volumeBindingArgsOf,
-		New:  func(h Handle, args any) (Plugin, error) { return newVolumeBinding(h, args.(volumeBindingArgs)) }}
+		New: func(h framework.Handle, args any) (framework.Plugin, error) {
+			return newVolumeBinding(h, args.(volumeBindingArgs))
+		}}
 }
 
 // volumeBindingArgsOf is VolumeBinding's Row.Args.
 func volumeBindingArgsOf(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
 	var args kschedv1.VolumeBindingArgs
-	if err := DecodeArgs(pc, path, &args); err != nil {
+	if err := framework.DecodeArgs(pc, path, &args); err != nil {
 		return nil, err
 	}
 	return newVolumeBindingArgs(path, &args)
@@ -365,7 +374,7 @@ func newVolumeBindingArgs(path *field.Path, a *kschedv1.VolumeBindingArgs) (volu
 	if t := *a.BindTimeoutSeconds; t < 0 {
 		errs = append(errs, field.Invalid(path.Child("bindTimeoutSeconds"), t, "invalid BindTimeoutSeconds, should not be a negative value"))
 	}
-	errs = append(errs, validateShape(a.Shape, path.Child("shape"))...)
+	errs = append(errs, helper.ValidateShape(a.Shape, path.Child("shape"))...)
 	if err := errs.ToAggregate(); err != nil {
 		return volumeBindingArgs{}, err
 	}

@@ -1,10 +1,11 @@
-package framework
+package volumebinding
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +24,8 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/helper"
 	"github.com/wasmsched/wasmsched/host/volume/volumetest"
 )
 
@@ -111,11 +114,11 @@ func vbPod(claims ...string) *v1.Pod {
 // volumeListers are Listers over a fake API holding objs (and upstream's
 // test classes), and the clientset. start starts and syncs the informers,
 // after the plugins are built (they index the PV informer).
-func volumeListers(t *testing.T, objs ...runtime.Object) (l Listers, client *fake.Clientset, start func()) {
+func volumeListers(t *testing.T, objs ...runtime.Object) (l framework.Listers, client *fake.Clientset, start func()) {
 	t.Helper()
 	client = volumetest.NewClientset(append(vbClasses(), objs...)...)
 	f := informers.NewSharedInformerFactory(client, 0)
-	l = Listers{
+	l = framework.Listers{
 		PersistentVolumes:      f.Core().V1().PersistentVolumes().Lister(),
 		PersistentVolumeClaims: f.Core().V1().PersistentVolumeClaims().Lister(),
 		PVInformer:             f.Core().V1().PersistentVolumes().Informer(),
@@ -135,21 +138,21 @@ func volumeListers(t *testing.T, objs ...runtime.Object) (l Listers, client *fak
 }
 
 // vbProfile is a profile of VolumeBinding alone (weight 1) over l.
-func vbProfile(t *testing.T, l Listers, a volumeBindingArgs) *Profile {
+func vbProfile(t *testing.T, l framework.Listers, a volumeBindingArgs) *framework.Profile {
 	t.Helper()
 	pl, err := newVolumeBinding(handleFor(l), a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewProfile(Entry{Plugin: pl, Weight: weightVolumeBinding})
+	p, err := framework.NewProfile(framework.Entry{Plugin: pl, Weight: weightVolumeBinding})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-func vbStatus(reasons ...string) *Status {
-	return &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginVolumeBinding, Reasons: reasons}
+func vbStatus(reasons ...string) *framework.Status {
+	return &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginVolumeBinding, Reasons: reasons}
 }
 
 // TestVolumeBinding is upstream's TestVolumeBinding (StorageCapacityScoring
@@ -179,15 +182,15 @@ func TestVolumeBinding(t *testing.T) {
 		nodes         []*v1.Node
 		objs          []runtime.Object
 		shape         []kschedv1.UtilizationShapePoint // nil: the default
-		wantPreFilter *Status
+		wantPreFilter *framework.Status
 		wantSkip      bool // no filter for the pod
-		wantFilter    []*Status
+		wantFilter    []*framework.Status
 		wantScores    []int64 // of the nodes that passed, in order
 	}{
-		{name: "pod has no pvcs", pod: vbPod(), nodes: abc[:1], wantSkip: true, wantFilter: []*Status{nil}},
+		{name: "pod has no pvcs", pod: vbPod(), nodes: abc[:1], wantSkip: true, wantFilter: []*framework.Status{nil}},
 		{name: "all bound", pod: vbPod("pvc-a"), nodes: abc[:1],
 			objs:       []runtime.Object{vbMakePVC("pvc-a", vbWaitSC).boundTo("pv-a").PersistentVolumeClaim, vbPV("pv-a", vbWaitSC, "")},
-			wantFilter: []*Status{nil}, wantScores: []int64{0}},
+			wantFilter: []*framework.Status{nil}, wantScores: []int64{0}},
 		{name: "PVC does not exist", pod: vbPod("pvc-a"), nodes: abc[:1],
 			wantPreFilter: vbStatus(`persistentvolumeclaim "pvc-a" not found`)},
 		{name: "Part of PVCs do not exist", pod: vbPod("pvc-a", "pvc-b"), nodes: abc[:1],
@@ -198,14 +201,14 @@ func TestVolumeBinding(t *testing.T) {
 			wantPreFilter: vbStatus(ReasonUnboundImmediate)},
 		{name: "unbound claims no matches", pod: vbPod("pvc-a"), nodes: abc[:1],
 			objs:       []runtime.Object{vbMakePVC("pvc-a", vbWaitSC).PersistentVolumeClaim},
-			wantFilter: []*Status{bindConflict}},
+			wantFilter: []*framework.Status{bindConflict}},
 		{name: "bound and unbound unsatisfied", pod: vbPod("pvc-a", "pvc-b"), nodes: []*v1.Node{vbNode("node-a", "foo", "barbar")},
 			objs: []runtime.Object{vbMakePVC("pvc-a", vbWaitSC).boundTo("pv-a").PersistentVolumeClaim,
 				vbMakePVC("pvc-b", vbWaitSC).PersistentVolumeClaim, vbPV("pv-a", vbWaitSC, "", "foo", "bar")},
-			wantFilter: []*Status{vbStatus(ReasonVolumeNodeConflict, ReasonVolumeBindConflict)}},
+			wantFilter: []*framework.Status{vbStatus(ReasonVolumeNodeConflict, ReasonVolumeBindConflict)}},
 		{name: "pv not found", pod: vbPod("pvc-a"), nodes: abc[:1],
 			objs:       []runtime.Object{vbMakePVC("pvc-a", vbWaitSC).boundTo("pv-a").PersistentVolumeClaim},
-			wantFilter: []*Status{vbStatus(ReasonVolumePVNotExist)}},
+			wantFilter: []*framework.Status{vbStatus(ReasonVolumePVNotExist)}},
 		{name: "pv not found claim lost", pod: vbPod("pvc-a"), nodes: abc[:1],
 			objs:          []runtime.Object{vbMakePVC("pvc-a", vbWaitSC).boundTo("pv-a").phase(v1.ClaimLost).PersistentVolumeClaim},
 			wantPreFilter: vbStatus(`persistentvolumeclaim "pvc-a" bound to non-existent persistentvolume "pv-a"`)},
@@ -213,7 +216,7 @@ func TestVolumeBinding(t *testing.T) {
 			objs: []runtime.Object{vbMakePVC("pvc-a", vbWaitSC).request("50Gi").PersistentVolumeClaim,
 				vbPV("pv-a-0", vbWaitSC, "200Gi", ha("node-a")...), vbPV("pv-a-1", vbWaitSC, "200Gi", ha("node-a")...),
 				vbPV("pv-b-0", vbWaitSC, "100Gi", ha("node-b")...), vbPV("pv-b-1", vbWaitSC, "100Gi", ha("node-b")...)},
-			wantFilter: []*Status{nil, nil, bindConflict}, wantScores: []int64{75, 50}},
+			wantFilter: []*framework.Status{nil, nil, bindConflict}, wantScores: []int64{75, 50}},
 		{name: "local volumes with close capacity are preferred (multiple pvcs)", pod: vbPod("pvc-0", "pvc-1"), nodes: abc,
 			objs: []runtime.Object{vbMakePVC("pvc-0", vbWaitSC).request("50Gi").PersistentVolumeClaim,
 				vbMakePVC("pvc-1", vbWaitHDDSC).request("100Gi").PersistentVolumeClaim,
@@ -221,37 +224,37 @@ func TestVolumeBinding(t *testing.T) {
 				vbPV("pv-a-2", vbWaitHDDSC, "200Gi", ha("node-a")...), vbPV("pv-a-3", vbWaitHDDSC, "200Gi", ha("node-a")...),
 				vbPV("pv-b-0", vbWaitSC, "100Gi", ha("node-b")...), vbPV("pv-b-1", vbWaitSC, "100Gi", ha("node-b")...),
 				vbPV("pv-b-2", vbWaitHDDSC, "100Gi", ha("node-b")...), vbPV("pv-b-3", vbWaitHDDSC, "100Gi", ha("node-b")...)},
-			wantFilter: []*Status{nil, nil, bindConflict}, wantScores: []int64{63, 25}},
+			wantFilter: []*framework.Status{nil, nil, bindConflict}, wantScores: []int64{63, 25}},
 		{name: "zonal volumes with close capacity are preferred", pod: vbPod("pvc-a"), nodes: zonalNodes,
 			objs:       append([]runtime.Object{vbMakePVC("pvc-a", vbWaitSC).request("50Gi").PersistentVolumeClaim}, zonalPVs...),
-			wantFilter: []*Status{nil, nil, nil, nil, bindConflict, bindConflict}, wantScores: []int64{75, 75, 50, 50}},
+			wantFilter: []*framework.Status{nil, nil, nil, nil, bindConflict, bindConflict}, wantScores: []int64{75, 75, 50, 50}},
 		{name: "zonal volumes with close capacity are preferred (custom shape)", pod: vbPod("pvc-a"), nodes: zonalNodes,
 			objs:       append([]runtime.Object{vbMakePVC("pvc-a", vbWaitSC).request("50Gi").PersistentVolumeClaim}, zonalPVs...),
 			shape:      []kschedv1.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 50, Score: 3}, {Utilization: 100, Score: 5}},
-			wantFilter: []*Status{nil, nil, nil, nil, bindConflict, bindConflict}, wantScores: []int64{15, 15, 30, 30}},
+			wantFilter: []*framework.Status{nil, nil, nil, nil, bindConflict, bindConflict}, wantScores: []int64{15, 15, 30, 30}},
 		{name: "storage capacity score", pod: vbPod("pvc-dynamic"), nodes: keyed,
 			objs:       append([]runtime.Object{vbMakePVC("pvc-dynamic", vbCapacitySC).request("10Gi").PersistentVolumeClaim}, capacities("100Gi", "50Gi", "10Gi")...),
-			wantFilter: []*Status{nil, nil, nil}, wantScores: []int64{90, 80, 0}},
+			wantFilter: []*framework.Status{nil, nil, nil}, wantScores: []int64{90, 80, 0}},
 		{name: "storage capacity score with static binds", pod: vbPod("pvc-dynamic", "pvc-static"), nodes: keyed,
 			objs: append([]runtime.Object{vbMakePVC("pvc-dynamic", vbCapacitySC).request("10Gi").PersistentVolumeClaim,
 				vbMakePVC("pvc-static", vbWaitSC).request("50Gi").PersistentVolumeClaim,
 				vbPV("pv-static-a", vbWaitSC, "100Gi", ha("node-a")...), vbPV("pv-static-b", vbWaitSC, "100Gi", ha("node-b")...),
 				vbPV("pv-static-c", vbWaitSC, "100Gi", ha("node-c")...)}, capacities("100Gi", "50Gi", "10Gi")...),
-			wantFilter: []*Status{nil, nil, nil}, wantScores: []int64{50, 50, 50}},
+			wantFilter: []*framework.Status{nil, nil, nil}, wantScores: []int64{50, 50, 50}},
 		{name: "dynamic provisioning with multiple PVCs of the same StorageClass", pod: vbPod("pvc-dynamic-0", "pvc-dynamic-1"), nodes: keyed[:1],
 			objs: []runtime.Object{vbMakePVC("pvc-dynamic-0", vbCapacitySC).request("50Gi").PersistentVolumeClaim,
 				vbMakePVC("pvc-dynamic-1", vbCapacitySC).request("50Gi").PersistentVolumeClaim, vbCapacity("node-a", vbCapacitySC, "100Gi")},
-			wantFilter: []*Status{nil}, wantScores: []int64{0}},
+			wantFilter: []*framework.Status{nil}, wantScores: []int64{0}},
 		{name: "prefer node with least allocatable", pod: vbPod("pvc-dynamic"), nodes: keyed,
 			objs:       append([]runtime.Object{vbMakePVC("pvc-dynamic", vbCapacitySC).request("10Gi").PersistentVolumeClaim}, capacities("100Gi", "20Gi", "10Gi")...),
-			shape:      []kschedv1.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: maxCustomPriorityScore}},
-			wantFilter: []*Status{nil, nil, nil}, wantScores: []int64{10, 50, 100}},
+			shape:      []kschedv1.UtilizationShapePoint{{Utilization: 0, Score: 0}, {Utilization: 100, Score: helper.MaxCustomPriorityScore}},
+			wantFilter: []*framework.Status{nil, nil, nil}, wantScores: []int64{10, 50, 100}},
 		{name: "prefer node with maximum allocatable", pod: vbPod("pvc-dynamic"), nodes: keyed,
 			objs:       append([]runtime.Object{vbMakePVC("pvc-dynamic", vbCapacitySC).request("10Gi").PersistentVolumeClaim}, capacities("100Gi", "20Gi", "10Gi")...),
-			wantFilter: []*Status{nil, nil, nil}, wantScores: []int64{90, 50, 0}},
+			wantFilter: []*framework.Status{nil, nil, nil}, wantScores: []int64{90, 50, 0}},
 		{name: "not enough free storage", pod: vbPod("pvc-dynamic"), nodes: keyed[:1],
 			objs:       []runtime.Object{vbMakePVC("pvc-dynamic", vbCapacitySC).request("10Gi").PersistentVolumeClaim, vbCapacity("node-a", vbCapacitySC, "5Gi")},
-			wantFilter: []*Status{vbStatus(ReasonVolumeNotEnoughSpace)}},
+			wantFilter: []*framework.Status{vbStatus(ReasonVolumeNotEnoughSpace)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -269,13 +272,13 @@ func TestVolumeBinding(t *testing.T) {
 			if st != nil {
 				return
 			}
-			if skipped := len(ps.filters) == 0; skipped != tc.wantSkip {
+			if skipped := ps.PluginFilter(abi.PluginVolumeBinding) == nil; skipped != tc.wantSkip {
 				t.Errorf("skipped = %v, want %v", skipped, tc.wantSkip)
 			}
 			var feasible []*cache.NodeInfo
 			for i, n := range tc.nodes {
 				ni := cache.NewNodeInfo(n)
-				st := Filter(ps, ni)
+				st := framework.Filter(ps, ni)
 				if diff := cmp.Diff(tc.wantFilter[i], st); diff != "" {
 					t.Errorf("Filter(%s) (-want, +got):\n%s", n.Name, diff)
 				}
@@ -286,7 +289,7 @@ func TestVolumeBinding(t *testing.T) {
 			if len(feasible) == 0 {
 				return
 			}
-			scores, st := Score(ps, feasible, nil)
+			scores, st := framework.Score(ps, feasible, nil)
 			if st != nil {
 				t.Fatalf("Score: %v", st.Message())
 			}
@@ -319,7 +322,7 @@ func TestVolumeBindingReservePreBind(t *testing.T) {
 	if st != nil {
 		t.Fatal(st.Message())
 	}
-	if st := Filter(ps, node); st != nil {
+	if st := framework.Filter(ps, node); st != nil {
 		t.Fatalf("Filter: %v", st.Message())
 	}
 	ctx := context.Background()
@@ -328,12 +331,12 @@ func TestVolumeBindingReservePreBind(t *testing.T) {
 	if st := prof.Reserve(ctx, ps, assumed, "node-a"); st != nil {
 		t.Fatalf("Reserve: %v", st.Message())
 	}
-	filterB := func() *Status {
+	filterB := func() *framework.Status {
 		psB, st := other.Prepare(cache.NewPodInfo(podB), nil)
 		if st != nil {
 			t.Fatal(st.Message())
 		}
-		return Filter(psB, node)
+		return framework.Filter(psB, node)
 	}
 	if diff := cmp.Diff(vbStatus(ReasonVolumeBindConflict), filterB()); diff != "" {
 		t.Errorf("another pod's Filter while pv-a is reserved (-want, +got):\n%s", diff)
@@ -345,7 +348,7 @@ func TestVolumeBindingReservePreBind(t *testing.T) {
 	prof.Unreserve(ctx, ps, assumed, "node-a") // idempotent
 	// Unreserved, a claim to bind has no volume on the node: PreBindPreFlight
 	// fails as upstream's.
-	if st := prof.PreBindPreFlight(ctx, ps, assumed, "node-a"); st == nil || st.Code != Error ||
+	if st := prof.PreBindPreFlight(ctx, ps, assumed, "node-a"); st == nil || st.Code != framework.Error ||
 		!strings.Contains(st.Message(), `no pod volume found for node "node-a"`) {
 		t.Errorf("PreBindPreFlight after Unreserve = %+v, want the missing pod volume's Error", st)
 	}
@@ -359,10 +362,10 @@ func TestVolumeBindingReservePreBind(t *testing.T) {
 	// A pod without claims has nothing to bind.
 	if psNone, st := prof.Prepare(cache.NewPodInfo(vbPod()), nil); st != nil {
 		t.Fatal(st.Message())
-	} else if st := prof.PreBindPreFlight(ctx, psNone, vbPod(), "node-a"); st == nil || st.Code != Skip {
+	} else if st := prof.PreBindPreFlight(ctx, psNone, vbPod(), "node-a"); st == nil || st.Code != framework.Skip {
 		t.Errorf("PreBindPreFlight for a pod without claims = %v, want Skip", st)
 	}
-	done := make(chan *Status)
+	done := make(chan *framework.Status)
 	go func() { done <- prof.PreBind(ctx, ps, assumed, "node-a") }()
 	// The PV controller's part: once the claimRef is written, bind the claim.
 	var pv *v1.PersistentVolume
@@ -416,7 +419,7 @@ func TestVolumeBindingProvisions(t *testing.T) {
 	if st != nil {
 		t.Fatal(st.Message())
 	}
-	if st := Filter(ps, cache.NewNodeInfo(vbNode("node-a", vbNodeKey, "node-a"))); st != nil {
+	if st := framework.Filter(ps, cache.NewNodeInfo(vbNode("node-a", vbNodeKey, "node-a"))); st != nil {
 		t.Fatalf("Filter: %v", st.Message())
 	}
 	ctx := context.Background()
@@ -426,7 +429,7 @@ func TestVolumeBindingProvisions(t *testing.T) {
 		t.Fatalf("Reserve: %v", st.Message())
 	}
 	st = prof.PreBind(ctx, ps, assumed, "node-a")
-	if st == nil || st.Code != Error || !strings.Contains(st.Message(), "binding volumes: context deadline exceeded") {
+	if st == nil || st.Code != framework.Error || !strings.Contains(st.Message(), "binding volumes: context deadline exceeded") {
 		t.Fatalf("PreBind = %+v, want the bind timeout's Error", st)
 	}
 	pvc, err := client.CoreV1().PersistentVolumeClaims("default").Get(ctx, "pvc-dynamic", metav1.GetOptions{})
@@ -438,29 +441,10 @@ func TestVolumeBindingProvisions(t *testing.T) {
 	}
 }
 
-// TestBuildVolumeBinding checks VolumeBinding's args and its place in the
-// built profile: its filter, reserve and preBind, and its score weight.
-func TestBuildVolumeBinding(t *testing.T) {
-	b, err := build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs("VolumeBinding",
-		`{"bindTimeoutSeconds": 30, "shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]}`)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := slices.IndexFunc(b.Entries, func(e Entry) bool { return e.Plugin.Name() == abi.PluginVolumeBinding })
-	if i < 0 {
-		t.Fatal("no VolumeBinding entry")
-	}
-	e := b.Entries[i]
-	pl, ok := e.Plugin.(*volumeBinding)
-	if !ok {
-		t.Fatalf("VolumeBinding entry is a %T", e.Plugin)
-	}
-	if e.Weight != 1 || e.NoFilter || e.NoScore || e.NoReserve || e.NoPreBind {
-		t.Errorf("entry = %+v, want every point on, weight 1", e)
-	}
-	if diff := cmp.Diff([]shapePoint{{0, 0}, {100, 100}}, pl.shape, cmp.AllowUnexported(shapePoint{})); diff != "" {
-		t.Errorf("shape (-want, +got):\n%s", diff)
-	}
+// TestVolumeBindingArgs checks VolumeBinding's args defaults (the built
+// profile's entry is TestBuildVolumeBinding's, in
+// volumebinding_profile_test.go).
+func TestVolumeBindingArgs(t *testing.T) {
 	a, err := newVolumeBindingArgs(nil, &kschedv1.VolumeBindingArgs{})
 	if err != nil {
 		t.Fatal(err)
@@ -472,4 +456,22 @@ func TestBuildVolumeBinding(t *testing.T) {
 	if a.bindTimeout != 30*time.Second {
 		t.Errorf("bindTimeout = %v, want 30s", a.bindTimeout)
 	}
+}
+
+// handles are the tests' Handles by informer: the plugins a test builds
+// over the same Listers share one Handle, so its volume caches, as a
+// scheduler's profiles do.
+var handles sync.Map
+
+// handleFor is the Handle of l's informers.
+func handleFor(l framework.Listers) framework.Handle {
+	var key any = l.ClaimInformer
+	if key == nil || l.ClaimInformer == nil {
+		key = l.PVInformer
+	}
+	if l.ClaimInformer == nil && l.PVInformer == nil {
+		return framework.NewHandle(framework.HandleOptions{Listers: l})
+	}
+	h, _ := handles.LoadOrStore(key, framework.NewHandle(framework.HandleOptions{Listers: l}))
+	return h.(framework.Handle)
 }
