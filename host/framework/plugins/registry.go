@@ -11,6 +11,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/defaultpreemption"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/dynamicresources"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodevolumelimits"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumebinding"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumerestrictions"
@@ -43,7 +44,7 @@ func InTree() *framework.Registry {
 		volumezone.Row(),
 		framework.PodTopologySpreadRow(),
 		framework.InterPodAffinityRow(),
-		framework.DynamicResourcesRow(),
+		dynamicresources.Row(),
 		defaultpreemption.Row(),
 		framework.BalancedAllocationRow(),
 		framework.ImageLocalityRow(),

@@ -1,4 +1,4 @@
-package framework
+package dynamicresources
 
 import (
 	"context"
@@ -19,12 +19,11 @@ import (
 	resourcelisters "k8s.io/client-go/listers/resource/v1"
 	k8stesting "k8s.io/client-go/testing"
 	toolscache "k8s.io/client-go/tools/cache"
-	kschedv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
-	"github.com/wasmsched/wasmsched/host/dra"
+	"github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
 )
 
 const extGPU = "gpu.wasmsched.test/gpu"
@@ -47,76 +46,6 @@ func classLister(t *testing.T, classes ...*resourceapi.DeviceClass) resourcelist
 	return resourcelisters.NewDeviceClassLister(idx)
 }
 
-// TestNodeResourcesFitDRAExtended checks that NodeResourcesFit leaves an
-// extended resource a DeviceClass maps (explicitly or by the implicit
-// deviceclass.resource.kubernetes.io/ name) to DynamicResources on a node
-// that does not advertise it, and checks it as before otherwise.
-func TestNodeResourcesFitDRAExtended(t *testing.T) {
-	fit := nodeResourcesFit{classes: dra.NewExtendedResources(classLister(t, extClass()))}
-	insufficient := func(name string, code Code) *Status {
-		return &Status{Code: code, Plugin: abi.PluginNodeResourcesFit, Reasons: []string{ReasonInsufficient + name}}
-	}
-	tests := []struct {
-		name string
-		pod  *podBuilder
-		node *nodeBuilder
-		want *Status
-	}{
-		{name: "mapped, node without it", pod: makePod().req(extGPU, "2"), node: makeNode("n", "cpu", "4")},
-		{name: "implicit name, node without it", pod: makePod().req("deviceclass.resource.kubernetes.io/gpu", "1"),
-			node: makeNode("n", "cpu", "4")},
-		{name: "not mapped, node without it", pod: makePod().req("other.wasmsched.test/fpga", "1"), node: makeNode("n", "cpu", "4"),
-			want: insufficient("other.wasmsched.test/fpga", UnschedulableAndUnresolvable)},
-		{name: "implicit name of a class that does not exist", pod: makePod().req("deviceclass.resource.kubernetes.io/tpu", "1"),
-			node: makeNode("n", "cpu", "4"), want: insufficient("deviceclass.resource.kubernetes.io/tpu", UnschedulableAndUnresolvable)},
-		{name: "mapped, node advertises too few (device plugin)", pod: makePod().req(extGPU, "2"), node: makeNode("n", extGPU, "1"),
-			want: insufficient(extGPU, UnschedulableAndUnresolvable)},
-		{name: "mapped, node advertises enough", pod: makePod().req(extGPU, "2"), node: makeNode("n", extGPU, "2")},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ps := mustPrepareProfile(t, mustProfile(Entry{Plugin: fit, NoScore: true}), tc.pod.info())
-			if diff := cmp.Diff(tc.want, Filter(ps, tc.node.info())); diff != "" {
-				t.Errorf("Filter (-want, +got):\n%s", diff)
-			}
-		})
-	}
-
-	// A profile whose DynamicResources filter is off must not leave the
-	// resource to it.
-	l := Listers{DeviceClasses: classLister(t, extClass())}
-	for _, disable := range []bool{false, true} {
-		var c Config
-		if disable {
-			c.Plugins = &kschedv1.Plugins{Filter: kschedv1.PluginSet{Disabled: []kschedv1.Plugin{{Name: abi.PluginDynamicResources}}}}
-		}
-		b, err := build(l, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fit PreFilterPlugin
-		for _, e := range b.Entries {
-			if e.Plugin.Name() == abi.PluginNodeResourcesFit {
-				fit = e.Plugin.(PreFilterPlugin)
-			}
-		}
-		ps := mustPrepareProfile(t, mustProfile(Entry{Plugin: fit, NoScore: true}), makePod().req(extGPU, "1").info())
-		st := Filter(ps, makeNode("n", "cpu", "4").info())
-		if (st == nil) == disable {
-			t.Errorf("DynamicResources filter disabled %v: NodeResourcesFit's Filter = %v", disable, st)
-		}
-	}
-}
-
-func mustPrepareProfile(t *testing.T, p *Profile, pi *cache.PodInfo) *PodState {
-	t.Helper()
-	ps, st := p.Prepare(pi, nil)
-	if st != nil {
-		t.Fatalf("Prepare: %v", st.Message())
-	}
-	return ps
-}
-
 // TestExtendedRequests pins the special claim's requests and the pod's
 // request mappings to upstream's naming: container-<index among init and
 // regular containers>-request-<index of the resource among the container's
@@ -133,28 +62,28 @@ func TestExtendedRequests(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		pod      *podBuilder
+		pod      *ft.PodBuilder
 		want     []resourceapi.DeviceRequest
 		mappings []v1.ContainerExtendedResourceRequest
 	}{
-		{name: "one container", pod: makePod().req("cpu", "1", extGPU, "2"),
+		{name: "one container", pod: ft.MakePod().Req("cpu", "1", extGPU, "2"),
 			want: []resourceapi.DeviceRequest{exactly("container-0-request-1", 2)}, mappings: []v1.ContainerExtendedResourceRequest{m("c0", "container-0-request-1")}},
-		{name: "two containers, one without", pod: makePod().req("cpu", "1").req(extGPU, "1", "memory", "1Gi"),
+		{name: "two containers, one without", pod: ft.MakePod().Req("cpu", "1").Req(extGPU, "1", "memory", "1Gi"),
 			want: []resourceapi.DeviceRequest{exactly("container-1-request-0", 1)}, mappings: []v1.ContainerExtendedResourceRequest{m("c1", "container-1-request-0")}},
-		{name: "init container reuses the regular one's devices", pod: makePod().initReq(false, extGPU, "1").req(extGPU, "2"),
+		{name: "init container reuses the regular one's devices", pod: ft.MakePod().InitReq(false, extGPU, "1").Req(extGPU, "2"),
 			want:     []resourceapi.DeviceRequest{exactly("container-1-request-0", 2)},
 			mappings: []v1.ContainerExtendedResourceRequest{m("c0", "container-1-request-0"), m("i0", "container-1-request-0")}},
 		{name: "init containers asking for more: the largest rest serves both",
-			pod:      makePod().initReq(false, extGPU, "3").initReq(false, extGPU, "4").req(extGPU, "1"),
+			pod:      ft.MakePod().InitReq(false, extGPU, "3").InitReq(false, extGPU, "4").Req(extGPU, "1"),
 			want:     []resourceapi.DeviceRequest{exactly("container-1-request-0", 3), exactly("container-2-request-0", 1)},
 			mappings: []v1.ContainerExtendedResourceRequest{m("c0", "container-2-request-0"), m("i0", "container-2-request-0"), m("i0", "container-1-request-0"), m("i1", "container-2-request-0"), m("i1", "container-1-request-0")}},
-		{name: "sidecar is long-lived", pod: makePod().initReq(true, extGPU, "1").req(extGPU, "1"),
+		{name: "sidecar is long-lived", pod: ft.MakePod().InitReq(true, extGPU, "1").Req(extGPU, "1"),
 			want:     []resourceapi.DeviceRequest{exactly("container-0-request-0", 1), exactly("container-1-request-0", 1)},
 			mappings: []v1.ContainerExtendedResourceRequest{m("i0", "container-0-request-0"), m("c0", "container-1-request-0")}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, mappings := extendedRequests(tc.pod.p, extGPU, "gpu")
+			got, mappings := extendedRequests(tc.pod.P, extGPU, "gpu")
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("requests (-want, +got):\n%s", diff)
 			}
@@ -187,7 +116,7 @@ func generatedNames(t *testing.T) k8stesting.ReactionFunc {
 // claim as upstream's and writes the pod's extendedResourceClaimStatus;
 // Unreserve deletes the claim and frees the devices.
 func TestDynamicResourcesExtended(t *testing.T) {
-	pod := makePod().req("cpu", "1", extGPU, "2").p
+	pod := ft.MakePod().Req("cpu", "1", extGPU, "2").P
 	l, client, start := draListers(t, extClass(), draSlice("n2", 2), pod)
 	client.PrependReactor("create", "resourceclaims", generatedNames(t))
 	p, pl := draProfile(t, l, defaultDynamicResourcesArgs)
@@ -198,11 +127,11 @@ func TestDynamicResourcesExtended(t *testing.T) {
 	if st != nil {
 		t.Fatal(st.Message())
 	}
-	got := map[string]*Status{}
-	for _, n := range []*nodeBuilder{makeNode("n1", "cpu", "4"), makeNode("n2", "cpu", "4"), makeNode("n3", "cpu", "4", extGPU, "2")} {
-		got[n.n.Name] = Filter(ps, n.label(v1.LabelHostname, n.n.Name).info())
+	got := map[string]*framework.Status{}
+	for _, n := range []*ft.NodeBuilder{ft.MakeNode("n1", "cpu", "4"), ft.MakeNode("n2", "cpu", "4"), ft.MakeNode("n3", "cpu", "4", extGPU, "2")} {
+		got[n.N.Name] = framework.Filter(ps, n.Label(v1.LabelHostname, n.N.Name).Info())
 	}
-	if diff := cmp.Diff(map[string]*Status{"n1": draReject(ReasonCannotAllocateAll), "n2": nil, "n3": nil}, got); diff != "" {
+	if diff := cmp.Diff(map[string]*framework.Status{"n1": draReject(ReasonCannotAllocateAll), "n2": nil, "n3": nil}, got); diff != "" {
 		t.Errorf("Filter (-want, +got):\n%s", diff)
 	}
 	// On n3 the device plugin provides it: nothing to reserve or write.
@@ -220,8 +149,8 @@ func TestDynamicResourcesExtended(t *testing.T) {
 		t.Fatalf("Reserve on n2: %v", st.Message())
 	}
 	// In flight: another pod asking for a device finds none.
-	other := makePod().req(extGPU, "1").p
-	if diff := cmp.Diff(draReject(ReasonCannotAllocateAll), Filter(mustPrepareOn(t, p, other), draNode("n2"))); diff != "" {
+	other := ft.MakePod().Req(extGPU, "1").P
+	if diff := cmp.Diff(draReject(ReasonCannotAllocateAll), framework.Filter(mustPrepareOn(t, p, other), draNode("n2"))); diff != "" {
 		t.Errorf("another pod's Filter while the devices are in flight (-want, +got):\n%s", diff)
 	}
 	if st := p.PreBind(ctx, ps, pod, "n2"); st != nil {
@@ -267,7 +196,7 @@ func TestDynamicResourcesExtended(t *testing.T) {
 		t.Errorf("pod's extendedResourceClaimStatus (-want, +got):\n%s", diff)
 	}
 	// Written and assumed: the devices stay taken.
-	if diff := cmp.Diff(draReject(ReasonCannotAllocateAll), Filter(mustPrepareOn(t, p, other), draNode("n2"))); diff != "" {
+	if diff := cmp.Diff(draReject(ReasonCannotAllocateAll), framework.Filter(mustPrepareOn(t, p, other), draNode("n2"))); diff != "" {
 		t.Errorf("another pod's Filter after PreBind (-want, +got):\n%s", diff)
 	}
 
@@ -281,7 +210,7 @@ func TestDynamicResourcesExtended(t *testing.T) {
 	if _, st := p.Prepare(cache.NewPodInfo(pod), nil); st != nil {
 		t.Errorf("the pod's next Prepare: %v, want its deleted claim not found stale", st.Message())
 	}
-	if st := Filter(mustPrepareOn(t, p, other), draNode("n2")); st != nil {
+	if st := framework.Filter(mustPrepareOn(t, p, other), draNode("n2")); st != nil {
 		t.Errorf("another pod's Filter after Unreserve: %v, want the devices free", st.Message())
 	}
 }
@@ -290,7 +219,7 @@ func TestDynamicResourcesExtended(t *testing.T) {
 // extended resources left by an earlier attempt makes PreFilter reject the
 // pod, naming the claim, and gets deleted.
 func TestDynamicResourcesExtendedStale(t *testing.T) {
-	pod := makePod().req(extGPU, "1").p
+	pod := ft.MakePod().Req(extGPU, "1").P
 	stale := draAllocated(draClaim(pod.Name+"-extended-resources-abcde"), "n2", "d0")
 	stale.Annotations = map[string]string{resourceapi.ExtendedResourceClaimAnnotation: "true"}
 	stale.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID, Controller: ptr.To(true)}}
@@ -320,18 +249,18 @@ func TestDynamicResourcesExtendedStale(t *testing.T) {
 // and its extended resources are allocated together on each node: n2's
 // two devices fit both, n3's one device fits either but not both.
 func TestDynamicResourcesExtendedWithClaims(t *testing.T) {
-	pod := makePod().req(extGPU, "1").p
+	pod := ft.MakePod().Req(extGPU, "1").P
 	pod.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "c0", ResourceClaimName: ptr.To("c1")}}
 	class := extClass()
 	l, _, start := draListers(t, class, draSlice("n2", 2), draSlice("n3", 1), draClaim("c1"), pod)
 	p, pl := draProfile(t, l, defaultDynamicResourcesArgs)
 	start(pl)
 	ps := mustPrepareOn(t, p, pod)
-	got := map[string]*Status{}
+	got := map[string]*framework.Status{}
 	for _, n := range []string{"n2", "n3"} {
-		got[n] = Filter(ps, draNode(n))
+		got[n] = framework.Filter(ps, draNode(n))
 	}
-	if diff := cmp.Diff(map[string]*Status{"n2": nil, "n3": draReject(ReasonCannotAllocateAll)}, got); diff != "" {
+	if diff := cmp.Diff(map[string]*framework.Status{"n2": nil, "n3": draReject(ReasonCannotAllocateAll)}, got); diff != "" {
 		t.Errorf("Filter (-want, +got):\n%s", diff)
 	}
 }
@@ -344,7 +273,7 @@ func TestDynamicResourcesExtendedBindingConditions(t *testing.T) {
 	withConditions := func(d *resourceapi.Device) {
 		d.BindingConditions, d.BindingFailureConditions = []string{"attached"}, []string{"failed"}
 	}
-	pod := makePod().req(extGPU, "1").p
+	pod := ft.MakePod().Req(extGPU, "1").P
 	l, client, start := draListers(t, extClass(), draSlice("n2", 1, withConditions), pod)
 	client.PrependReactor("create", "resourceclaims", generatedNames(t))
 	p, pl := draProfile(t, l, defaultDynamicResourcesArgs)
@@ -355,7 +284,7 @@ func TestDynamicResourcesExtendedBindingConditions(t *testing.T) {
 	if st := p.Reserve(ctx, ps, pod, "n2"); st != nil {
 		t.Fatalf("Reserve: %v", st.Message())
 	}
-	done := make(chan *Status, 1)
+	done := make(chan *framework.Status, 1)
 	go func() { done <- p.PreBind(ctx, ps, pod, "n2") }()
 	var claim *resourceapi.ResourceClaim
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
@@ -400,7 +329,7 @@ func (c *claimCounter) ClaimCreated(ok bool) {
 func TestDynamicResourcesExtendedCountsCreates(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fail=%v", fail), func(t *testing.T) {
-			pod := makePod().req("cpu", "1", extGPU, "1").p
+			pod := ft.MakePod().Req("cpu", "1", extGPU, "1").P
 			l, client, start := draListers(t, extClass(), draSlice("n2", 1), pod)
 			client.PrependReactor("create", "resourceclaims", generatedNames(t))
 			if fail {
@@ -425,23 +354,4 @@ func TestDynamicResourcesExtendedCountsCreates(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestBuildClaimRecorder checks that Build hands the Handle's claim
-// recorder to DynamicResources.
-func TestBuildClaimRecorder(t *testing.T) {
-	counter := &claimCounter{counted: map[bool]int{}}
-	b, err := InTree().Build(NewHandle(HandleOptions{Claims: counter}), Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range b.Entries {
-		if dr, ok := e.Plugin.(*dynamicResources); ok {
-			if dr.claims != ClaimRecorder(counter) {
-				t.Errorf("DynamicResources counts claims with %T, want the Config's", dr.claims)
-			}
-			return
-		}
-	}
-	t.Error("no DynamicResources in the default profile")
 }

@@ -1,4 +1,4 @@
-package framework
+package dynamicresources
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/dra"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // Extended resources backed by DRA (DRAExtendedResource, on by default in
@@ -53,7 +54,7 @@ type draExtended struct {
 // nil when no class maps any of its requests. A claim left by an earlier
 // attempt (Unreserve could not delete it) is deleted in the background and
 // the pod waits: its allocation may no longer be valid, as upstream's.
-func (pl *dynamicResources) preFilterExtended(pod *cache.PodInfo) (*draExtended, *Status) {
+func (pl *dynamicResources) preFilterExtended(pod *cache.PodInfo) (*draExtended, *framework.Status) {
 	var e draExtended
 	mapped := false
 	for name, v := range pod.Requests.Scalar {
@@ -105,7 +106,7 @@ func (pl *dynamicResources) preFilterExtended(pod *cache.PodInfo) (*draExtended,
 // claim when the node's device plugins provide them all. A requested
 // resource neither advertised nor mapped does not fit (upstream's
 // filterExtendedResources).
-func (e *draExtended) onNode(pod *v1.Pod, ni *cache.NodeInfo) (*resourceapi.ResourceClaim, []v1.ContainerExtendedResourceRequest, *Status) {
+func (e *draExtended) onNode(pod *v1.Pod, ni *cache.NodeInfo) (*resourceapi.ResourceClaim, []v1.ContainerExtendedResourceRequest, *framework.Status) {
 	alloc := ni.Allocatable().Scalar
 	var need []int
 	for i, name := range e.names {
@@ -114,7 +115,7 @@ func (e *draExtended) onNode(pod *v1.Pod, ni *cache.NodeInfo) (*resourceapi.Reso
 		case e.classes[i] != nil && allocatable == 0:
 			need = append(need, i)
 		case !advertised:
-			return nil, nil, &Status{Code: Unschedulable, Plugin: abi.PluginDynamicResources,
+			return nil, nil, &framework.Status{Code: framework.Unschedulable, Plugin: abi.PluginDynamicResources,
 				Reasons: []string{fmt.Sprintf("node does not provide %s through a device plugin and no DeviceClass maps it", name)}}
 		}
 	}

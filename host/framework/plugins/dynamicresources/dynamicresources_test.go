@@ -1,4 +1,4 @@
-package framework
+package dynamicresources
 
 import (
 	"context"
@@ -25,6 +25,8 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/dra"
+	"github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
 )
 
 const draDriver = "gpu.example.com"
@@ -63,7 +65,7 @@ func draAllocated(c *resourceapi.ResourceClaim, node, device string) *resourceap
 	c.Status.Allocation = &resourceapi.AllocationResult{
 		Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{
 			{Request: "req", Driver: draDriver, Pool: node, Device: device}}},
-		NodeSelector: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{nameTerm(node)}}}
+		NodeSelector: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{ft.NameTerm(node)}}}
 	return c
 }
 
@@ -79,13 +81,13 @@ func draPod(name string, claims ...string) *v1.Pod {
 // draListers are Listers over a fake API holding objs, whose claim updates
 // carry and bump resourceVersions as the API server's, and the clientset.
 // start starts the informers and waits until the plugin's caches synced.
-func draListers(t *testing.T, objs ...runtime.Object) (l Listers, client *fake.Clientset, start func(*dynamicResources)) {
+func draListers(t *testing.T, objs ...runtime.Object) (l framework.Listers, client *fake.Clientset, start func(*dynamicResources)) {
 	t.Helper()
 	client = fake.NewClientset(objs...)
 	client.PrependReactor("update", "resourceclaims", versionedClaimUpdate(client))
 	f := informers.NewSharedInformerFactory(client, 0)
 	r := f.Resource().V1()
-	l = Listers{DeviceClasses: r.DeviceClasses().Lister(), ResourceClaims: r.ResourceClaims().Lister(),
+	l = framework.Listers{DeviceClasses: r.DeviceClasses().Lister(), ResourceClaims: r.ResourceClaims().Lister(),
 		ClaimInformer: r.ResourceClaims().Informer(), ResourceSlices: r.ResourceSlices(), DeviceTaintRules: r.DeviceTaintRules(),
 		Client: client}
 	stop := make(chan struct{})
@@ -127,20 +129,22 @@ func versionedClaimUpdate(client *fake.Clientset) k8stesting.ReactionFunc {
 }
 
 // draProfile is a profile of DynamicResources alone (weight 2) over l.
-func draProfile(t *testing.T, l Listers, a dynamicResourcesArgs) (*Profile, *dynamicResources) {
+func draProfile(t *testing.T, l framework.Listers, a dynamicResourcesArgs) (*framework.Profile, *dynamicResources) {
 	t.Helper()
 	pl, err := newDynamicResources(handleFor(l), a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mustProfile(Entry{Plugin: pl, Weight: weightDynamicResources}), pl
+	return ft.MustProfile(framework.Entry{Plugin: pl, Weight: weightDynamicResources}), pl
 }
 
-func draReject(reason string) *Status {
-	return &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginDynamicResources, Reasons: []string{reason}}
+func draReject(reason string) *framework.Status {
+	return &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginDynamicResources, Reasons: []string{reason}}
 }
 
-func draNode(name string) *cache.NodeInfo { return makeNode(name).label(v1.LabelHostname, name).info() }
+func draNode(name string) *cache.NodeInfo {
+	return ft.MakeNode(name).Label(v1.LabelHostname, name).Info()
+}
 
 // TestDynamicResourcesPreFilter pins PreFilter's rejections to upstream's
 // texts (PreFilter and PreEnqueue's).
@@ -162,7 +166,7 @@ func TestDynamicResourcesPreFilter(t *testing.T) {
 		name string
 		pod  *v1.Pod
 		objs []runtime.Object
-		want *Status
+		want *framework.Status
 		skip bool
 	}{
 		{name: "no claims: skipped", pod: draPod("pod-a"), skip: true},
@@ -240,17 +244,17 @@ func TestDynamicResourcesFilter(t *testing.T) {
 	tests := []struct {
 		name   string
 		claims []runtime.Object
-		want   map[string]*Status
+		want   map[string]*framework.Status
 	}{
 		{name: "allocated where the devices are", claims: []runtime.Object{draClaim("c1")},
-			want: map[string]*Status{"n1": draReject(ReasonCannotAllocateAll), "n2": nil}},
+			want: map[string]*framework.Status{"n1": draReject(ReasonCannotAllocateAll), "n2": nil}},
 		{name: "already allocated: its node selector", claims: []runtime.Object{draAllocated(draClaim("c1"), "n2", "d0")},
-			want: map[string]*Status{"n1": draReject(ReasonClaimNotAvailable), "n2": nil}},
+			want: map[string]*framework.Status{"n1": draReject(ReasonClaimNotAvailable), "n2": nil}},
 		{name: "more devices than there are", claims: []runtime.Object{func() runtime.Object {
 			c := draClaim("c1")
 			c.Spec.Devices.Requests[0].Exactly.Count = 2
 			return c
-		}()}, want: map[string]*Status{"n1": draReject(ReasonCannotAllocateAll), "n2": draReject(ReasonCannotAllocateAll)}},
+		}()}, want: map[string]*framework.Status{"n1": draReject(ReasonCannotAllocateAll), "n2": draReject(ReasonCannotAllocateAll)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -261,9 +265,9 @@ func TestDynamicResourcesFilter(t *testing.T) {
 			if st != nil {
 				t.Fatal(st.Message())
 			}
-			got := map[string]*Status{}
+			got := map[string]*framework.Status{}
 			for _, n := range []string{"n1", "n2"} {
-				got[n] = Filter(ps, draNode(n))
+				got[n] = framework.Filter(ps, draNode(n))
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Filter (-want, +got):\n%s", diff)
@@ -274,13 +278,13 @@ func TestDynamicResourcesFilter(t *testing.T) {
 
 // draCycle prepares pod on p and filters node; it fails the test unless
 // both pass.
-func draCycle(t *testing.T, p *Profile, pod *v1.Pod, node string) *PodState {
+func draCycle(t *testing.T, p *framework.Profile, pod *v1.Pod, node string) *framework.PodState {
 	t.Helper()
 	ps, st := p.Prepare(cache.NewPodInfo(pod), nil)
 	if st != nil {
 		t.Fatalf("Prepare %s: %v", pod.Name, st.Message())
 	}
-	if st := Filter(ps, draNode(node)); st != nil {
+	if st := framework.Filter(ps, draNode(node)); st != nil {
 		t.Fatalf("Filter %s on %s: %v", pod.Name, node, st.Message())
 	}
 	return ps
@@ -306,7 +310,7 @@ func TestDynamicResourcesInFlight(t *testing.T) {
 	if st != nil {
 		t.Fatal(st.Message())
 	}
-	if diff := cmp.Diff(draReject(ReasonCannotAllocateAll), Filter(psB, draNode("n2"))); diff != "" {
+	if diff := cmp.Diff(draReject(ReasonCannotAllocateAll), framework.Filter(psB, draNode("n2"))); diff != "" {
 		t.Errorf("pod-b's Filter while pod-a holds the device (-want, +got):\n%s", diff)
 	}
 	p.Unreserve(ctx, psA, podA, "n2")
@@ -319,16 +323,16 @@ func TestDynamicResourcesInFlight(t *testing.T) {
 		t.Fatalf("Reserve pod-b: %v", st.Message())
 	}
 	st = p.Reserve(ctx, psA, podA, "n2")
-	if st == nil || st.Code != Error || !errors.Is(st.Err, dra.ErrConflict) {
+	if st == nil || st.Code != framework.Error || !errors.Is(st.Err, dra.ErrConflict) {
 		t.Fatalf("Reserve pod-a after pod-b took the device = %v, want an Error wrapping ErrConflict", st)
 	}
 	p.Unreserve(ctx, psA, podA, "n2") // the cycle's cleanup: must not free pod-b's device
-	if diff := cmp.Diff(draReject(ReasonCannotAllocateAll), Filter(mustPrepareOn(t, p, podA), draNode("n2"))); diff != "" {
+	if diff := cmp.Diff(draReject(ReasonCannotAllocateAll), framework.Filter(mustPrepareOn(t, p, podA), draNode("n2"))); diff != "" {
 		t.Errorf("pod-a's Filter after its failed Reserve (-want, +got):\n%s", diff)
 	}
 }
 
-func mustPrepareOn(t *testing.T, p *Profile, pod *v1.Pod) *PodState {
+func mustPrepareOn(t *testing.T, p *framework.Profile, pod *v1.Pod) *framework.PodState {
 	t.Helper()
 	ps, st := p.Prepare(cache.NewPodInfo(pod), nil)
 	if st != nil {
@@ -357,7 +361,7 @@ func TestDynamicResourcesPreBind(t *testing.T) {
 		t.Fatalf("PreBindPreFlight for a pod with a claim = %v, want work", st.Message())
 	}
 	none := draPod("pod-none")
-	if st := p.PreBindPreFlight(ctx, mustPrepareOn(t, p, none), none, "n2"); st == nil || st.Code != Skip {
+	if st := p.PreBindPreFlight(ctx, mustPrepareOn(t, p, none), none, "n2"); st == nil || st.Code != framework.Skip {
 		t.Errorf("PreBindPreFlight for a pod without claims = %v, want Skip", st)
 	}
 	if st := p.PreBind(ctx, ps, pod, "n2"); st != nil {
@@ -380,7 +384,7 @@ func TestDynamicResourcesPreBind(t *testing.T) {
 		t.Error("c1 still in flight after PreBind")
 	}
 	psB, _ := p.Prepare(cache.NewPodInfo(draPod("pod-b", "c2")), nil)
-	if diff := cmp.Diff(draReject(ReasonCannotAllocateAll), Filter(psB, draNode("n2"))); diff != "" {
+	if diff := cmp.Diff(draReject(ReasonCannotAllocateAll), framework.Filter(psB, draNode("n2"))); diff != "" {
 		t.Errorf("pod-b's Filter after c1 was written (-want, +got):\n%s", diff)
 	}
 
@@ -404,8 +408,8 @@ func TestDynamicResourcesTimeouts(t *testing.T) {
 		p, pl := draProfile(t, l, dynamicResourcesArgs{filterTimeout: time.Nanosecond, bindingTimeout: time.Minute})
 		start(pl)
 		ps := mustPrepareOn(t, p, draPod("pod-a", "c1"))
-		st := Filter(ps, draNode("n2"))
-		if st == nil || st.Code != Error || st.Err.Error() != "node n2: timed out trying to allocate devices" {
+		st := framework.Filter(ps, draNode("n2"))
+		if st == nil || st.Code != framework.Error || st.Err.Error() != "node n2: timed out trying to allocate devices" {
 			t.Errorf("Filter = %v, want an Error: node n2: timed out trying to allocate devices", st)
 		}
 	})
@@ -437,7 +441,7 @@ func TestDynamicResourcesTimeouts(t *testing.T) {
 			t.Fatalf("Reserve: %v", st.Message())
 		}
 		st := p.PreBind(ctx, ps, pod, "n2")
-		if st == nil || st.Code != Error || !errors.Is(st.Err, ErrDeviceBindingTimeout) {
+		if st == nil || st.Code != framework.Error || !errors.Is(st.Err, ErrDeviceBindingTimeout) {
 			t.Fatalf("PreBind = %v, want an Error wrapping ErrDeviceBindingTimeout", st)
 		}
 	})
@@ -465,7 +469,7 @@ func TestDynamicResourcesBindingConditions(t *testing.T) {
 			if st := p.Reserve(ctx, ps, pod, "n2"); st != nil {
 				t.Fatalf("Reserve: %v", st.Message())
 			}
-			done := make(chan *Status)
+			done := make(chan *framework.Status)
 			go func() { done <- p.PreBind(ctx, ps, pod, "n2") }()
 			// The driver's part: once the allocation is written, report the
 			// device's condition.
@@ -538,7 +542,7 @@ func TestDynamicResourcesHammer(t *testing.T) {
 				}
 				node := ""
 				for _, n := range []string{"n1", "n2"} {
-					if Filter(ps, draNode(n)) == nil {
+					if framework.Filter(ps, draNode(n)) == nil {
 						node = n
 						break
 					}
@@ -644,18 +648,18 @@ func TestDynamicResourcesScore(t *testing.T) {
 	p, pl := draProfile(t, l, defaultDynamicResourcesArgs)
 	start(pl)
 	ps := mustPrepareOn(t, p, draPod("pod-a", "c1"))
-	statuses := map[string]*Status{}
+	statuses := map[string]*framework.Status{}
 	var feasible []*cache.NodeInfo
 	for _, n := range []string{"n1", "n2", "n3"} {
 		ni := draNode(n)
-		if statuses[n] = Filter(ps, ni); statuses[n] == nil {
+		if statuses[n] = framework.Filter(ps, ni); statuses[n] == nil {
 			feasible = append(feasible, ni)
 		}
 	}
-	if diff := cmp.Diff(map[string]*Status{"n1": nil, "n2": nil, "n3": draReject(ReasonCannotAllocateAll)}, statuses); diff != "" {
+	if diff := cmp.Diff(map[string]*framework.Status{"n1": nil, "n2": nil, "n3": draReject(ReasonCannotAllocateAll)}, statuses); diff != "" {
 		t.Fatalf("Filter (-want, +got):\n%s", diff)
 	}
-	scores, st := Score(ps, feasible, nil)
+	scores, st := framework.Score(ps, feasible, nil)
 	if st != nil {
 		t.Fatal(st.Message())
 	}
@@ -679,10 +683,10 @@ func TestDynamicResourcesDeviceTaintRule(t *testing.T) {
 	l, _, start := draListers(t, draClass("gpu"), draSlice("n2", 1), rule, draClaim("c1"), tolerant)
 	p, pl := draProfile(t, l, defaultDynamicResourcesArgs)
 	start(pl)
-	if diff := cmp.Diff(draReject(ReasonCannotAllocateAll), Filter(mustPrepareOn(t, p, draPod("pod-a", "c1")), draNode("n2"))); diff != "" {
+	if diff := cmp.Diff(draReject(ReasonCannotAllocateAll), framework.Filter(mustPrepareOn(t, p, draPod("pod-a", "c1")), draNode("n2"))); diff != "" {
 		t.Errorf("Filter of a claim not tolerating the taint (-want, +got):\n%s", diff)
 	}
-	if st := Filter(mustPrepareOn(t, p, draPod("pod-b", "c2")), draNode("n2")); st != nil {
+	if st := framework.Filter(mustPrepareOn(t, p, draPod("pod-b", "c2")), draNode("n2")); st != nil {
 		t.Errorf("Filter of a claim tolerating the taint = %v, want nil", st.Message())
 	}
 }
@@ -699,27 +703,27 @@ func TestDynamicResourcesPostFilter(t *testing.T) {
 		}
 		return c
 	}
-	unschedulable := &Status{Code: Unschedulable, Plugin: abi.PluginDynamicResources}
+	unschedulable := &framework.Status{Code: framework.Unschedulable, Plugin: abi.PluginDynamicResources}
 	tests := []struct {
 		name        string
 		pod         *v1.Pod
 		claim       runtime.Object
 		failUpdate  bool
-		want        *Status
+		want        *framework.Status
 		deallocated bool
 	}{
 		{name: "allocated elsewhere, unreserved: deallocated", pod: draPod("pod-a", "c1"), claim: reserved(),
-			want:        &Status{Code: Unschedulable, Plugin: abi.PluginDynamicResources, Reasons: []string{ReasonClaimDeallocated}},
+			want:        &framework.Status{Code: framework.Unschedulable, Plugin: abi.PluginDynamicResources, Reasons: []string{ReasonClaimDeallocated}},
 			deallocated: true},
 		{name: "allocated elsewhere, reserved for the pod alone: deallocated", pod: draPod("pod-a", "c1"), claim: reserved("uid-pod-a"),
-			want:        &Status{Code: Unschedulable, Plugin: abi.PluginDynamicResources, Reasons: []string{ReasonClaimDeallocated}},
+			want:        &framework.Status{Code: framework.Unschedulable, Plugin: abi.PluginDynamicResources, Reasons: []string{ReasonClaimDeallocated}},
 			deallocated: true},
 		{name: "allocated elsewhere, reserved for another pod: kept", pod: draPod("pod-a", "c1"), claim: reserved("uid-other"),
 			want: unschedulable},
 		{name: "not allocated: nothing to deallocate", pod: draPod("pod-a", "c1"), claim: draClaim("c1"), want: unschedulable},
 		{name: "no claims: nothing to do", pod: draPod("pod-a"), claim: reserved(), want: unschedulable},
 		{name: "the status update fails: an Error", pod: draPod("pod-a", "c1"), claim: reserved(), failUpdate: true,
-			want: &Status{Code: Error, Plugin: abi.PluginDynamicResources}},
+			want: &framework.Status{Code: framework.Error, Plugin: abi.PluginDynamicResources}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -736,12 +740,12 @@ func TestDynamicResourcesPostFilter(t *testing.T) {
 			if st != nil {
 				t.Fatal(st.Message())
 			}
-			if st := Filter(ps, draNode("n1")); st == nil && len(tc.pod.Spec.ResourceClaims) > 0 {
+			if st := framework.Filter(ps, draNode("n1")); st == nil && len(tc.pod.Spec.ResourceClaims) > 0 {
 				t.Fatal("Filter passed n1")
 			}
 			got := p.PostFilter(context.Background(), ps, tc.pod)
-			if got != nil && got.Code == Error {
-				got = &Status{Code: Error, Plugin: got.Plugin} // the error's text aside
+			if got != nil && got.Code == framework.Error {
+				got = &framework.Status{Code: framework.Error, Plugin: got.Plugin} // the error's text aside
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("PostFilter (-want, +got):\n%s", diff)
@@ -765,4 +769,22 @@ func TestDynamicResourcesPostFilter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// handles are the tests' Handles by informer: the plugins a test builds
+// over the same Listers share one Handle, so its DRA state, as a
+// scheduler's profiles do.
+var handles sync.Map
+
+// handleFor is the Handle of l's informers.
+func handleFor(l framework.Listers) framework.Handle {
+	var key any = l.ClaimInformer
+	if key == nil || l.ClaimInformer == nil {
+		key = l.PVInformer
+	}
+	if l.ClaimInformer == nil && l.PVInformer == nil {
+		return framework.NewHandle(framework.HandleOptions{Listers: l})
+	}
+	h, _ := handles.LoadOrStore(key, framework.NewHandle(framework.HandleOptions{Listers: l}))
+	return h.(framework.Handle)
 }

@@ -1,4 +1,10 @@
-package framework
+// Package dynamicresources is upstream's DynamicResources plugin
+// (pkg/scheduler/framework/plugins/dynamicresources) for a pod's own
+// ResourceClaims and its DRA-backed extended resources, over host/dra:
+// PreEnqueue, PreFilter, Filter (UnschedulableAndUnresolvable:
+// ReasonClaimNotAvailable, ReasonCannotAllocateAll), Score (weight 2),
+// Reserve, PreBind and PostFilter (deallocation).
+package dynamicresources
 
 import (
 	"context"
@@ -25,6 +31,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/dra"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // Upstream's DynamicResources reasons.
@@ -76,30 +83,28 @@ var defaultDynamicResourcesArgs = dynamicResourcesArgs{filterTimeout: kschedv1.D
 type dynamicResources struct {
 	m                             *dra.Manager
 	ext                           dra.ExtendedResources
-	listers                       Listers
+	listers                       framework.Listers
 	filterTimeout, bindingTimeout time.Duration
 	// pollGap is the wait between binding-condition checks; now the clock
 	// the binding timeout is measured with (tests set both).
 	pollGap time.Duration
 	now     func() time.Time
 	// claims counts the claims created for extended resources.
-	claims ClaimRecorder
+	claims framework.ClaimRecorder
 }
 
-func (discardClaims) ClaimCreated(bool) {}
-
 var (
-	_ PreFilterPlugin     = (*dynamicResources)(nil)
-	_ StatePreScorePlugin = (*dynamicResources)(nil)
-	_ ReservePlugin       = (*dynamicResources)(nil)
-	_ PreBindPlugin       = (*dynamicResources)(nil)
-	_ PostFilterPlugin    = (*dynamicResources)(nil)
-	_ PreEnqueuePlugin    = (*dynamicResources)(nil)
+	_ framework.PreFilterPlugin     = (*dynamicResources)(nil)
+	_ framework.StatePreScorePlugin = (*dynamicResources)(nil)
+	_ framework.ReservePlugin       = (*dynamicResources)(nil)
+	_ framework.PreBindPlugin       = (*dynamicResources)(nil)
+	_ framework.PostFilterPlugin    = (*dynamicResources)(nil)
+	_ framework.PreEnqueuePlugin    = (*dynamicResources)(nil)
 )
 
 // newDynamicResources builds the plugin over h's listers and its DRA
 // state, which every profile of the scheduler shares.
-func newDynamicResources(h Handle, a dynamicResourcesArgs) (*dynamicResources, error) {
+func newDynamicResources(h framework.Handle, a dynamicResourcesArgs) (*dynamicResources, error) {
 	m, err := h.DRA()
 	if err != nil {
 		return nil, err
@@ -164,7 +169,7 @@ type draNodeResult struct {
 // upstream's rejection when one is not created yet, missing, being deleted
 // or not the pod's own: upstream's foreachPodResourceClaim, shared by
 // PreEnqueue and PreFilter.
-func (pl *dynamicResources) podClaims(p *v1.Pod, get func(namespace, name string) (*resourceapi.ResourceClaim, error)) ([]*resourceapi.ResourceClaim, *Status) {
+func (pl *dynamicResources) podClaims(p *v1.Pod, get func(namespace, name string) (*resourceapi.ResourceClaim, error)) ([]*resourceapi.ResourceClaim, *framework.Status) {
 	var claims []*resourceapi.ResourceClaim
 	for i := range p.Spec.ResourceClaims {
 		pc := &p.Spec.ResourceClaims[i]
@@ -198,7 +203,7 @@ func (pl *dynamicResources) podClaims(p *v1.Pod, get func(namespace, name string
 // without an attempt or a FailedScheduling event, until the claim's or the
 // pod's update moves it. Before the claim cache has synced it admits the
 // pod, and PreFilter answers.
-func (pl *dynamicResources) PreEnqueue(p *v1.Pod) *Status {
+func (pl *dynamicResources) PreEnqueue(p *v1.Pod) *framework.Status {
 	if len(p.Spec.ResourceClaims) == 0 || !pl.m.Synced() {
 		return nil
 	}
@@ -221,18 +226,18 @@ func (pl *dynamicResources) claim(namespace, name string) (*resourceapi.Resource
 	return c, err
 }
 
-func rejectDRA(reason string) *Status {
-	return &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginDynamicResources, Reasons: []string{reason}}
+func rejectDRA(reason string) *framework.Status {
+	return &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginDynamicResources, Reasons: []string{reason}}
 }
 
-func errorDRA(err error) *Status {
-	return &Status{Code: Error, Plugin: abi.PluginDynamicResources, Err: err}
+func errorDRA(err error) *framework.Status {
+	return &framework.Status{Code: framework.Error, Plugin: abi.PluginDynamicResources, Err: err}
 }
 
 // PreFilter skips a pod without claims; otherwise it checks the pod's
 // claims as upstream's PreFilter (and PreEnqueue, which wasmsched leaves to
 // it) and prepares the allocator over the devices not taken.
-func (pl *dynamicResources) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
+func (pl *dynamicResources) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	p := pod.Pod
 	ext, st := pl.preFilterExtended(pod)
 	if st != nil {
@@ -305,7 +310,7 @@ func (pl *dynamicResources) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (Po
 
 // checkClass is upstream's validateDeviceClass: a request must name a
 // class, and a class that does not exist makes the pod wait for one.
-func (pl *dynamicResources) checkClass(class, request string) *Status {
+func (pl *dynamicResources) checkClass(class, request string) *framework.Status {
 	if class == "" {
 		return errorDRA(fmt.Errorf("request %s: unsupported request type", request))
 	}
@@ -317,12 +322,12 @@ func (pl *dynamicResources) checkClass(class, request string) *Status {
 
 // Filter checks the allocated claims' node selectors and binding
 // conditions on the node and allocates the others there, as upstream's.
-func (f *draFilter) Filter(ni *cache.NodeInfo) *Status {
+func (f *draFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	node := ni.Node()
 	var extClaim *resourceapi.ResourceClaim
 	var mappings []v1.ContainerExtendedResourceRequest
 	if f.ext != nil {
-		var st *Status
+		var st *framework.Status
 		if extClaim, mappings, st = f.ext.onNode(f.pod, ni); st != nil {
 			return st
 		}
@@ -400,7 +405,7 @@ func (f *draFilter) found(node string) (res draNodeResult, ok bool) {
 
 // draFilterOf is the plugin's filter for the pod of ps, nil when it
 // skipped the pod.
-func draFilterOf(ps *PodState) *draFilter {
+func draFilterOf(ps *framework.PodState) *draFilter {
 	if ps == nil {
 		return nil
 	}
@@ -409,14 +414,14 @@ func draFilterOf(ps *PodState) *draFilter {
 }
 
 // PreScore is never called: the profile calls PreScoreState.
-func (pl *dynamicResources) PreScore(*cache.PodInfo, []*cache.NodeInfo, *cache.Snapshot) (PodScorer, *Status) {
+func (pl *dynamicResources) PreScore(*cache.PodInfo, []*cache.NodeInfo, *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	return nil, nil
 }
 
 // PreScoreState scores a pod whose claims have firstAvailable requests
 // from the allocations Filter found; the others score 0 everywhere, which
 // changes nothing, so they are skipped.
-func (pl *dynamicResources) PreScoreState(ps *PodState, _ []*cache.NodeInfo) (PodScorer, *Status) {
+func (pl *dynamicResources) PreScoreState(ps *framework.PodState, _ []*cache.NodeInfo) (framework.PodScorer, *framework.Status) {
 	f := draFilterOf(ps)
 	if f == nil || f.allocator == nil {
 		return nil, nil
@@ -451,7 +456,7 @@ func (s *draScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 	}
 }
 
-func (s *draScorer) NormalizeScores(scores []int64) { DefaultNormalizeScore(false, scores) }
+func (s *draScorer) NormalizeScores(scores []int64) { framework.DefaultNormalizeScore(false, scores) }
 
 // score scores an allocation found for the claims to allocate (in
 // toAllocate order); allocated claims score by their allocation.
@@ -483,7 +488,7 @@ func (f *draFilter) score(found []resourceapi.AllocationResult) int64 {
 // the next cycles leave its devices alone; a device another pod took
 // meanwhile (a concurrent cycle) fails the pod's placement with an Error,
 // retried with backoff.
-func (pl *dynamicResources) Reserve(_ context.Context, ps *PodState, _ *v1.Pod, nodeName string) *Status {
+func (pl *dynamicResources) Reserve(_ context.Context, ps *framework.PodState, _ *v1.Pod, nodeName string) *framework.Status {
 	f := draFilterOf(ps)
 	if f == nil || f.allocator == nil {
 		return nil
@@ -536,7 +541,7 @@ func (pl *dynamicResources) Reserve(_ context.Context, ps *PodState, _ *v1.Pod, 
 // claims back to the informer's) and removes the pod from the reservedFor
 // of the claims PreBind reserved, as upstream's. It does nothing when
 // nothing was reserved, or a second time.
-func (pl *dynamicResources) Unreserve(ctx context.Context, ps *PodState, pod *v1.Pod, _ string) {
+func (pl *dynamicResources) Unreserve(ctx context.Context, ps *framework.PodState, pod *v1.Pod, _ string) {
 	f := draFilterOf(ps)
 	if f == nil {
 		return
@@ -577,9 +582,9 @@ func (pl *dynamicResources) Unreserve(ctx context.Context, ps *PodState, pod *v1
 // resources backed by DRA, as upstream's (the claim may be reserved for
 // the pod already: PreBind then only waits for its devices' binding
 // conditions); Skip for one without.
-func (pl *dynamicResources) PreBindPreFlight(_ context.Context, ps *PodState, _ *v1.Pod, _ string) *Status {
+func (pl *dynamicResources) PreBindPreFlight(_ context.Context, ps *framework.PodState, _ *v1.Pod, _ string) *framework.Status {
 	if f := draFilterOf(ps); f == nil || (len(f.claims) == 0 && f.ext == nil) {
-		return &Status{Code: Skip}
+		return &framework.Status{Code: framework.Skip}
 	}
 	return nil
 }
@@ -587,7 +592,7 @@ func (pl *dynamicResources) PreBindPreFlight(_ context.Context, ps *PodState, _ 
 // PreBind writes each claim not yet reserved for the pod (its allocation
 // if Reserve chose one, and the pod in reservedFor), then waits until the
 // allocated devices' binding conditions hold, as upstream's.
-func (pl *dynamicResources) PreBind(ctx context.Context, ps *PodState, pod *v1.Pod, nodeName string) *Status {
+func (pl *dynamicResources) PreBind(ctx context.Context, ps *framework.PodState, pod *v1.Pod, nodeName string) *framework.Status {
 	f := draFilterOf(ps)
 	if f == nil {
 		return nil
@@ -826,10 +831,10 @@ const ReasonClaimDeallocated = "deallocation of ResourceClaim completed"
 // Upstream's deletion of a claim created for the pod's extended resources
 // by an earlier attempt is not here: PreFilter deletes such a claim
 // (preFilterExtended), so it never reaches the filter.
-func (pl *dynamicResources) PostFilter(ctx context.Context, ps *PodState, pod *v1.Pod) *Status {
+func (pl *dynamicResources) PostFilter(ctx context.Context, ps *framework.PodState, pod *v1.Pod) *framework.Status {
 	f := draFilterOf(ps)
 	if f == nil {
-		return &Status{Code: Unschedulable}
+		return &framework.Status{Code: framework.Unschedulable}
 	}
 	f.mu.Lock()
 	unavailable := slices.Clone(f.unavailable)
@@ -844,9 +849,9 @@ func (pl *dynamicResources) PostFilter(ctx context.Context, ps *PodState, pod *v
 		if err := pl.deallocate(ctx, claim); err != nil {
 			return errorDRA(err)
 		}
-		return &Status{Code: Unschedulable, Reasons: []string{ReasonClaimDeallocated}}
+		return &framework.Status{Code: framework.Unschedulable, Reasons: []string{ReasonClaimDeallocated}}
 	}
-	return &Status{Code: Unschedulable}
+	return &framework.Status{Code: framework.Unschedulable}
 }
 
 // deallocate clears claim's reservedFor, allocation and device statuses
@@ -866,12 +871,14 @@ func (pl *dynamicResources) deallocate(ctx context.Context, claim *resourceapi.R
 	return nil
 }
 
-// DynamicResourcesRow is the plugin's registry row.
-func DynamicResourcesRow() Row {
-	return Row{Name: abi.PluginDynamicResources,
-		Points:  PointsOf(PointPreEnqueue, PointPreFilter, PointFilter, PointPostFilter, PointPodGroupPostFilter, PointScore, PointReserve, PointPreBind),
+// Row is DynamicResources' registry row.
+func Row() framework.Row {
+	return framework.Row{Name: abi.PluginDynamicResources,
+		Points:  framework.PointsOf(framework.PointPreEnqueue, framework.PointPreFilter, framework.PointFilter, framework.PointPostFilter, framework.PointPodGroupPostFilter, framework.PointScore, framework.PointReserve, framework.PointPreBind),
 		Default: true, Weight: weightDynamicResources, Args: dynamicResourcesArgsOf,
-		New: func(h Handle, args any) (Plugin, error) { return newDynamicResources(h, args.(dynamicResourcesArgs)) }}
+		New: func(h framework.Handle, args any) (framework.Plugin, error) {
+			return newDynamicResources(h, args.(dynamicResourcesArgs))
+		}}
 }
 
 // dynamicResourcesArgsOf is DynamicResources' Row.Args: upstream's
@@ -880,7 +887,7 @@ func DynamicResourcesRow() Row {
 // DRAResourceClaimDeviceStatus on).
 func dynamicResourcesArgsOf(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
 	var args kschedv1.DynamicResourcesArgs
-	if err := DecodeArgs(pc, path, &args); err != nil {
+	if err := framework.DecodeArgs(pc, path, &args); err != nil {
 		return nil, err
 	}
 	a := defaultDynamicResourcesArgs
