@@ -12,6 +12,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/defaultpreemption"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/dynamicresources"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/noderesources"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodevolumelimits"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumebinding"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumerestrictions"
@@ -37,7 +38,7 @@ func InTree() *framework.Registry {
 		framework.TaintTolerationRow(),
 		framework.NodeAffinityRow(),
 		framework.NodePortsRow(),
-		framework.NodeResourcesFitRow(),
+		noderesources.FitRow(),
 		volumerestrictions.Row(),
 		nodevolumelimits.Row(),
 		volumebinding.Row(),
@@ -46,7 +47,7 @@ func InTree() *framework.Registry {
 		framework.InterPodAffinityRow(),
 		dynamicresources.Row(),
 		defaultpreemption.Row(),
-		framework.BalancedAllocationRow(),
+		noderesources.BalancedAllocationRow(),
 		framework.ImageLocalityRow(),
 		framework.Row{Name: abi.PluginDefaultBinder, Points: framework.PointsOf(framework.PointBind), Default: true},
 		framework.NodeDeclaredFeaturesRow(),

@@ -1,14 +1,13 @@
-package framework
+package noderesources
 
 import (
-	"fmt"
 	"math"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	kschedv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/helper"
 )
 
 // This file is upstream's resourceAllocationScorer (noderesources/
@@ -115,32 +114,12 @@ func (r *scoredResource) onNode(ni *cache.NodeInfo, podRequest int64, useRequest
 	return 0, 0
 }
 
-// shapePoint is a point of RequestedToCapacityRatio's shape, its score
-// already scaled from 0-10 to 0-MaxNodeScore.
-type shapePoint struct{ utilization, score int64 }
-
-// brokenLinear is upstream's helper.BuildBrokenLinearFunction: the shape's
-// first score below its first point, its last above its last, linear (in
-// integers, truncated) between.
-func brokenLinear(shape []shapePoint, p int64) int64 {
-	for i := range shape {
-		if p <= shape[i].utilization {
-			if i == 0 {
-				return shape[0].score
-			}
-			a, b := shape[i-1], shape[i]
-			return a.score + (b.score-a.score)*(p-a.utilization)/(b.utilization-a.utilization)
-		}
-	}
-	return shape[len(shape)-1].score
-}
-
 // resourceScorer is a configured NodeResourcesFit scoring strategy over its
 // resources. It is read-only once built.
 type resourceScorer struct {
 	strategy  int
 	resources []scoredResource
-	shape     []shapePoint // RequestedToCapacityRatio only
+	shape     []helper.ShapePoint // RequestedToCapacityRatio only
 }
 
 // podRequests are the pod's requests of s's resources (upstream's
@@ -174,9 +153,9 @@ func (s *resourceScorer) score(ni *cache.NodeInfo, reqs []int64) int64 {
 			rs = mostRequested(requested, allocatable)
 		case strategyRequestedToCapacityRatio:
 			if requested > allocatable {
-				rs = brokenLinear(s.shape, 100)
+				rs = helper.BrokenLinear(s.shape, 100)
 			} else {
-				rs = brokenLinear(s.shape, requested*100/allocatable)
+				rs = helper.BrokenLinear(s.shape, requested*100/allocatable)
 			}
 			if rs <= 0 {
 				// Upstream leaves a resource scoring 0 out of the average.
@@ -202,7 +181,7 @@ func mostRequested(requested, capacity int64) int64 {
 		return 0
 	}
 	requested = min(requested, capacity)
-	return requested * MaxNodeScore / capacity
+	return requested * framework.MaxNodeScore / capacity
 }
 
 // resourceScorerState is a pod's state for a configured strategy.
@@ -250,7 +229,7 @@ func (st *balancedResourcesState) score(ni *cache.NodeInfo) int64 {
 		with = append(with, min(float64(allocated+st.reqs[i])/float64(allocatable), 1))
 		without = append(without, min(float64(allocated)/float64(allocatable), 1))
 	}
-	return MaxNodeScore/2 + (MaxNodeScore/2+balancedFractions(with)-balancedFractions(without))/2
+	return framework.MaxNodeScore/2 + (framework.MaxNodeScore/2+balancedFractions(with)-balancedFractions(without))/2
 }
 
 // balancedFractions is upstream's balancedResourceScore of fractions
@@ -273,32 +252,5 @@ func balancedFractions(fractions []float64) int64 {
 		}
 		std = math.Sqrt(sum / float64(len(fractions)))
 	}
-	return int64((1 - std) * float64(MaxNodeScore))
+	return int64((1 - std) * float64(framework.MaxNodeScore))
 }
-
-// validateShape is upstream's validateFunctionShape.
-func validateShape(shape []kschedv1.UtilizationShapePoint, path *field.Path) field.ErrorList {
-	if len(shape) == 0 {
-		return field.ErrorList{field.Required(path, "at least one point must be specified")}
-	}
-	var errs field.ErrorList
-	for i := 1; i < len(shape); i++ {
-		if shape[i-1].Utilization >= shape[i].Utilization {
-			errs = append(errs, field.Invalid(path.Index(i).Child("utilization"), shape[i].Utilization, "values must be sorted in increasing order"))
-			break
-		}
-	}
-	for i, p := range shape {
-		if p.Utilization < 0 || p.Utilization > 100 {
-			errs = append(errs, field.Invalid(path.Index(i).Child("utilization"), p.Utilization, "not in valid range [0, 100]"))
-		}
-		if p.Score < 0 || p.Score > maxCustomPriorityScore {
-			errs = append(errs, field.Invalid(path.Index(i).Child("score"), p.Score, fmt.Sprintf("not in valid range [0, %d]", maxCustomPriorityScore)))
-		}
-	}
-	return errs
-}
-
-// maxCustomPriorityScore is upstream's config.MaxCustomPriorityScore: the
-// top of RequestedToCapacityRatio's shape scores, scaled to MaxNodeScore.
-const maxCustomPriorityScore = 10

@@ -1,21 +1,27 @@
-package framework
+// Package noderesources is upstream's noderesources plugins:
+// NodeResourcesFit (PreFilter, Filter, PreScore, Score; rejects with
+// ReasonTooManyPods and ReasonInsufficient + resource, Unschedulable or,
+// past the node's whole allocatable, UnschedulableAndUnresolvable; weight 1)
+// and NodeResourcesBalancedAllocation (PreScore, Score; never rejects;
+// weight 1).
+package noderesources
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-
-	kschedv1 "k8s.io/kube-scheduler/config/v1"
-
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/dra"
+	"github.com/wasmsched/wasmsched/host/framework"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/helper"
 )
 
 // Upstream's NodeResourcesFit reasons.
@@ -70,8 +76,8 @@ type extendedResourceClasses interface {
 }
 
 var _ interface {
-	PreFilterPlugin
-	PreScorePlugin
+	framework.PreFilterPlugin
+	framework.PreScorePlugin
 } = nodeResourcesFit{}
 
 func (nodeResourcesFit) Name() string { return abi.PluginNodeResourcesFit }
@@ -89,7 +95,7 @@ func (pl nodeResourcesFit) isIgnored(name v1.ResourceName) bool {
 	return pl.ignored[string(name)] || pl.ignoredGroups[group]
 }
 
-func (pl nodeResourcesFit) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
+func (pl nodeResourcesFit) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	var f *fitScalarsFilter
 	for name, v := range pod.Requests.Scalar {
 		if v != 0 && !pl.isIgnored(name) {
@@ -121,7 +127,7 @@ type fitScalar struct {
 // the pod itself.
 type fitFilter cache.PodInfo
 
-func (f *fitFilter) Filter(ni *cache.NodeInfo) *Status {
+func (f *fitFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	return fit((*cache.PodInfo)(f), nil, ni)
 }
 
@@ -132,7 +138,7 @@ type fitScalarsFilter struct {
 	arr     [2]fitScalar
 }
 
-func (f *fitScalarsFilter) Filter(ni *cache.NodeInfo) *Status {
+func (f *fitScalarsFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	return fit(f.pod, f.scalars, ni)
 }
 
@@ -150,7 +156,7 @@ const (
 // fitStatuses are the NodeResourcesFit verdicts without scalar reasons,
 // indexed by fitMask, shared by every pod and node, so that rejecting
 // thousands of nodes for the same reasons allocates nothing.
-var fitStatuses = func() (out [fitMaskLen]*Status) {
+var fitStatuses = func() (out [fitMaskLen]*framework.Status) {
 	for mask := range out {
 		out[mask] = newFitStatus(mask)
 	}
@@ -164,7 +170,7 @@ var fitStatuses = func() (out [fitMaskLen]*Status) {
 // allocatable lacks it (DynamicResources allocates devices for it). The verdict is UnschedulableAndUnresolvable when a
 // request exceeds the node's whole allocatable (preemption cannot help),
 // Unschedulable otherwise.
-func fit(pod *cache.PodInfo, scalars []fitScalar, ni *cache.NodeInfo) *Status {
+func fit(pod *cache.PodInfo, scalars []fitScalar, ni *cache.NodeInfo) *framework.Status {
 	req := &pod.Requests
 	alloc, used := ni.Allocatable(), ni.Requested()
 	var mask int
@@ -210,10 +216,10 @@ func fit(pod *cache.PodInfo, scalars []fitScalar, ni *cache.NodeInfo) *Status {
 
 // newFitStatus builds the NodeResourcesFit status of mask's reasons, in
 // upstream's order.
-func newFitStatus(mask int) *Status {
-	st := &Status{Code: Unschedulable, Plugin: abi.PluginNodeResourcesFit}
+func newFitStatus(mask int) *framework.Status {
+	st := &framework.Status{Code: framework.Unschedulable, Plugin: abi.PluginNodeResourcesFit}
 	if mask&fitUnresolvable != 0 {
-		st.Code = UnschedulableAndUnresolvable
+		st.Code = framework.UnschedulableAndUnresolvable
 	}
 	if mask&fitPods != 0 {
 		st.Reasons = append(st.Reasons, ReasonTooManyPods)
@@ -230,7 +236,7 @@ func newFitStatus(mask int) *Status {
 	return st
 }
 
-func (pl nodeResourcesFit) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (PodScorer, *Status) {
+func (pl nodeResourcesFit) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	if pl.scorer == nil {
 		return (*leastAllocatedScorer)(pod), nil
 	}
@@ -275,18 +281,18 @@ func leastRequested(requested, capacity int64) int64 {
 	if capacity == 0 || requested > capacity {
 		return 0
 	}
-	return (capacity - requested) * MaxNodeScore / capacity
+	return (capacity - requested) * framework.MaxNodeScore / capacity
 }
 
-// NodeResourcesFitRow is the plugin's registry row.
-func NodeResourcesFitRow() Row {
-	return Row{Name: abi.PluginNodeResourcesFit, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore, PointPlacementScore),
+// FitRow is NodeResourcesFit's registry row.
+func FitRow() framework.Row {
+	return framework.Row{Name: abi.PluginNodeResourcesFit, Points: framework.PointsOf(framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore, framework.PointPlacementScore),
 		Default: true, Weight: weightNodeResourcesFit, ScoreAlone: true, Args: fitArgs,
-		New: func(h Handle, args any) (Plugin, error) {
+		New: func(h framework.Handle, args any) (framework.Plugin, error) {
 			fit := args.(nodeResourcesFit)
 			// The extended resources a DeviceClass maps are DynamicResources'
 			// to allocate on nodes that do not advertise them.
-			if h.Enabled(abi.PluginDynamicResources, PointFilter) {
+			if h.Enabled(abi.PluginDynamicResources, framework.PointFilter) {
 				fit.classes = dra.NewExtendedResources(h.Listers().DeviceClasses)
 			}
 			return fit, nil
@@ -296,7 +302,7 @@ func NodeResourcesFitRow() Row {
 // fitArgs is NodeResourcesFit's Row.Args: the plugin, configured.
 func fitArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
 	var args kschedv1.NodeResourcesFitArgs
-	if err := DecodeArgs(pc, path, &args); err != nil {
+	if err := framework.DecodeArgs(pc, path, &args); err != nil {
 		return nil, err
 	}
 	setDefaultsFit(&args)
@@ -350,7 +356,7 @@ func validateFit(path *field.Path, a *kschedv1.NodeResourcesFitArgs) error {
 		if s.RequestedToCapacityRatio == nil {
 			errs = append(errs, field.Required(sp.Child("requestedToCapacityRatio"), "must be specified when type is RequestedToCapacityRatio"))
 		} else {
-			errs = append(errs, validateShape(s.RequestedToCapacityRatio.Shape, sp.Child("requestedToCapacityRatio", "shape"))...)
+			errs = append(errs, helper.ValidateShape(s.RequestedToCapacityRatio.Shape, sp.Child("requestedToCapacityRatio", "shape"))...)
 		}
 	} else if s.RequestedToCapacityRatio != nil {
 		errs = append(errs, field.Forbidden(sp.Child("requestedToCapacityRatio"), "must be nil when type is not RequestedToCapacityRatio"))
@@ -381,9 +387,7 @@ func newNodeResourcesFit(a *kschedv1.NodeResourcesFitArgs) nodeResourcesFit {
 		rs.strategy = strategyMostAllocated
 	case kschedv1.RequestedToCapacityRatio:
 		rs.strategy = strategyRequestedToCapacityRatio
-		for _, p := range s.RequestedToCapacityRatio.Shape {
-			rs.shape = append(rs.shape, shapePoint{int64(p.Utilization), int64(p.Score) * (MaxNodeScore / maxCustomPriorityScore)})
-		}
+		rs.shape = helper.Shape(s.RequestedToCapacityRatio.Shape)
 	}
 	pl.scorer = rs
 	return pl

@@ -1,19 +1,19 @@
-package framework
+package noderesources
 
 import (
 	"math"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	kschedv1 "k8s.io/kube-scheduler/config/v1"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
-
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
-// pluginNodeResourcesBalancedAllocation is the plugin's upstream name. No
+// BalancedAllocationName is the plugin's upstream name. No
 // rejection or hint names it (it only scores), so abi/ has no constant.
-const pluginNodeResourcesBalancedAllocation = "NodeResourcesBalancedAllocation"
+const BalancedAllocationName = "NodeResourcesBalancedAllocation"
 
 // weightNodeResourcesBalancedAllocation is upstream's default score weight.
 const weightNodeResourcesBalancedAllocation = 1
@@ -34,13 +34,13 @@ type nodeResourcesBalancedAllocation struct {
 	resources []scoredResource
 }
 
-var _ PreScorePlugin = nodeResourcesBalancedAllocation{}
+var _ framework.PreScorePlugin = nodeResourcesBalancedAllocation{}
 
 func (nodeResourcesBalancedAllocation) Name() string {
-	return pluginNodeResourcesBalancedAllocation
+	return BalancedAllocationName
 }
 
-func (pl nodeResourcesBalancedAllocation) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (PodScorer, *Status) {
+func (pl nodeResourcesBalancedAllocation) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	if pl.resources != nil {
 		reqs := podRequests(pl.resources, pod, true)
 		if !slices.ContainsFunc(reqs, func(r int64) bool { return r != 0 }) {
@@ -76,7 +76,7 @@ func balancedAllocation(pod *cache.PodInfo, ni *cache.NodeInfo) int64 {
 	req := &pod.Requests
 	with := balance(used.MilliCPU+req.MilliCPU, alloc.MilliCPU, used.Memory+req.Memory, alloc.Memory)
 	without := balance(used.MilliCPU, alloc.MilliCPU, used.Memory, alloc.Memory)
-	return MaxNodeScore/2 + (MaxNodeScore/2+with-without)/2
+	return framework.MaxNodeScore/2 + (framework.MaxNodeScore/2+with-without)/2
 }
 
 // balance is upstream's balancedResourceScore for cpu and memory: a resource
@@ -99,20 +99,22 @@ func balance(cpu, cpuAlloc, mem, memAlloc int64) int64 {
 	if n == 2 {
 		std = math.Abs((fractions[0] - fractions[1]) / 2)
 	}
-	return int64((1 - std) * float64(MaxNodeScore))
+	return int64((1 - std) * float64(framework.MaxNodeScore))
 }
 
-// BalancedAllocationRow is the plugin's registry row.
-func BalancedAllocationRow() Row {
-	return Row{Name: pluginNodeResourcesBalancedAllocation, Points: PointsOf(PointPreScore, PointScore), Default: true,
+// BalancedAllocationRow is NodeResourcesBalancedAllocation's registry row.
+func BalancedAllocationRow() framework.Row {
+	return framework.Row{Name: BalancedAllocationName, Points: framework.PointsOf(framework.PointPreScore, framework.PointScore), Default: true,
 		Weight: weightNodeResourcesBalancedAllocation, ScoreAlone: true, Args: balancedArgs,
-		New: func(_ Handle, args any) (Plugin, error) { return args.(nodeResourcesBalancedAllocation), nil }}
+		New: func(_ framework.Handle, args any) (framework.Plugin, error) {
+			return args.(nodeResourcesBalancedAllocation), nil
+		}}
 }
 
 // balancedArgs is NodeResourcesBalancedAllocation's Row.Args.
 func balancedArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
 	var args kschedv1.NodeResourcesBalancedAllocationArgs
-	if err := DecodeArgs(pc, path, &args); err != nil {
+	if err := framework.DecodeArgs(pc, path, &args); err != nil {
 		return nil, err
 	}
 	setDefaultsBalanced(&args)
