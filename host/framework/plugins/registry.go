@@ -12,6 +12,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/defaultpreemption"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/dynamicresources"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/nodename"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/noderesources"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodevolumelimits"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumebinding"
@@ -33,7 +34,7 @@ func InTree() *framework.Registry {
 	return framework.MustRegistry(
 		framework.Row{Name: abi.PluginSchedulingGates, Points: framework.PointsOf(framework.PointPreEnqueue), Default: true},
 		framework.Row{Name: abi.PluginPrioritySort, Points: framework.PointsOf(framework.PointQueueSort), Default: true},
-		framework.NodeNameRow(),
+		nodename.Row(),
 		framework.NodeUnschedulableRow(),
 		framework.TaintTolerationRow(),
 		framework.NodeAffinityRow(),

@@ -1,14 +1,20 @@
-package framework
+// Package nodename is upstream's NodeName plugin
+// (pkg/scheduler/framework/plugins/nodename): a pod with spec.nodeName fits
+// that node only. Extension points: PreFilter (restricts the nodes to that
+// one), Filter. Rejects: UnschedulableAndUnresolvable (ReasonNodeName).
+// No score.
+package nodename
 
 import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // ReasonNodeName is upstream's NodeName reason.
 const ReasonNodeName = "node(s) didn't match the requested node name"
 
-var statusNodeName = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeName,
+var statusNodeName = &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginNodeName,
 	Reasons: []string{ReasonNodeName}}
 
 // nodeName is upstream's NodeName plugin: a pod with spec.nodeName fits that
@@ -19,11 +25,11 @@ var statusNodeName = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.Plu
 // Rejects: UnschedulableAndUnresolvable (ReasonNodeName). No score.
 type nodeName struct{}
 
-var _ PreFilterPlugin = nodeName{}
+var _ framework.PreFilterPlugin = nodeName{}
 
 func (nodeName) Name() string { return abi.PluginNodeName }
 
-func (nodeName) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
+func (nodeName) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	name := pod.Pod.Spec.NodeName
 	if name == "" {
 		return nil, nil, nil
@@ -35,15 +41,15 @@ func (nodeName) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []s
 // pod itself, so binding it allocates nothing.
 type nodeNameFilter cache.PodInfo
 
-func (f *nodeNameFilter) Filter(ni *cache.NodeInfo) *Status {
+func (f *nodeNameFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	if f.Pod.Spec.NodeName != ni.Node().Name {
 		return statusNodeName
 	}
 	return nil
 }
 
-// NodeNameRow is the plugin's registry row.
-func NodeNameRow() Row {
-	return Row{Name: abi.PluginNodeName, Points: PointsOf(PointPreFilter, PointFilter), Default: true, FilterAlone: true,
-		New: func(Handle, any) (Plugin, error) { return nodeName{}, nil }}
+// Row is the plugin's registry row.
+func Row() framework.Row {
+	return framework.Row{Name: abi.PluginNodeName, Points: framework.PointsOf(framework.PointPreFilter, framework.PointFilter), Default: true, FilterAlone: true,
+		New: func(framework.Handle, any) (framework.Plugin, error) { return nodeName{}, nil }}
 }
