@@ -14,6 +14,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/framework/plugins/dynamicresources"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodename"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/noderesources"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/nodeunschedulable"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodevolumelimits"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumebinding"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumerestrictions"
@@ -35,7 +36,7 @@ func InTree() *framework.Registry {
 		framework.Row{Name: abi.PluginSchedulingGates, Points: framework.PointsOf(framework.PointPreEnqueue), Default: true},
 		framework.Row{Name: abi.PluginPrioritySort, Points: framework.PointsOf(framework.PointQueueSort), Default: true},
 		nodename.Row(),
-		framework.NodeUnschedulableRow(),
+		nodeunschedulable.Row(),
 		framework.TaintTolerationRow(),
 		framework.NodeAffinityRow(),
 		framework.NodePortsRow(),
