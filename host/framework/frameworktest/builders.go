@@ -182,3 +182,43 @@ func Names(nodes []*cache.NodeInfo) []string {
 // infoWithoutNode is a node info holding the pods of a node the cache has
 // not seen.
 func (b *NodeBuilder) InfoWithoutNode() *cache.NodeInfo { return cache.NewNodeInfo(nil, b.Pods...) }
+
+// podAffinityRef is the pod's affinity with both pod affinity parts set.
+func (b *PodBuilder) podAffinityRef() *v1.Affinity {
+	if b.P.Spec.Affinity == nil {
+		b.P.Spec.Affinity = &v1.Affinity{}
+	}
+	a := b.P.Spec.Affinity
+	if a.PodAffinity == nil {
+		a.PodAffinity = &v1.PodAffinity{}
+	}
+	if a.PodAntiAffinity == nil {
+		a.PodAntiAffinity = &v1.PodAntiAffinity{}
+	}
+	return a
+}
+
+// PodAffinity adds required pod affinity terms.
+func (b *PodBuilder) PodAffinity(terms ...v1.PodAffinityTerm) *PodBuilder {
+	a := b.podAffinityRef().PodAffinity
+	a.RequiredDuringSchedulingIgnoredDuringExecution = append(a.RequiredDuringSchedulingIgnoredDuringExecution, terms...)
+	return b
+}
+
+// PodAntiAffinity adds required pod anti-affinity terms.
+func (b *PodBuilder) PodAntiAffinity(terms ...v1.PodAffinityTerm) *PodBuilder {
+	a := b.podAffinityRef().PodAntiAffinity
+	a.RequiredDuringSchedulingIgnoredDuringExecution = append(a.RequiredDuringSchedulingIgnoredDuringExecution, terms...)
+	return b
+}
+
+// PreferPodAffinity adds a preferred pod affinity term.
+func (b *PodBuilder) PreferPodAffinity(weight int32, t v1.PodAffinityTerm) *PodBuilder {
+	a := b.podAffinityRef().PodAffinity
+	a.PreferredDuringSchedulingIgnoredDuringExecution = append(a.PreferredDuringSchedulingIgnoredDuringExecution,
+		v1.WeightedPodAffinityTerm{Weight: weight, PodAffinityTerm: t})
+	return b
+}
+
+// Affinity sets the pod's whole affinity (shared, read-only).
+func (b *PodBuilder) Affinity(a *v1.Affinity) *PodBuilder { b.P.Spec.Affinity = a; return b }

@@ -12,6 +12,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/defaultpreemption"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/dynamicresources"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/interpodaffinity"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodename"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/noderesources"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodeunschedulable"
@@ -46,7 +47,7 @@ func InTree() *framework.Registry {
 		volumebinding.Row(),
 		volumezone.Row(),
 		framework.PodTopologySpreadRow(),
-		framework.InterPodAffinityRow(),
+		interpodaffinity.Row(),
 		dynamicresources.Row(),
 		defaultpreemption.Row(),
 		noderesources.BalancedAllocationRow(),

@@ -1,4 +1,10 @@
-package framework
+// Package interpodaffinity is upstream's InterPodAffinity plugin: the pod's
+// required pod affinity and anti-affinity terms, and the existing pods'
+// anti-affinity, as a filter; the preferred terms as a score. Extension
+// points PreFilter, Filter, PreScore, Score, NormalizeScore; rejects
+// UnschedulableAndUnresolvable (ReasonPodAffinity) or Unschedulable
+// (ReasonPodAntiAffinity, ReasonExistingAntiAffinity). Weight 2.
+package interpodaffinity
 
 import (
 	"fmt"
@@ -6,17 +12,17 @@ import (
 	"math"
 	"slices"
 
-	kschedv1 "k8s.io/kube-scheduler/config/v1"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // Upstream's InterPodAffinity reasons.
@@ -33,11 +39,11 @@ const (
 )
 
 var (
-	statusPodAffinity = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginInterPodAffinity,
+	statusPodAffinity = &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginInterPodAffinity,
 		Reasons: []string{ReasonPodAffinity}}
-	statusPodAntiAffinity = &Status{Code: Unschedulable, Plugin: abi.PluginInterPodAffinity,
+	statusPodAntiAffinity = &framework.Status{Code: framework.Unschedulable, Plugin: abi.PluginInterPodAffinity,
 		Reasons: []string{ReasonPodAntiAffinity}}
-	statusExistingAntiAffinity = &Status{Code: Unschedulable, Plugin: abi.PluginInterPodAffinity,
+	statusExistingAntiAffinity = &framework.Status{Code: framework.Unschedulable, Plugin: abi.PluginInterPodAffinity,
 		Reasons: []string{ReasonExistingAntiAffinity}}
 )
 
@@ -92,10 +98,10 @@ type interPodAffinity struct {
 }
 
 var (
-	_ PreFilterPlugin = interPodAffinity{}
-	_ PreScorePlugin  = interPodAffinity{}
-	_ PodUpdater      = (*podAffinityFilter)(nil)
-	_ ScoreNormalizer = (*podAffinityScorer)(nil)
+	_ framework.PreFilterPlugin = interPodAffinity{}
+	_ framework.PreScorePlugin  = interPodAffinity{}
+	_ framework.PodUpdater      = (*podAffinityFilter)(nil)
+	_ framework.ScoreNormalizer = (*podAffinityScorer)(nil)
 )
 
 func (interPodAffinity) Name() string { return abi.PluginInterPodAffinity }
@@ -150,10 +156,10 @@ type podAffinityFilter struct {
 	existingAntiKeys []string
 }
 
-func (pl interPodAffinity) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (PodFilter, []string, *Status) {
+func (pl interPodAffinity) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	pa := pod.Affinity
 	if pa != nil && pa.Err != nil {
-		return nil, nil, &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginInterPodAffinity,
+		return nil, nil, &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginInterPodAffinity,
 			Reasons: []string{"parsing pod: " + affinityParseError(pod.Pod).Error()}}
 	}
 	hasTerms := pa != nil && (len(pa.Required) > 0 || len(pa.RequiredAnti) > 0)
@@ -180,7 +186,7 @@ func (pl interPodAffinity) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (
 		f.requiredAnti, err = pl.mergeNamespaces(pa.RequiredAnti)
 	}
 	if err != nil {
-		return nil, nil, &Status{Code: Error, Plugin: abi.PluginInterPodAffinity,
+		return nil, nil, &framework.Status{Code: framework.Error, Plugin: abi.PluginInterPodAffinity,
 			Err: fmt.Errorf("list namespaces for the pod affinity of pod %s/%s: %w", pod.Pod.Namespace, pod.Pod.Name, err)}
 	}
 	f.matchesItself = matchesAll(f.required, pod.Pod)
@@ -245,7 +251,7 @@ func matchesAll(terms []fwk.AffinityTerm, pod *v1.Pod) bool {
 // Filter checks, in upstream's order, the pod's required affinity, its
 // required anti-affinity and the existing pods' required anti-affinity
 // against the counts of the node's topology domains. It allocates nothing.
-func (f *podAffinityFilter) Filter(ni *cache.NodeInfo) *Status {
+func (f *podAffinityFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	nodeLabels := ni.Node().Labels
 	if !f.affinityMatches(nodeLabels) {
 		return statusPodAffinity
@@ -288,7 +294,7 @@ func (f *podAffinityFilter) affinityMatches(nodeLabels map[string]string) bool {
 }
 
 // Clone copies the counts; the terms and the pod are shared, read-only.
-func (f *podAffinityFilter) Clone() PodFilter {
+func (f *podAffinityFilter) Clone() framework.PodFilter {
 	c := *f
 	c.affinity, c.anti, c.existingAnti = maps.Clone(f.affinity), maps.Clone(f.anti), maps.Clone(f.existingAnti)
 	c.existingAntiKeys = slices.Clone(f.existingAntiKeys)
@@ -427,11 +433,11 @@ func affinityParseError(pod *v1.Pod) error {
 // affinity terms of their own (the only ones that can add anything). It
 // skips the pod when nothing matched. The feasible nodes are not looked at:
 // the domains count pods on every node, as upstream's.
-func (pl interPodAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, snap *cache.Snapshot) (PodScorer, *Status) {
+func (pl interPodAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, snap *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	pa := pod.Affinity
 	if pa != nil && pa.Err != nil {
 		// PreFilter rejects such a pod first; upstream's PreScore fails.
-		return nil, &Status{Code: Error, Plugin: abi.PluginInterPodAffinity,
+		return nil, &framework.Status{Code: framework.Error, Plugin: abi.PluginInterPodAffinity,
 			Err: fmt.Errorf("failed to parse pod: %w", affinityParseError(pod.Pod))}
 	}
 	hasPreferred := pa != nil && (len(pa.Preferred) > 0 || len(pa.PreferredAnti) > 0)
@@ -453,7 +459,7 @@ func (pl interPodAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, sna
 			s.preferredAnti, err = pl.mergeWeighted(pa.PreferredAnti)
 		}
 		if err != nil {
-			return nil, &Status{Code: Error, Plugin: abi.PluginInterPodAffinity,
+			return nil, &framework.Status{Code: framework.Error, Plugin: abi.PluginInterPodAffinity,
 				Err: fmt.Errorf("list namespaces for the preferred pod affinity of pod %s/%s: %w", pod.Pod.Namespace, pod.Pod.Name, err)}
 		}
 	}
@@ -566,17 +572,17 @@ func (*podAffinityScorer) NormalizeScores(scores []int64) {
 	for i, s := range scores {
 		var f float64
 		if diff > 0 {
-			f = float64(MaxNodeScore) * (float64(s-lowest) / float64(diff))
+			f = float64(framework.MaxNodeScore) * (float64(s-lowest) / float64(diff))
 		}
 		scores[i] = int64(f)
 	}
 }
 
-// InterPodAffinityRow is the plugin's registry row.
-func InterPodAffinityRow() Row {
-	return Row{Name: abi.PluginInterPodAffinity, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore), Default: true,
+// Row is the plugin's registry row.
+func Row() framework.Row {
+	return framework.Row{Name: abi.PluginInterPodAffinity, Points: framework.PointsOf(framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore), Default: true,
 		Weight: weightInterPodAffinity, Args: interPodAffinityArgs,
-		New: func(h Handle, args any) (Plugin, error) {
+		New: func(h framework.Handle, args any) (framework.Plugin, error) {
 			pl := args.(interPodAffinity)
 			pl.namespaces = h.Listers().Namespaces
 			return pl, nil
@@ -586,7 +592,7 @@ func InterPodAffinityRow() Row {
 // interPodAffinityArgs is InterPodAffinity's Row.Args.
 func interPodAffinityArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
 	var args kschedv1.InterPodAffinityArgs
-	if err := DecodeArgs(pc, path, &args); err != nil {
+	if err := framework.DecodeArgs(pc, path, &args); err != nil {
 		return nil, err
 	}
 	if args.HardPodAffinityWeight == nil {

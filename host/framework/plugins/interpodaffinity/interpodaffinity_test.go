@@ -1,8 +1,6 @@
-package framework
+package interpodaffinity
 
 import (
-	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -14,51 +12,15 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
 )
 
 // Builders for the inter-pod affinity tests, after upstream's
 // st.PodWrapper.PodAffinity* helpers.
 
 // ipaPod is a pod in namespace "", as upstream's st.MakePod().
-func ipaPod() *podBuilder { return makePod().namespace("") }
-
-func (b *podBuilder) podAffinityRef() *v1.Affinity {
-	if b.p.Spec.Affinity == nil {
-		b.p.Spec.Affinity = &v1.Affinity{}
-	}
-	a := b.p.Spec.Affinity
-	if a.PodAffinity == nil {
-		a.PodAffinity = &v1.PodAffinity{}
-	}
-	if a.PodAntiAffinity == nil {
-		a.PodAntiAffinity = &v1.PodAntiAffinity{}
-	}
-	return a
-}
-
-// podAffinity adds required pod affinity terms.
-func (b *podBuilder) podAffinity(terms ...v1.PodAffinityTerm) *podBuilder {
-	a := b.podAffinityRef().PodAffinity
-	a.RequiredDuringSchedulingIgnoredDuringExecution = append(a.RequiredDuringSchedulingIgnoredDuringExecution, terms...)
-	return b
-}
-
-// podAntiAffinity adds required pod anti-affinity terms.
-func (b *podBuilder) podAntiAffinity(terms ...v1.PodAffinityTerm) *podBuilder {
-	a := b.podAffinityRef().PodAntiAffinity
-	a.RequiredDuringSchedulingIgnoredDuringExecution = append(a.RequiredDuringSchedulingIgnoredDuringExecution, terms...)
-	return b
-}
-
-func (b *podBuilder) preferPodAffinity(weight int32, t v1.PodAffinityTerm) *podBuilder {
-	a := b.podAffinityRef().PodAffinity
-	a.PreferredDuringSchedulingIgnoredDuringExecution = append(a.PreferredDuringSchedulingIgnoredDuringExecution,
-		v1.WeightedPodAffinityTerm{Weight: weight, PodAffinityTerm: t})
-	return b
-}
-
-// affinity sets the pod's whole affinity (shared, read-only).
-func (b *podBuilder) affinity(a *v1.Affinity) *podBuilder { b.p.Spec.Affinity = a; return b }
+func ipaPod() *ft.PodBuilder { return ft.MakePod().Namespace("") }
 
 // ipaTerm is a term on topologyKey whose label selector ANDs reqs.
 func ipaTerm(topologyKey string, reqs ...metav1.LabelSelectorRequirement) v1.PodAffinityTerm {
@@ -94,7 +56,7 @@ func ipaSelector(reqs ...metav1.LabelSelectorRequirement) *metav1.LabelSelector 
 // ipaNode is a node with labels ("region", "r1", ...), room for 32 pods and
 // no other resource.
 func ipaNode(name string, kv ...string) *v1.Node {
-	pods := res("pods", "32")
+	pods := ft.Res("pods", "32")
 	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}},
 		Status: v1.NodeStatus{Allocatable: pods, Capacity: pods}}
 	for i := 0; i < len(kv); i += 2 {
@@ -105,10 +67,10 @@ func ipaNode(name string, kv ...string) *v1.Node {
 
 // ipaSnapshot places pods on nodes by their spec.nodeName; a pod on a node
 // not listed is left out.
-func ipaSnapshot(nodes []*v1.Node, pods ...*podBuilder) *cache.Snapshot {
+func ipaSnapshot(nodes []*v1.Node, pods ...*ft.PodBuilder) *cache.Snapshot {
 	on := map[string][]*cache.PodInfo{}
 	for _, p := range pods {
-		on[p.p.Spec.NodeName] = append(on[p.p.Spec.NodeName], p.info())
+		on[p.P.Spec.NodeName] = append(on[p.P.Spec.NodeName], p.Info())
 	}
 	infos := make([]*cache.NodeInfo, len(nodes))
 	for i, n := range nodes {
@@ -147,12 +109,12 @@ func upstreamNamespaces() corelisters.NamespaceLister {
 // filter, whose statuses on nodes (in order) are want.
 type ipaFilterCase struct {
 	name          string
-	pod           *podBuilder
-	pods          []*podBuilder
+	pod           *ft.PodBuilder
+	pods          []*ft.PodBuilder
 	nodes         []*v1.Node
 	wantSkip      bool
-	wantPreFilter *Status
-	want          []*Status
+	wantPreFilter *framework.Status
+	want          []*framework.Status
 }
 
 func runIPAFilterCases(t *testing.T, pl interPodAffinity, cases []ipaFilterCase) {
@@ -160,7 +122,7 @@ func runIPAFilterCases(t *testing.T, pl interPodAffinity, cases []ipaFilterCase)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := ipaSnapshot(tc.nodes, tc.pods...)
-			f, nodeNames, st := pl.PreFilter(tc.pod.info(), snap)
+			f, nodeNames, st := pl.PreFilter(tc.pod.Info(), snap)
 			if nodeNames != nil {
 				t.Errorf("PreFilter restricted the nodes to %v", nodeNames)
 			}
@@ -188,132 +150,131 @@ func runIPAFilterCases(t *testing.T, pl interPodAffinity, cases []ipaFilterCase)
 // Upstream's TestRequiredAffinitySingleNode (filtering_test.go), one node.
 func TestInterPodAffinityRequiredSingleNode(t *testing.T) {
 	node1 := []*v1.Node{ipaNode("node1", "region", "r1", "zone", "z11")}
-	existing := func() *podBuilder { return ipaPod().labels("service", "securityscan").node("node1") }
+	existing := func() *ft.PodBuilder { return ipaPod().Labels("service", "securityscan").Node("node1") }
 	// createPodWithAffinityTerms: the pod's PodAffinity and PodAntiAffinity
 	// are set even when their lists are empty.
-	withTerms := func(ns string, affinity, anti []v1.PodAffinityTerm) *podBuilder {
-		b := ipaPod().namespace(ns).labels("security", "S1")
-		b.podAffinityRef()
-		return b.podAffinity(affinity...).podAntiAffinity(anti...)
+	withTerms := func(ns string, affinity, anti []v1.PodAffinityTerm) *ft.PodBuilder {
+		b := ipaPod().Namespace(ns).Labels("security", "S1")
+		return b.PodAffinity(affinity...).PodAntiAffinity(anti...)
 	}
 	team1 := ipaSelector(ipaIn("team", "team1"))
 	invalid := `parsing pod: requiredAffinityTerms: values[0][service]: Invalid value: "{{.bad-value.}}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`
-	one := func(st *Status) []*Status { return []*Status{st} }
+	one := func(st *framework.Status) []*framework.Status { return []*framework.Status{st} }
 	runIPAFilterCases(t, interPodAffinity{namespaces: upstreamNamespaces(), hardPodAffinityWeight: 1}, []ipaFilterCase{
 		{name: "A pod that has no required pod affinity scheduling rules can schedule onto a node with no existing pods",
 			pod: ipaPod(), nodes: node1, wantSkip: true},
 		{name: "satisfies with requiredDuringSchedulingIgnoredDuringExecution in PodAffinity using In operator that matches the existing pod",
-			pod:  ipaPod().labels("security", "S1").podAffinity(ipaTerm("region", ipaIn("service", "securityscan", "value2"))),
-			pods: []*podBuilder{existing()}, nodes: node1, want: one(nil)},
+			pod:  ipaPod().Labels("security", "S1").PodAffinity(ipaTerm("region", ipaIn("service", "securityscan", "value2"))),
+			pods: []*ft.PodBuilder{existing()}, nodes: node1, want: one(nil)},
 		{name: "satisfies the pod with requiredDuringSchedulingIgnoredDuringExecution in PodAffinity using not in operator in labelSelector that matches the existing pod",
-			pod:  ipaPod().labels("security", "S1").podAffinity(ipaTerm("region", ipaNotIn("service", "securityscan3", "value3"))),
-			pods: []*podBuilder{existing()}, nodes: node1, want: one(nil)},
+			pod:  ipaPod().Labels("security", "S1").PodAffinity(ipaTerm("region", ipaNotIn("service", "securityscan3", "value3"))),
+			pods: []*ft.PodBuilder{existing()}, nodes: node1, want: one(nil)},
 		{name: "Does not satisfy the PodAffinity with labelSelector because of diff Namespace",
 			pod:   withTerms("", []v1.PodAffinityTerm{ipaNS(ipaTerm("", ipaIn("service", "securityscan", "value2")), nil, "DiffNameSpace")}, nil),
-			pods:  []*podBuilder{ipaPod().namespace("ns").labels("service", "securityscan").node("node1")},
+			pods:  []*ft.PodBuilder{ipaPod().Namespace("ns").Labels("service", "securityscan").Node("node1")},
 			nodes: node1, want: one(statusPodAffinity)},
 		{name: "Doesn't satisfy the PodAffinity because of unmatching labelSelector with the existing pod",
-			pod:  ipaPod().labels("service", "securityscan").podAffinity(ipaTerm("", ipaIn("service", "antivirusscan", "value2"))),
-			pods: []*podBuilder{existing()}, nodes: node1, want: one(statusPodAffinity)},
+			pod:  ipaPod().Labels("service", "securityscan").PodAffinity(ipaTerm("", ipaIn("service", "antivirusscan", "value2"))),
+			pods: []*ft.PodBuilder{existing()}, nodes: node1, want: one(statusPodAffinity)},
 		{name: "satisfies the PodAffinity with different label Operators in multiple RequiredDuringSchedulingIgnoredDuringExecution",
 			pod: withTerms("", []v1.PodAffinityTerm{
 				ipaTerm("region", ipaExists("service"), ipaNotExist("wrongkey")),
 				ipaTerm("region", ipaIn("service", "securityscan"), ipaNotIn("service", "WrongValue")),
 			}, nil),
-			pods: []*podBuilder{existing()}, nodes: node1, want: one(nil)},
+			pods: []*ft.PodBuilder{existing()}, nodes: node1, want: one(nil)},
 		{name: "The labelSelector requirements(items of matchExpressions) are ANDed, the pod cannot schedule onto the node because one of the matchExpression item don't match.",
 			pod: withTerms("", []v1.PodAffinityTerm{
 				ipaTerm("region", ipaExists("service"), ipaNotExist("wrongkey")),
 				ipaTerm("region", ipaIn("service", "securityscan2"), ipaNotIn("service", "WrongValue")),
 			}, nil),
-			pods: []*podBuilder{existing()}, nodes: node1, want: one(statusPodAffinity)},
+			pods: []*ft.PodBuilder{existing()}, nodes: node1, want: one(statusPodAffinity)},
 		{name: "satisfies the PodAffinity and PodAntiAffinity with the existing pod",
-			pod: ipaPod().labels("security", "S1").podAffinity(ipaTerm("region", ipaIn("service", "securityscan", "value2"))).
-				podAntiAffinity(ipaTerm("node", ipaIn("service", "antivirusscan", "value2"))),
-			pods: []*podBuilder{existing()}, nodes: node1, want: one(nil)},
+			pod: ipaPod().Labels("security", "S1").PodAffinity(ipaTerm("region", ipaIn("service", "securityscan", "value2"))).
+				PodAntiAffinity(ipaTerm("node", ipaIn("service", "antivirusscan", "value2"))),
+			pods: []*ft.PodBuilder{existing()}, nodes: node1, want: one(nil)},
 		{name: "satisfies the PodAffinity and PodAntiAffinity and PodAntiAffinity symmetry with the existing pod",
-			pod: ipaPod().labels("security", "S1").podAffinity(ipaTerm("region", ipaIn("service", "securityscan", "value2"))).
-				podAntiAffinity(ipaTerm("node", ipaIn("service", "antivirusscan", "value2"))),
-			pods:  []*podBuilder{existing().podAntiAffinity(ipaTerm("node", ipaIn("service", "antivirusscan", "value2")))},
+			pod: ipaPod().Labels("security", "S1").PodAffinity(ipaTerm("region", ipaIn("service", "securityscan", "value2"))).
+				PodAntiAffinity(ipaTerm("node", ipaIn("service", "antivirusscan", "value2"))),
+			pods:  []*ft.PodBuilder{existing().PodAntiAffinity(ipaTerm("node", ipaIn("service", "antivirusscan", "value2")))},
 			nodes: node1, want: one(nil)},
 		{name: "satisfies the PodAffinity but doesn't satisfy the PodAntiAffinity with the existing pod",
-			pod: ipaPod().labels("security", "S1").podAffinity(ipaTerm("region", ipaIn("service", "securityscan", "value2"))).
-				podAntiAffinity(ipaTerm("zone", ipaIn("service", "securityscan", "value2"))),
-			pods: []*podBuilder{existing()}, nodes: node1, want: one(statusPodAntiAffinity)},
+			pod: ipaPod().Labels("security", "S1").PodAffinity(ipaTerm("region", ipaIn("service", "securityscan", "value2"))).
+				PodAntiAffinity(ipaTerm("zone", ipaIn("service", "securityscan", "value2"))),
+			pods: []*ft.PodBuilder{existing()}, nodes: node1, want: one(statusPodAntiAffinity)},
 		{name: "satisfies the PodAffinity and PodAntiAffinity but doesn't satisfy PodAntiAffinity symmetry with the existing pod",
-			pod: ipaPod().labels("service", "securityscan").podAffinity(ipaTerm("region", ipaIn("service", "securityscan", "value2"))).
-				podAntiAffinity(ipaTerm("node", ipaIn("service", "antivirusscan", "value2"))),
-			pods:  []*podBuilder{existing().podAntiAffinity(ipaTerm("zone", ipaIn("service", "securityscan", "value2")))},
+			pod: ipaPod().Labels("service", "securityscan").PodAffinity(ipaTerm("region", ipaIn("service", "securityscan", "value2"))).
+				PodAntiAffinity(ipaTerm("node", ipaIn("service", "antivirusscan", "value2"))),
+			pods:  []*ft.PodBuilder{existing().PodAntiAffinity(ipaTerm("zone", ipaIn("service", "securityscan", "value2")))},
 			nodes: node1, want: one(statusExistingAntiAffinity)},
 		{name: "pod matches its own Label in PodAffinity and that matches the existing pod Labels",
-			pod:   ipaPod().labels("service", "securityscan").podAffinity(ipaTerm("region", ipaNotIn("service", "securityscan", "value2"))),
-			pods:  []*podBuilder{ipaPod().labels("service", "securityscan").node("node2")},
+			pod:   ipaPod().Labels("service", "securityscan").PodAffinity(ipaTerm("region", ipaNotIn("service", "securityscan", "value2"))),
+			pods:  []*ft.PodBuilder{ipaPod().Labels("service", "securityscan").Node("node2")},
 			nodes: node1, want: one(statusPodAffinity)},
 		{name: "verify that PodAntiAffinity from existing pod is respected when pod has no AntiAffinity constraints. doesn't satisfy PodAntiAffinity symmetry with the existing pod",
-			pod:   ipaPod().labels("service", "securityscan"),
-			pods:  []*podBuilder{existing().podAntiAffinity(ipaTerm("zone", ipaIn("service", "securityscan", "value2")))},
+			pod:   ipaPod().Labels("service", "securityscan"),
+			pods:  []*ft.PodBuilder{existing().PodAntiAffinity(ipaTerm("zone", ipaIn("service", "securityscan", "value2")))},
 			nodes: node1, want: one(statusExistingAntiAffinity)},
 		{name: "verify that PodAntiAffinity from existing pod is respected when pod has no AntiAffinity constraints. satisfy PodAntiAffinity symmetry with the existing pod",
-			pod:   ipaPod().labels("service", "securityscan"),
-			pods:  []*podBuilder{existing().podAntiAffinity(ipaTerm("zone", ipaNotIn("service", "securityscan", "value2")))},
+			pod:   ipaPod().Labels("service", "securityscan"),
+			pods:  []*ft.PodBuilder{existing().PodAntiAffinity(ipaTerm("zone", ipaNotIn("service", "securityscan", "value2")))},
 			nodes: node1, wantSkip: true},
 		{name: "satisfies the PodAntiAffinity with existing pod but doesn't satisfy PodAntiAffinity symmetry with incoming pod",
-			pod: ipaPod().labels("service", "securityscan").
-				podAntiAffinity(ipaTerm("region", ipaExists("service")), ipaTerm("region", ipaExists("security"))),
-			pods:  []*podBuilder{ipaPod().node("node1").labels("security", "S1").podAntiAffinity(ipaTerm("zone", ipaExists("security")))},
+			pod: ipaPod().Labels("service", "securityscan").
+				PodAntiAffinity(ipaTerm("region", ipaExists("service")), ipaTerm("region", ipaExists("security"))),
+			pods:  []*ft.PodBuilder{ipaPod().Node("node1").Labels("security", "S1").PodAntiAffinity(ipaTerm("zone", ipaExists("security")))},
 			nodes: node1, want: one(statusPodAntiAffinity)},
 		{name: "PodAntiAffinity symmetry check a1: incoming pod and existing pod partially match each other on AffinityTerms",
-			pod: ipaPod().labels("service", "securityscan").
-				podAntiAffinity(ipaTerm("zone", ipaExists("service")), ipaTerm("zone", ipaExists("security"))),
-			pods:  []*podBuilder{ipaPod().node("node1").labels("security", "S1").podAntiAffinity(ipaTerm("zone", ipaExists("security")))},
+			pod: ipaPod().Labels("service", "securityscan").
+				PodAntiAffinity(ipaTerm("zone", ipaExists("service")), ipaTerm("zone", ipaExists("security"))),
+			pods:  []*ft.PodBuilder{ipaPod().Node("node1").Labels("security", "S1").PodAntiAffinity(ipaTerm("zone", ipaExists("security")))},
 			nodes: node1, want: one(statusPodAntiAffinity)},
 		{name: "PodAntiAffinity symmetry check a2: incoming pod and existing pod partially match each other on AffinityTerms",
-			pod: ipaPod().labels("security", "S1").podAntiAffinity(ipaTerm("zone", ipaExists("security"))),
-			pods: []*podBuilder{ipaPod().node("node1").labels("service", "securityscan").
-				podAntiAffinity(ipaTerm("zone", ipaExists("service")), ipaTerm("zone", ipaExists("security")))},
+			pod: ipaPod().Labels("security", "S1").PodAntiAffinity(ipaTerm("zone", ipaExists("security"))),
+			pods: []*ft.PodBuilder{ipaPod().Node("node1").Labels("service", "securityscan").
+				PodAntiAffinity(ipaTerm("zone", ipaExists("service")), ipaTerm("zone", ipaExists("security")))},
 			nodes: node1, want: one(statusExistingAntiAffinity)},
 		{name: "PodAntiAffinity symmetry check b1: incoming pod and existing pod partially match each other on AffinityTerms",
-			pod: ipaPod().labels("abc", "", "xyz", "").
-				podAntiAffinity(ipaTerm("zone", ipaExists("abc")), ipaTerm("zone", ipaExists("def"))),
-			pods: []*podBuilder{ipaPod().node("node1").labels("def", "", "xyz", "").
-				podAntiAffinity(ipaTerm("zone", ipaExists("abc")), ipaTerm("zone", ipaExists("def")))},
+			pod: ipaPod().Labels("abc", "", "xyz", "").
+				PodAntiAffinity(ipaTerm("zone", ipaExists("abc")), ipaTerm("zone", ipaExists("def"))),
+			pods: []*ft.PodBuilder{ipaPod().Node("node1").Labels("def", "", "xyz", "").
+				PodAntiAffinity(ipaTerm("zone", ipaExists("abc")), ipaTerm("zone", ipaExists("def")))},
 			nodes: node1, want: one(statusPodAntiAffinity)},
 		{name: "PodAntiAffinity symmetry check b2: incoming pod and existing pod partially match each other on AffinityTerms",
-			pod: ipaPod().labels("def", "", "xyz", "").
-				podAntiAffinity(ipaTerm("zone", ipaExists("abc")), ipaTerm("zone", ipaExists("def"))),
-			pods: []*podBuilder{ipaPod().node("node1").labels("abc", "", "xyz", "").
-				podAntiAffinity(ipaTerm("zone", ipaExists("abc")), ipaTerm("zone", ipaExists("def")))},
+			pod: ipaPod().Labels("def", "", "xyz", "").
+				PodAntiAffinity(ipaTerm("zone", ipaExists("abc")), ipaTerm("zone", ipaExists("def"))),
+			pods: []*ft.PodBuilder{ipaPod().Node("node1").Labels("abc", "", "xyz", "").
+				PodAntiAffinity(ipaTerm("zone", ipaExists("abc")), ipaTerm("zone", ipaExists("def")))},
 			nodes: node1, want: one(statusPodAntiAffinity)},
 		{name: "PodAffinity fails PreFilter with an invalid affinity label syntax",
-			pod: ipaPod().labels("service", "securityscan").
-				podAffinity(ipaTerm("region", ipaIn("service", "{{.bad-value.}}")), ipaTerm("node", ipaIn("service", "antivirusscan", "value2"))),
+			pod: ipaPod().Labels("service", "securityscan").
+				PodAffinity(ipaTerm("region", ipaIn("service", "{{.bad-value.}}")), ipaTerm("node", ipaIn("service", "antivirusscan", "value2"))),
 			nodes:         node1,
-			wantPreFilter: &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginInterPodAffinity, Reasons: []string{invalid}}},
+			wantPreFilter: &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginInterPodAffinity, Reasons: []string{invalid}}},
 		{name: "PodAntiAffinity fails PreFilter with an invalid antiaffinity label syntax",
-			pod: ipaPod().labels("service", "securityscan").
-				podAffinity(ipaTerm("region", ipaIn("service", "foo")), ipaTerm("node", ipaIn("service", "{{.bad-value.}}"))),
+			pod: ipaPod().Labels("service", "securityscan").
+				PodAffinity(ipaTerm("region", ipaIn("service", "foo")), ipaTerm("node", ipaIn("service", "{{.bad-value.}}"))),
 			nodes:         node1,
-			wantPreFilter: &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginInterPodAffinity, Reasons: []string{invalid}}},
+			wantPreFilter: &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginInterPodAffinity, Reasons: []string{invalid}}},
 		{name: "affinity with NamespaceSelector",
 			pod:   withTerms("", []v1.PodAffinityTerm{ipaNS(ipaTerm("region", ipaIn("service", "securityscan", "value2")), team1)}, nil),
-			pods:  []*podBuilder{ipaPod().namespace("subteam1.team1").labels("service", "securityscan").node("node1")},
+			pods:  []*ft.PodBuilder{ipaPod().Namespace("subteam1.team1").Labels("service", "securityscan").Node("node1")},
 			nodes: node1, want: one(nil)},
 		{name: "affinity with non-matching NamespaceSelector",
 			pod:   withTerms("", []v1.PodAffinityTerm{ipaNS(ipaTerm("region", ipaIn("service", "securityscan", "value2")), team1)}, nil),
-			pods:  []*podBuilder{ipaPod().namespace("subteam1.team2").labels("service", "securityscan").node("node1")},
+			pods:  []*ft.PodBuilder{ipaPod().Namespace("subteam1.team2").Labels("service", "securityscan").Node("node1")},
 			nodes: node1, want: one(statusPodAffinity)},
 		{name: "anti-affinity with matching NamespaceSelector",
 			pod:   withTerms("subteam1.team1", nil, []v1.PodAffinityTerm{ipaNS(ipaTerm("zone", ipaIn("service", "securityscan", "value2")), team1)}),
-			pods:  []*podBuilder{ipaPod().namespace("subteam2.team1").labels("service", "securityscan").node("node1")},
+			pods:  []*ft.PodBuilder{ipaPod().Namespace("subteam2.team1").Labels("service", "securityscan").Node("node1")},
 			nodes: node1, want: one(statusPodAntiAffinity)},
 		{name: "anti-affinity with matching all NamespaceSelector",
 			pod: withTerms("subteam1.team1", nil, []v1.PodAffinityTerm{
 				ipaNS(ipaTerm("zone", ipaIn("service", "securityscan", "value2")), &metav1.LabelSelector{})}),
-			pods:  []*podBuilder{ipaPod().namespace("subteam2.team1").labels("service", "securityscan").node("node1")},
+			pods:  []*ft.PodBuilder{ipaPod().Namespace("subteam2.team1").Labels("service", "securityscan").Node("node1")},
 			nodes: node1, want: one(statusPodAntiAffinity)},
 		{name: "anti-affinity with non-matching NamespaceSelector",
 			pod:   withTerms("subteam1.team1", nil, []v1.PodAffinityTerm{ipaNS(ipaTerm("zone", ipaIn("service", "securityscan", "value2")), team1)}),
-			pods:  []*podBuilder{ipaPod().namespace("subteam1.team2").labels("service", "securityscan").node("node1")},
+			pods:  []*ft.PodBuilder{ipaPod().Namespace("subteam1.team2").Labels("service", "securityscan").Node("node1")},
 			nodes: node1, want: one(nil)},
 	})
 }
@@ -332,126 +293,126 @@ func TestInterPodAffinityRequiredMultipleNodes(t *testing.T) {
 	aff, anti, existing := statusPodAffinity, statusPodAntiAffinity, statusExistingAntiAffinity
 	runIPAFilterCases(t, interPodAffinity{namespaces: ipaNamespaces(ipaNamespace("NS1")), hardPodAffinityWeight: 1}, []ipaFilterCase{
 		{name: "A pod can be scheduled onto all the nodes that have the same topology key & label value with one of them has an existing pod that matches the affinity rules",
-			pod:   ipaPod().podAffinity(ipaTerm("region", ipaIn("foo", "bar"))),
-			pods:  []*podBuilder{ipaPod().node("node1").labels("foo", "bar")},
+			pod:   ipaPod().PodAffinity(ipaTerm("region", ipaIn("foo", "bar"))),
+			pods:  []*ft.PodBuilder{ipaPod().Node("node1").Labels("foo", "bar")},
 			nodes: []*v1.Node{china("node1"), chinaAz1("node2"), india("node3")},
-			want:  []*Status{nil, nil, aff}},
+			want:  []*framework.Status{nil, nil, aff}},
 		{name: "The affinity rule is to schedule all of the pods of this collection to the same zone. The first pod of the collection " +
 			"should not be blocked from being scheduled onto any node, even there's no existing pod that matches the rule anywhere.",
-			pod: ipaPod().labels("foo", "bar", "service", "securityscan").
-				podAffinity(ipaTerm("zone", ipaIn("foo", "bar")), ipaTerm("zone", ipaIn("service", "securityscan"))),
-			pods:  []*podBuilder{ipaPod().node("nodeA").labels("foo", "bar")},
+			pod: ipaPod().Labels("foo", "bar", "service", "securityscan").
+				PodAffinity(ipaTerm("zone", ipaIn("foo", "bar")), ipaTerm("zone", ipaIn("service", "securityscan"))),
+			pods:  []*ft.PodBuilder{ipaPod().Node("nodeA").Labels("foo", "bar")},
 			nodes: []*v1.Node{ipaNode("nodeA", "zone", "az1", "hostname", "h1"), ipaNode("nodeB", "zone", "az2", "hostname", "h2")},
-			want:  []*Status{nil, nil}},
+			want:  []*framework.Status{nil, nil}},
 		{name: "The first pod of the collection can only be scheduled on nodes labelled with the requested topology keys",
-			pod: ipaPod().labels("foo", "bar", "service", "securityscan").
-				podAffinity(ipaTerm("zone", ipaIn("foo", "bar")), ipaTerm("zone", ipaIn("service", "securityscan"))),
-			pods:  []*podBuilder{ipaPod().node("nodeA").labels("foo", "bar")},
+			pod: ipaPod().Labels("foo", "bar", "service", "securityscan").
+				PodAffinity(ipaTerm("zone", ipaIn("foo", "bar")), ipaTerm("zone", ipaIn("service", "securityscan"))),
+			pods:  []*ft.PodBuilder{ipaPod().Node("nodeA").Labels("foo", "bar")},
 			nodes: []*v1.Node{ipaNode("nodeA", "zoneLabel", "az1", "hostname", "h1"), ipaNode("nodeB", "zoneLabel", "az2", "hostname", "h2")},
-			want:  []*Status{aff, aff}},
+			want:  []*framework.Status{aff, aff}},
 		{name: "NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter pod affinity rule. The pod can not be scheduled onto nodeA and nodeB.",
-			pod:   ipaPod().podAntiAffinity(ipaTerm("region", ipaIn("foo", "abc"))),
-			pods:  []*podBuilder{ipaPod().node("nodeA").labels("foo", "abc")},
+			pod:   ipaPod().PodAntiAffinity(ipaTerm("region", ipaIn("foo", "abc"))),
+			pods:  []*ft.PodBuilder{ipaPod().Node("nodeA").Labels("foo", "abc")},
 			nodes: []*v1.Node{ipaNode("nodeA", "region", "r1", "hostname", "nodeA"), ipaNode("nodeB", "region", "r1", "hostname", "nodeB")},
-			want:  []*Status{anti, anti}},
+			want:  []*framework.Status{anti, anti}},
 		{name: "This test ensures that anti-affinity matches a pod when any term of the anti-affinity rule matches a pod.",
-			pod:   ipaPod().podAntiAffinity(ipaTerm("region", ipaIn("foo", "abc")), ipaTerm("zone", ipaIn("service", "securityscan"))),
-			pods:  []*podBuilder{ipaPod().node("nodeA").labels("foo", "abc", "service", "securityscan")},
+			pod:   ipaPod().PodAntiAffinity(ipaTerm("region", ipaIn("foo", "abc")), ipaTerm("zone", ipaIn("service", "securityscan"))),
+			pods:  []*ft.PodBuilder{ipaPod().Node("nodeA").Labels("foo", "abc", "service", "securityscan")},
 			nodes: []*v1.Node{rz("nodeA", "r1", "z1"), rz("nodeB", "r1", "z2")},
-			want:  []*Status{anti, anti}},
+			want:  []*framework.Status{anti, anti}},
 		{name: "NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter pod affinity rule. The pod can not be scheduled onto nodeA and nodeB but can be scheduled onto nodeC",
-			pod:   ipaPod().podAntiAffinity(ipaTerm("region", ipaIn("foo", "abc"))),
-			pods:  []*podBuilder{ipaPod().node("nodeA").labels("foo", "abc")},
+			pod:   ipaPod().PodAntiAffinity(ipaTerm("region", ipaIn("foo", "abc"))),
+			pods:  []*ft.PodBuilder{ipaPod().Node("nodeA").Labels("foo", "abc")},
 			nodes: []*v1.Node{china("nodeA"), chinaAz1("nodeB"), india("nodeC")},
-			want:  []*Status{anti, anti, nil}},
+			want:  []*framework.Status{anti, anti, nil}},
 		{name: "NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter pod affinity rule. The pod can not be scheduled onto nodeA, nodeB, but can be scheduled onto nodeC (NodeC has an existing pod that match the inter pod affinity rule but in different namespace)",
-			pod: ipaPod().namespace("NS1").labels("foo", "123").podAntiAffinity(ipaTerm("region", ipaIn("foo", "bar"))),
-			pods: []*podBuilder{
-				ipaPod().node("nodeA").namespace("NS1").labels("foo", "bar"),
-				ipaPod().node("nodeC").namespace("NS2").podAntiAffinity(ipaTerm("region", ipaIn("foo", "123"))),
+			pod: ipaPod().Namespace("NS1").Labels("foo", "123").PodAntiAffinity(ipaTerm("region", ipaIn("foo", "bar"))),
+			pods: []*ft.PodBuilder{
+				ipaPod().Node("nodeA").Namespace("NS1").Labels("foo", "bar"),
+				ipaPod().Node("nodeC").Namespace("NS2").PodAntiAffinity(ipaTerm("region", ipaIn("foo", "123"))),
 			},
 			nodes: []*v1.Node{china("nodeA"), chinaAz1("nodeB"), india("nodeC")},
-			want:  []*Status{anti, anti, nil}},
+			want:  []*framework.Status{anti, anti, nil}},
 		{name: "Test existing pod's anti-affinity: if an existing pod has a term with invalid topologyKey, labelSelector of the term is firstly checked, and then topologyKey of the term is also checked",
-			pod:      ipaPod().labels("foo", ""),
-			pods:     []*podBuilder{ipaPod().node("nodeA").podAntiAffinity(ipaTerm("invalid-node-label", ipaExists("foo")))},
+			pod:      ipaPod().Labels("foo", ""),
+			pods:     []*ft.PodBuilder{ipaPod().Node("nodeA").PodAntiAffinity(ipaTerm("invalid-node-label", ipaExists("foo")))},
 			nodes:    []*v1.Node{rz("nodeA", "r1", "z1"), rz("nodeB", "r1", "z1")},
 			wantSkip: true},
 		{name: "Test incoming pod's anti-affinity: even if labelSelector matches, we still check if topologyKey matches",
-			pod:   ipaPod().node("nodeA").podAntiAffinity(ipaTerm("invalid-node-label", ipaExists("foo"))),
-			pods:  []*podBuilder{ipaPod().node("nodeA").labels("foo", "")},
+			pod:   ipaPod().Node("nodeA").PodAntiAffinity(ipaTerm("invalid-node-label", ipaExists("foo"))),
+			pods:  []*ft.PodBuilder{ipaPod().Node("nodeA").Labels("foo", "")},
 			nodes: []*v1.Node{rz("nodeA", "r1", "z1"), rz("nodeB", "r1", "z1")},
-			want:  []*Status{nil, nil}},
+			want:  []*framework.Status{nil, nil}},
 		{name: "Test existing pod's anti-affinity: incoming pod wouldn't considered as a fit as it violates each existingPod's terms on all nodes",
-			pod: ipaPod().labels("foo", "", "bar", ""),
-			pods: []*podBuilder{
-				ipaPod().node("nodeA").podAntiAffinity(ipaTerm("zone", ipaExists("foo"))),
-				ipaPod().node("nodeA").podAntiAffinity(ipaTerm("region", ipaExists("bar"))),
+			pod: ipaPod().Labels("foo", "", "bar", ""),
+			pods: []*ft.PodBuilder{
+				ipaPod().Node("nodeA").PodAntiAffinity(ipaTerm("zone", ipaExists("foo"))),
+				ipaPod().Node("nodeA").PodAntiAffinity(ipaTerm("region", ipaExists("bar"))),
 			},
 			nodes: []*v1.Node{rz("nodeA", "r1", "z1"), rz("nodeB", "r1", "z2")},
-			want:  []*Status{existing, existing}},
+			want:  []*framework.Status{existing, existing}},
 		{name: "Test incoming pod's anti-affinity: incoming pod wouldn't considered as a fit as it at least violates one anti-affinity rule of existingPod",
-			pod:   ipaPod().podAntiAffinity(ipaTerm("zone", ipaExists("foo")), ipaTerm("region", ipaExists("bar"))),
-			pods:  []*podBuilder{ipaPod().node("nodeA").labels("foo", ""), ipaPod().node("nodeB").labels("bar", "")},
+			pod:   ipaPod().PodAntiAffinity(ipaTerm("zone", ipaExists("foo")), ipaTerm("region", ipaExists("bar"))),
+			pods:  []*ft.PodBuilder{ipaPod().Node("nodeA").Labels("foo", ""), ipaPod().Node("nodeB").Labels("bar", "")},
 			nodes: []*v1.Node{rz("nodeA", "r1", "z1"), rz("nodeB", "r1", "z2")},
-			want:  []*Status{anti, anti}},
+			want:  []*framework.Status{anti, anti}},
 		{name: "Test existing pod's anti-affinity: only when labelSelector and topologyKey both match, it's counted as a single term match - case when one term has invalid topologyKey",
-			pod: ipaPod().labels("foo", "", "bar", ""),
-			pods: []*podBuilder{ipaPod().node("nodeA").
-				podAntiAffinity(ipaTerm("invalid-node-label", ipaExists("foo")), ipaTerm("zone", ipaExists("bar")))},
+			pod: ipaPod().Labels("foo", "", "bar", ""),
+			pods: []*ft.PodBuilder{ipaPod().Node("nodeA").
+				PodAntiAffinity(ipaTerm("invalid-node-label", ipaExists("foo")), ipaTerm("zone", ipaExists("bar")))},
 			nodes: []*v1.Node{rz("nodeA", "r1", "z1"), rz("nodeB", "r1", "z2")},
-			want:  []*Status{existing, nil}},
+			want:  []*framework.Status{existing, nil}},
 		{name: "Test incoming pod's anti-affinity: only when labelSelector and topologyKey both match, it's counted as a single term match - case when one term has invalid topologyKey",
-			pod:   ipaPod().podAntiAffinity(ipaTerm("invalid-node-label", ipaExists("foo")), ipaTerm("zone", ipaExists("bar"))),
-			pods:  []*podBuilder{ipaPod().node("nodeA").labels("foo", "", "bar", "")},
+			pod:   ipaPod().PodAntiAffinity(ipaTerm("invalid-node-label", ipaExists("foo")), ipaTerm("zone", ipaExists("bar"))),
+			pods:  []*ft.PodBuilder{ipaPod().Node("nodeA").Labels("foo", "", "bar", "")},
 			nodes: []*v1.Node{rz("nodeA", "r1", "z1"), rz("nodeB", "r1", "z2")},
-			want:  []*Status{anti, nil}},
+			want:  []*framework.Status{anti, nil}},
 		{name: "Test existing pod's anti-affinity: only when labelSelector and topologyKey both match, it's counted as a single term match - case when all terms have valid topologyKey",
-			pod: ipaPod().labels("foo", "", "bar", ""),
-			pods: []*podBuilder{ipaPod().node("nodeA").
-				podAntiAffinity(ipaTerm("region", ipaExists("foo")), ipaTerm("zone", ipaExists("bar")))},
+			pod: ipaPod().Labels("foo", "", "bar", ""),
+			pods: []*ft.PodBuilder{ipaPod().Node("nodeA").
+				PodAntiAffinity(ipaTerm("region", ipaExists("foo")), ipaTerm("zone", ipaExists("bar")))},
 			nodes: []*v1.Node{rz("nodeA", "r1", "z1"), rz("nodeB", "r1", "z2")},
-			want:  []*Status{existing, existing}},
+			want:  []*framework.Status{existing, existing}},
 		{name: "Test incoming pod's anti-affinity: only when labelSelector and topologyKey both match, it's counted as a single term match - case when all terms have valid topologyKey",
-			pod:   ipaPod().podAntiAffinity(ipaTerm("region", ipaExists("foo")), ipaTerm("zone", ipaExists("bar"))),
-			pods:  []*podBuilder{ipaPod().node("nodeA").labels("foo", "", "bar", "")},
+			pod:   ipaPod().PodAntiAffinity(ipaTerm("region", ipaExists("foo")), ipaTerm("zone", ipaExists("bar"))),
+			pods:  []*ft.PodBuilder{ipaPod().Node("nodeA").Labels("foo", "", "bar", "")},
 			nodes: []*v1.Node{rz("nodeA", "r1", "z1"), rz("nodeB", "r1", "z2")},
-			want:  []*Status{anti, anti}},
+			want:  []*framework.Status{anti, anti}},
 		{name: "Test existing pod's anti-affinity: existingPod on nodeA and nodeB has at least one anti-affinity term matches incoming pod, so incoming pod can only be scheduled to nodeC",
-			pod: ipaPod().labels("foo", "", "bar", ""),
-			pods: []*podBuilder{
-				ipaPod().node("nodeA").podAntiAffinity(ipaTerm("zone", ipaExists("foo")), ipaTerm("zone", ipaExists("labelA"))),
-				ipaPod().node("nodeB").podAntiAffinity(ipaTerm("zone", ipaExists("bar")), ipaTerm("zone", ipaExists("labelB"))),
+			pod: ipaPod().Labels("foo", "", "bar", ""),
+			pods: []*ft.PodBuilder{
+				ipaPod().Node("nodeA").PodAntiAffinity(ipaTerm("zone", ipaExists("foo")), ipaTerm("zone", ipaExists("labelA"))),
+				ipaPod().Node("nodeB").PodAntiAffinity(ipaTerm("zone", ipaExists("bar")), ipaTerm("zone", ipaExists("labelB"))),
 			},
 			nodes: []*v1.Node{rz("nodeA", "r1", "z1"), rz("nodeB", "r1", "z2"), rz("nodeC", "r1", "z3")},
-			want:  []*Status{existing, existing, nil}},
+			want:  []*framework.Status{existing, existing, nil}},
 		{name: "Test incoming pod's affinity: firstly check if all affinityTerms match, and then check if all topologyKeys match",
-			pod:   ipaPod().podAffinity(ipaTerm("region", ipaExists("foo")), ipaTerm("zone", ipaExists("bar"))),
-			pods:  []*podBuilder{ipaPod().labels("foo", "", "bar", "").node("nodeA")},
+			pod:   ipaPod().PodAffinity(ipaTerm("region", ipaExists("foo")), ipaTerm("zone", ipaExists("bar"))),
+			pods:  []*ft.PodBuilder{ipaPod().Labels("foo", "", "bar", "").Node("nodeA")},
 			nodes: []*v1.Node{rz("nodeA", "r1", "z1"), rz("nodeB", "r1", "z1")},
-			want:  []*Status{nil, nil}},
+			want:  []*framework.Status{nil, nil}},
 		{name: "Test incoming pod's affinity: firstly check if all affinityTerms match, and then check if all topologyKeys match, and the match logic should be satisfied on the same pod",
-			pod:   ipaPod().podAffinity(ipaTerm("region", ipaExists("foo")), ipaTerm("zone", ipaExists("bar"))),
-			pods:  []*podBuilder{ipaPod().node("nodeA").labels("foo", ""), ipaPod().node("nodeB").labels("bar", "")},
+			pod:   ipaPod().PodAffinity(ipaTerm("region", ipaExists("foo")), ipaTerm("zone", ipaExists("bar"))),
+			pods:  []*ft.PodBuilder{ipaPod().Node("nodeA").Labels("foo", ""), ipaPod().Node("nodeB").Labels("bar", "")},
 			nodes: []*v1.Node{rz("nodeA", "r1", "z1"), rz("nodeB", "r1", "z2")},
-			want:  []*Status{aff, aff}},
+			want:  []*framework.Status{aff, aff}},
 		{name: "Test incoming pod's host-scoped affinity (fast path)",
-			pod:   ipaPod().podAffinity(ipaTerm(v1.LabelHostname, ipaExists("foo"))),
-			pods:  []*podBuilder{ipaPod().labels("foo", "").node("nodeA")},
+			pod:   ipaPod().PodAffinity(ipaTerm(v1.LabelHostname, ipaExists("foo"))),
+			pods:  []*ft.PodBuilder{ipaPod().Labels("foo", "").Node("nodeA")},
 			nodes: []*v1.Node{host("nodeA"), host("nodeB")},
-			want:  []*Status{nil, aff}},
+			want:  []*framework.Status{nil, aff}},
 		{name: "Test incoming pod's host-scoped anti-affinity (fast path)",
-			pod:   ipaPod().podAntiAffinity(ipaTerm(v1.LabelHostname, ipaExists("foo"))),
-			pods:  []*podBuilder{ipaPod().labels("foo", "").node("nodeA")},
+			pod:   ipaPod().PodAntiAffinity(ipaTerm(v1.LabelHostname, ipaExists("foo"))),
+			pods:  []*ft.PodBuilder{ipaPod().Labels("foo", "").Node("nodeA")},
 			nodes: []*v1.Node{host("nodeA"), host("nodeB")},
-			want:  []*Status{anti, nil}},
+			want:  []*framework.Status{anti, nil}},
 	})
 }
 
 // counts are a filter's three count maps, empty ones for a skipped pod.
 type ipaCounts struct{ Affinity, Anti, ExistingAnti topologyCounts }
 
-func countsOf(f PodFilter) ipaCounts {
+func countsOf(f framework.PodFilter) ipaCounts {
 	if f == nil {
 		return ipaCounts{topologyCounts{}, topologyCounts{}, topologyCounts{}}
 	}
@@ -474,43 +435,43 @@ func TestInterPodAffinityAddRemovePod(t *testing.T) {
 	complexTerms := []v1.PodAffinityTerm{ipaTerm("region", ipaIn("foo", "bar", "buzz")), ipaTerm("zone", ipaNotIn("service", "bar", "security", "test"))}
 	tests := []struct {
 		name     string
-		pending  *podBuilder
-		existing []*podBuilder
-		added    *podBuilder
+		pending  *ft.PodBuilder
+		existing []*ft.PodBuilder
+		added    *ft.PodBuilder
 		nodes    []*v1.Node
 		// wantAnti and wantAffinity are the counts of the pending pod's
 		// terms once added is added.
 		wantAnti, wantAffinity topologyCounts
 	}{
 		{name: "anti-affinity terms are updated correctly after adding and removing a pod",
-			pending: ipaPod().labels("foo", "bar").podAntiAffinity(fooBar...),
-			existing: []*podBuilder{ipaPod().labels("foo", "bar").node("nodeA"),
-				ipaPod().node("nodeC").podAntiAffinity(fooBar...)},
-			added:        ipaPod().labels("foo", "bar").node("nodeB").podAntiAffinity(fooBar...),
+			pending: ipaPod().Labels("foo", "bar").PodAntiAffinity(fooBar...),
+			existing: []*ft.PodBuilder{ipaPod().Labels("foo", "bar").Node("nodeA"),
+				ipaPod().Node("nodeC").PodAntiAffinity(fooBar...)},
+			added:        ipaPod().Labels("foo", "bar").Node("nodeB").PodAntiAffinity(fooBar...),
 			nodes:        nodes(),
 			wantAnti:     topologyCounts{{"region", "r1"}: 2},
 			wantAffinity: topologyCounts{}},
 		{name: "anti-affinity terms are updated correctly after adding and removing a pod (two terms)",
-			pending: ipaPod().labels("foo", "bar").podAntiAffinity(complexTerms...),
-			existing: []*podBuilder{ipaPod().labels("foo", "bar").node("nodeA"),
-				ipaPod().node("nodeC").podAntiAffinity(fooBar...)},
-			added:        ipaPod().labels("foo", "bar").node("nodeA").podAntiAffinity(complexTerms...),
+			pending: ipaPod().Labels("foo", "bar").PodAntiAffinity(complexTerms...),
+			existing: []*ft.PodBuilder{ipaPod().Labels("foo", "bar").Node("nodeA"),
+				ipaPod().Node("nodeC").PodAntiAffinity(fooBar...)},
+			added:        ipaPod().Labels("foo", "bar").Node("nodeA").PodAntiAffinity(complexTerms...),
 			nodes:        nodes(),
 			wantAnti:     topologyCounts{{"region", "r1"}: 2, {"zone", "z11"}: 2, {"zone", "z21"}: 1},
 			wantAffinity: topologyCounts{}},
 		{name: "matching pod affinity and anti-affinity are updated correctly after adding and removing a pod",
-			pending: ipaPod().labels("foo", "bar").podAffinity(complexTerms...),
-			existing: []*podBuilder{ipaPod().labels("foo", "bar").node("nodeA"),
-				ipaPod().node("nodeC").podAntiAffinity(fooBar...).podAffinity(complexTerms...)},
-			added:        ipaPod().labels("foo", "bar").node("nodeA").podAntiAffinity(complexTerms...),
+			pending: ipaPod().Labels("foo", "bar").PodAffinity(complexTerms...),
+			existing: []*ft.PodBuilder{ipaPod().Labels("foo", "bar").Node("nodeA"),
+				ipaPod().Node("nodeC").PodAntiAffinity(fooBar...).PodAffinity(complexTerms...)},
+			added:        ipaPod().Labels("foo", "bar").Node("nodeA").PodAntiAffinity(complexTerms...),
 			nodes:        nodes(),
 			wantAnti:     topologyCounts{},
 			wantAffinity: topologyCounts{{"region", "r1"}: 2, {"zone", "z11"}: 2}},
 		{name: "anti-affinity terms with both hostname and non-hostname are updated correctly after adding and removing a pod",
-			pending:  ipaPod().labels("foo", "bar").podAntiAffinity(fooBar...),
-			existing: []*podBuilder{ipaPod().labels("foo", "bar").node("nodeA")},
-			added: ipaPod().labels("foo", "bar").node("nodeA").
-				podAntiAffinity(ipaTerm("region", ipaIn("foo", "bar")), ipaTerm(v1.LabelHostname, ipaIn("foo", "bar"))),
+			pending:  ipaPod().Labels("foo", "bar").PodAntiAffinity(fooBar...),
+			existing: []*ft.PodBuilder{ipaPod().Labels("foo", "bar").Node("nodeA")},
+			added: ipaPod().Labels("foo", "bar").Node("nodeA").
+				PodAntiAffinity(ipaTerm("region", ipaIn("foo", "bar")), ipaTerm(v1.LabelHostname, ipaIn("foo", "bar"))),
 			nodes: []*v1.Node{ipaNode("nodeA", "region", "r1", "zone", "z11", v1.LabelHostname, "nodeA"),
 				ipaNode("nodeB", "region", "r1", "zone", "z12", v1.LabelHostname, "nodeB")},
 			wantAnti:     topologyCounts{{"region", "r1"}: 2},
@@ -519,7 +480,7 @@ func TestInterPodAffinityAddRemovePod(t *testing.T) {
 	pl := interPodAffinity{hardPodAffinityWeight: 1}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pending, added := tc.pending.info(), tc.added.info()
+			pending, added := tc.pending.Info(), tc.added.Info()
 			prefilter := func(snap *cache.Snapshot) *podAffinityFilter {
 				f, _, st := pl.PreFilter(pending, snap)
 				if st != nil || f == nil {
@@ -531,7 +492,7 @@ func TestInterPodAffinityAddRemovePod(t *testing.T) {
 			snap := ipaSnapshot(tc.nodes, tc.existing...)
 			before := prefilter(snap)
 			f := before.Clone().(*podAffinityFilter)
-			ni := snap.Get(tc.added.p.Spec.NodeName)
+			ni := snap.Get(tc.added.P.Spec.NodeName)
 			f.AddPod(added, ni)
 			if diff := cmp.Diff(ipaCounts{tc.wantAffinity, tc.wantAnti, countsOf(all).ExistingAnti}, countsOf(f), ipaCmp); diff != "" {
 				t.Errorf("after AddPod (-want, +got):\n%s", diff)
@@ -574,10 +535,10 @@ func TestInterPodAffinityClone(t *testing.T) {
 // Upstream's TestGetTPMapMatchingIncomingAffinityAntiAffinity: the counts
 // of the incoming pod's terms.
 func TestInterPodAffinityIncomingCounts(t *testing.T) {
-	normal := func(labels ...string) *podBuilder {
-		b := ipaPod().node("nodeA")
+	normal := func(labels ...string) *ft.PodBuilder {
+		b := ipaPod().Node("nodeA")
 		for _, l := range labels {
-			b.labels(l, "")
+			b.Labels(l, "")
 		}
 		return b
 	}
@@ -586,35 +547,35 @@ func TestInterPodAffinityIncomingCounts(t *testing.T) {
 	onA := func(n int64) topologyCounts { return topologyCounts{{v1.LabelHostname, "nodeA"}: n} }
 	tests := []struct {
 		name                   string
-		existing               []*podBuilder
-		pod                    *podBuilder
+		existing               []*ft.PodBuilder
+		pod                    *ft.PodBuilder
 		wantAffinity, wantAnti topologyCounts
 	}{
 		{name: "nil test", pod: ipaPod(), wantAffinity: topologyCounts{}, wantAnti: topologyCounts{}},
-		{name: "incoming pod without affinity/anti-affinity causes a no-op", existing: []*podBuilder{normal("aaa")},
+		{name: "incoming pod without affinity/anti-affinity causes a no-op", existing: []*ft.PodBuilder{normal("aaa")},
 			pod: ipaPod(), wantAffinity: topologyCounts{}, wantAnti: topologyCounts{}},
-		{name: "no pod has label that violates incoming pod's affinity and anti-affinity", existing: []*podBuilder{normal("bbb")},
-			pod:          ipaPod().podAffinity(term("aaa")).podAntiAffinity(term("aaa")),
+		{name: "no pod has label that violates incoming pod's affinity and anti-affinity", existing: []*ft.PodBuilder{normal("bbb")},
+			pod:          ipaPod().PodAffinity(term("aaa")).PodAntiAffinity(term("aaa")),
 			wantAffinity: topologyCounts{}, wantAnti: topologyCounts{}},
-		{name: "existing pod matches incoming pod's affinity and anti-affinity - single term case", existing: []*podBuilder{normal("aaa")},
-			pod:          ipaPod().podAffinity(term("aaa")).podAntiAffinity(term("aaa")),
+		{name: "existing pod matches incoming pod's affinity and anti-affinity - single term case", existing: []*ft.PodBuilder{normal("aaa")},
+			pod:          ipaPod().PodAffinity(term("aaa")).PodAntiAffinity(term("aaa")),
 			wantAffinity: onA(1), wantAnti: onA(1)},
-		{name: "existing pod matches incoming pod's affinity and anti-affinity - multiple terms case", existing: []*podBuilder{normal("aaa", "bbb")},
-			pod:          ipaPod().podAffinity(term("aaa"), term("bbb")).podAntiAffinity(term("aaa")),
+		{name: "existing pod matches incoming pod's affinity and anti-affinity - multiple terms case", existing: []*ft.PodBuilder{normal("aaa", "bbb")},
+			pod:          ipaPod().PodAffinity(term("aaa"), term("bbb")).PodAntiAffinity(term("aaa")),
 			wantAffinity: onA(2), wantAnti: onA(1)},
-		{name: "existing pod not match incoming pod's affinity but matches anti-affinity", existing: []*podBuilder{normal("aaa")},
-			pod:          ipaPod().podAffinity(term("aaa"), term("bbb")).podAntiAffinity(term("aaa"), term("bbb")),
+		{name: "existing pod not match incoming pod's affinity but matches anti-affinity", existing: []*ft.PodBuilder{normal("aaa")},
+			pod:          ipaPod().PodAffinity(term("aaa"), term("bbb")).PodAntiAffinity(term("aaa"), term("bbb")),
 			wantAffinity: topologyCounts{}, wantAnti: onA(1)},
-		{name: "incoming pod's anti-affinity has more than one term - existing pod violates partial term - case 1", existing: []*podBuilder{normal("aaa", "bbb")},
-			pod:          ipaPod().podAffinity(term("aaa"), term("ccc")).podAntiAffinity(term("aaa"), term("ccc")),
+		{name: "incoming pod's anti-affinity has more than one term - existing pod violates partial term - case 1", existing: []*ft.PodBuilder{normal("aaa", "bbb")},
+			pod:          ipaPod().PodAffinity(term("aaa"), term("ccc")).PodAntiAffinity(term("aaa"), term("ccc")),
 			wantAffinity: topologyCounts{}, wantAnti: onA(1)},
-		{name: "incoming pod's anti-affinity has more than one term - existing pod violates partial term - case 2", existing: []*podBuilder{normal("bbb")},
-			pod:          ipaPod().podAffinity(term("aaa"), term("bbb")).podAntiAffinity(term("aaa"), term("bbb")),
+		{name: "incoming pod's anti-affinity has more than one term - existing pod violates partial term - case 2", existing: []*ft.PodBuilder{normal("bbb")},
+			pod:          ipaPod().PodAffinity(term("aaa"), term("bbb")).PodAntiAffinity(term("aaa"), term("bbb")),
 			wantAffinity: topologyCounts{}, wantAnti: onA(1)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f, _, st := interPodAffinity{hardPodAffinityWeight: 1}.PreFilter(tc.pod.info(), ipaSnapshot(nodes, tc.existing...))
+			f, _, st := interPodAffinity{hardPodAffinityWeight: 1}.PreFilter(tc.pod.Info(), ipaSnapshot(nodes, tc.existing...))
 			if st != nil {
 				t.Fatal(st)
 			}
@@ -633,8 +594,8 @@ func TestInterPodAffinityIncomingCounts(t *testing.T) {
 // satisfies the pod's affinity is removed (a preemption victim), the pod is
 // the first of its group again and fits anywhere.
 func TestInterPodAffinityRemoveLastMatchingPod(t *testing.T) {
-	pending := ipaPod().labels("foo", "bar").podAffinity(ipaTerm(v1.LabelHostname, ipaIn("foo", "bar"))).info()
-	matching := ipaPod().labels("foo", "bar").node("nodeA")
+	pending := ipaPod().Labels("foo", "bar").PodAffinity(ipaTerm(v1.LabelHostname, ipaIn("foo", "bar"))).Info()
+	matching := ipaPod().Labels("foo", "bar").Node("nodeA")
 	snap := ipaSnapshot([]*v1.Node{ipaNode("nodeA", v1.LabelHostname, "nodeA"), ipaNode("nodeB", v1.LabelHostname, "nodeB")}, matching)
 	f, _, st := interPodAffinity{hardPodAffinityWeight: 1}.PreFilter(pending, snap)
 	if st != nil || f == nil {
@@ -647,7 +608,7 @@ func TestInterPodAffinityRemoveLastMatchingPod(t *testing.T) {
 	if diff := cmp.Diff(statusPodAffinity, f.Filter(b)); diff != "" {
 		t.Errorf("nodeB without it (-want, +got):\n%s", diff)
 	}
-	c := f.(PodUpdater).Clone().(PodUpdater)
+	c := f.(framework.PodUpdater).Clone().(framework.PodUpdater)
 	c.RemovePod(a.Pods()[0], a)
 	for _, ni := range []*cache.NodeInfo{a, b} {
 		if st := c.Filter(ni); st != nil {
@@ -664,27 +625,27 @@ func TestInterPodAffinityRemoveLastMatchingPod(t *testing.T) {
 // count, and do not stop the pod from being the first of its group.
 func TestInterPodAffinityTermsMatchOnePod(t *testing.T) {
 	terms := []v1.PodAffinityTerm{ipaTerm(v1.LabelHostname, ipaIn("foo", "bar")), ipaTerm(v1.LabelHostname, ipaIn("baz", "qux"))}
-	podA := ipaPod().namespace("default").labels("foo", "bar").node("node-1")
-	podB := ipaPod().namespace("default").labels("baz", "qux").node("node-1")
-	podC := ipaPod().namespace("default").labels("foo", "bar", "baz", "qux").node("node-3")
+	podA := ipaPod().Namespace("default").Labels("foo", "bar").Node("node-1")
+	podB := ipaPod().Namespace("default").Labels("baz", "qux").Node("node-1")
+	podC := ipaPod().Namespace("default").Labels("foo", "bar", "baz", "qux").Node("node-3")
 	nodes := []*v1.Node{ipaNode("node-1", v1.LabelHostname, "node-1"), ipaNode("node-2", v1.LabelHostname, "node-2"),
 		ipaNode("node-3", v1.LabelHostname, "node-3")}
 	pl := interPodAffinity{namespaces: ipaNamespaces(ipaNamespace("default")), hardPodAffinityWeight: 1}
 
 	snap := ipaSnapshot(nodes, podA, podB, podC)
-	f, _, st := pl.PreFilter(ipaPod().namespace("default").podAffinity(terms...).info(), snap)
+	f, _, st := pl.PreFilter(ipaPod().Namespace("default").PodAffinity(terms...).Info(), snap)
 	if st != nil || f == nil {
 		t.Fatalf("PreFilter = %v, %v", f, st)
 	}
-	for node, want := range map[string]*Status{"node-1": statusPodAffinity, "node-2": statusPodAffinity, "node-3": nil} {
+	for node, want := range map[string]*framework.Status{"node-1": statusPodAffinity, "node-2": statusPodAffinity, "node-3": nil} {
 		if diff := cmp.Diff(want, f.Filter(snap.Get(node))); diff != "" {
 			t.Errorf("%s (-want, +got):\n%s", node, diff)
 		}
 	}
 
-	self := ipaPod().namespace("default").labels("foo", "bar", "baz", "qux").podAffinity(terms...)
+	self := ipaPod().Namespace("default").Labels("foo", "bar", "baz", "qux").PodAffinity(terms...)
 	snap = ipaSnapshot(nodes, podA, podB)
-	f, _, st = pl.PreFilter(self.info(), snap)
+	f, _, st = pl.PreFilter(self.Info(), snap)
 	if st != nil || f == nil {
 		t.Fatalf("PreFilter (self-affinity) = %v, %v", f, st)
 	}
@@ -698,26 +659,26 @@ func TestInterPodAffinityTermsMatchOnePod(t *testing.T) {
 // namespace.
 func TestInterPodAffinityZoneHostAndNamespaceSelector(t *testing.T) {
 	const zone = v1.LabelTopologyZone
-	byZone := ipaPod().namespace("default").labels("app", "foo").podAntiAffinity(ipaTerm(zone, ipaIn("app", "foo")))
-	byHost := ipaPod().namespace("default").labels("app", "bar").podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "bar")))
-	byNS := ipaPod().namespace("other").labels("app", "baz").
-		podAntiAffinity(ipaNS(ipaTerm(zone, ipaIn("app", "blocked")), ipaSelector(ipaNotExist("team"))))
+	byZone := ipaPod().Namespace("default").Labels("app", "foo").PodAntiAffinity(ipaTerm(zone, ipaIn("app", "foo")))
+	byHost := ipaPod().Namespace("default").Labels("app", "bar").PodAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "bar")))
+	byNS := ipaPod().Namespace("other").Labels("app", "baz").
+		PodAntiAffinity(ipaNS(ipaTerm(zone, ipaIn("app", "blocked")), ipaSelector(ipaNotExist("team"))))
 	nodes := []*v1.Node{ipaNode("node-1", v1.LabelHostname, "node-1", zone, "zone-a"), ipaNode("node-2", v1.LabelHostname, "node-2", zone, "zone-b")}
 	snap := ipaSnapshot(nodes,
-		ipaPod().namespace("default").labels("app", "foo").node("node-1"),
-		ipaPod().namespace("blue-ns").labels("app", "blocked", "team", "blue").node("node-1"),
-		ipaPod().namespace("default").labels("app", "bar").node("node-2"))
+		ipaPod().Namespace("default").Labels("app", "foo").Node("node-1"),
+		ipaPod().Namespace("blue-ns").Labels("app", "blocked", "team", "blue").Node("node-1"),
+		ipaPod().Namespace("default").Labels("app", "bar").Node("node-2"))
 	pl := interPodAffinity{namespaces: ipaNamespaces(ipaNamespace("default"), ipaNamespace("other"), ipaNamespace("blue-ns", "team", "blue")), hardPodAffinityWeight: 1}
 	for _, tc := range []struct {
 		name string
-		pod  *podBuilder
-		want map[string]*Status
+		pod  *ft.PodBuilder
+		want map[string]*framework.Status
 	}{
-		{"zone anti-affinity", byZone, map[string]*Status{"node-1": statusPodAntiAffinity, "node-2": nil}},
-		{"hostname anti-affinity", byHost, map[string]*Status{"node-1": nil, "node-2": statusPodAntiAffinity}},
-		{"namespaceSelector leaves out blue-ns", byNS, map[string]*Status{"node-1": nil}},
+		{"zone anti-affinity", byZone, map[string]*framework.Status{"node-1": statusPodAntiAffinity, "node-2": nil}},
+		{"hostname anti-affinity", byHost, map[string]*framework.Status{"node-1": nil, "node-2": statusPodAntiAffinity}},
+		{"namespaceSelector leaves out blue-ns", byNS, map[string]*framework.Status{"node-1": nil}},
 	} {
-		f, _, st := pl.PreFilter(tc.pod.info(), snap)
+		f, _, st := pl.PreFilter(tc.pod.Info(), snap)
 		if st != nil || f == nil {
 			t.Fatalf("%s: PreFilter = %v, %v", tc.name, f, st)
 		}
@@ -734,8 +695,8 @@ func TestInterPodAffinityZoneHostAndNamespaceSelector(t *testing.T) {
 // containing wantErr.
 type ipaScoreCase struct {
 	name     string
-	pod      *podBuilder
-	pods     []*podBuilder
+	pod      *ft.PodBuilder
+	pods     []*ft.PodBuilder
 	nodes    []*v1.Node
 	want     []int64
 	wantSkip bool
@@ -751,9 +712,9 @@ func runIPAScoreCases(t *testing.T, pl interPodAffinity, cases []ipaScoreCase) {
 			for i, n := range tc.nodes {
 				nodes[i] = snap.Get(n.Name)
 			}
-			sc, st := pl.PreScore(tc.pod.info(), nodes, snap)
+			sc, st := pl.PreScore(tc.pod.Info(), nodes, snap)
 			if tc.wantErr != "" {
-				if st == nil || st.Code != Error || !strings.Contains(st.Message(), tc.wantErr) {
+				if st == nil || st.Code != framework.Error || !strings.Contains(st.Message(), tc.wantErr) {
 					t.Fatalf("PreScore = %+v, want an Error containing %q", st, tc.wantErr)
 				}
 				return
@@ -769,7 +730,7 @@ func runIPAScoreCases(t *testing.T, pl interPodAffinity, cases []ipaScoreCase) {
 			}
 			got := make([]int64, len(nodes))
 			sc.Score(nodes, got)
-			sc.(ScoreNormalizer).NormalizeScores(got)
+			sc.(framework.ScoreNormalizer).NormalizeScores(got)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("scores (-want, +got):\n%s", diff)
 			}
@@ -785,8 +746,8 @@ func TestInterPodAffinityScore(t *testing.T) {
 	az1, az2 := []string{"az", "az1"}, []string{"az", "az2"}
 	chinaAz1 := []string{"region", "China", "az", "az1"}
 	node := func(name string, kv []string) *v1.Node { return ipaNode(name, kv...) }
-	s1 := func() *podBuilder { return ipaPod().labels("security", "S1") }
-	s2 := func() *podBuilder { return ipaPod().labels("security", "S2") }
+	s1 := func() *ft.PodBuilder { return ipaPod().Labels("security", "S1") }
+	s2 := func() *ft.PodBuilder { return ipaPod().Labels("security", "S2") }
 	weighted := func(w int32, t v1.PodAffinityTerm) []v1.WeightedPodAffinityTerm {
 		return []v1.WeightedPodAffinityTerm{{Weight: w, PodAffinityTerm: t}}
 	}
@@ -820,140 +781,140 @@ func TestInterPodAffinityScore(t *testing.T) {
 	antiAffinityNegativeNamespaceSelector := preferAnti(weighted(5, negTerm))
 	invalidAffinityLabels := preferAff(weighted(8, ipaTerm("region", ipaIn("security", "{{.bad-value.}}"))))
 	invalidAntiAffinityLabels := preferAnti(weighted(5, ipaTerm("az", ipaIn("security", "{{.bad-value.}}"))))
-	const maxScore = MaxNodeScore
+	const maxScore = framework.MaxNodeScore
 
 	runIPAScoreCases(t, interPodAffinity{namespaces: upstreamNamespaces(), hardPodAffinityWeight: 1}, []ipaScoreCase{
 		{name: "all nodes are same priority as Affinity is nil",
 			pod:   s1(),
 			nodes: []*v1.Node{node("node1", china), node("node2", india), node("node3", az1)}, wantSkip: true},
 		{name: "Affinity: pod that matches topology key & pods in nodes will get high score comparing to others which doesn't match either pods in nodes or in topology key",
-			pod:   s1().affinity(stayWithS1InRegion),
-			pods:  []*podBuilder{s1().node("node1"), s2().node("node2"), s1().node("node3")},
+			pod:   s1().Affinity(stayWithS1InRegion),
+			pods:  []*ft.PodBuilder{s1().Node("node1"), s2().Node("node2"), s1().Node("node3")},
 			nodes: []*v1.Node{node("node1", china), node("node2", india), node("node3", az1)},
 			want:  []int64{maxScore, 0, 0}},
 		{name: "All the nodes that have the same topology key & label value with one of them has an existing pod that match the affinity rules, have the same score",
-			pod:   ipaPod().affinity(stayWithS1InRegion),
-			pods:  []*podBuilder{s1().node("node1")},
+			pod:   ipaPod().Affinity(stayWithS1InRegion),
+			pods:  []*ft.PodBuilder{s1().Node("node1")},
 			nodes: []*v1.Node{node("node1", china), node("node2", chinaAz1), node("node3", india)},
 			want:  []int64{maxScore, maxScore, 0}},
 		{name: "Affinity: nodes in one region has more matching pods comparing to other region, so the region which has more matches will get high score",
-			pod: s1().affinity(stayWithS2InRegion),
-			pods: []*podBuilder{s2().node("node1"), s2().node("node1"), s2().node("node2"), s2().node("node3"),
-				s2().node("node4"), s2().node("node5")},
+			pod: s1().Affinity(stayWithS2InRegion),
+			pods: []*ft.PodBuilder{s2().Node("node1"), s2().Node("node1"), s2().Node("node2"), s2().Node("node3"),
+				s2().Node("node4"), s2().Node("node5")},
 			nodes: []*v1.Node{node("node1", china), node("node2", india), node("node3", china), node("node4", china), node("node5", india)},
 			want:  []int64{maxScore, 0, maxScore, maxScore, 0}},
 		{name: "Affinity: different Label operators and values for pod affinity scheduling preference, including some match failures",
-			pod:   s1().affinity(affinity3),
-			pods:  []*podBuilder{s1().node("node1"), s2().node("node2"), s1().node("node3")},
+			pod:   s1().Affinity(affinity3),
+			pods:  []*ft.PodBuilder{s1().Node("node1"), s2().Node("node2"), s1().Node("node3")},
 			nodes: []*v1.Node{node("node1", china), node("node2", india), node("node3", az1)},
 			want:  []int64{20, maxScore, 0}},
 		{name: "Affinity symmetry: considered only the preferredDuringSchedulingIgnoredDuringExecution in pod affinity symmetry",
 			pod:   s2(),
-			pods:  []*podBuilder{s1().node("node1").affinity(stayWithS1InRegion), s2().node("node2").affinity(stayWithS2InRegion)},
+			pods:  []*ft.PodBuilder{s1().Node("node1").Affinity(stayWithS1InRegion), s2().Node("node2").Affinity(stayWithS2InRegion)},
 			nodes: []*v1.Node{node("node1", china), node("node2", india), node("node3", az1)},
 			want:  []int64{0, maxScore, 0}},
 		{name: "Affinity symmetry with namespace selector",
-			pod:   s1().namespace("subteam1.team1"),
-			pods:  []*podBuilder{s1().node("node1").affinity(affinityNamespaceSelector), s2().node("node2").affinity(stayWithS2InRegion)},
+			pod:   s1().Namespace("subteam1.team1"),
+			pods:  []*ft.PodBuilder{s1().Node("node1").Affinity(affinityNamespaceSelector), s2().Node("node2").Affinity(stayWithS2InRegion)},
 			nodes: []*v1.Node{node("node1", china), node("node2", india), node("node3", az1)},
 			want:  []int64{maxScore, 0, 0}},
 		{name: "AntiAffinity symmetry with namespace selector",
-			pod:   s1().namespace("subteam1.team1"),
-			pods:  []*podBuilder{s1().node("node1").affinity(antiAffinityNamespaceSelector), s2().node("node2").affinity(stayWithS2InRegion)},
+			pod:   s1().Namespace("subteam1.team1"),
+			pods:  []*ft.PodBuilder{s1().Node("node1").Affinity(antiAffinityNamespaceSelector), s2().Node("node2").Affinity(stayWithS2InRegion)},
 			nodes: []*v1.Node{node("node1", china), node("node2", india), node("node3", az1)},
 			want:  []int64{0, maxScore, maxScore}},
 		{name: "Affinity symmetry: considered RequiredDuringSchedulingIgnoredDuringExecution in pod affinity symmetry",
 			pod:   s1(),
-			pods:  []*podBuilder{s1().node("node1").affinity(hardAffinity), s2().node("node2").affinity(hardAffinity)},
+			pods:  []*ft.PodBuilder{s1().Node("node1").Affinity(hardAffinity), s2().Node("node2").Affinity(hardAffinity)},
 			nodes: []*v1.Node{node("node1", china), node("node2", india), node("node3", az1)},
 			want:  []int64{maxScore, maxScore, 0}},
 		{name: "Anti Affinity: pod that does not match existing pods in node will get high score",
-			pod:   s1().affinity(awayFromS1InAz),
-			pods:  []*podBuilder{s1().node("node1"), s2().node("node2")},
+			pod:   s1().Affinity(awayFromS1InAz),
+			pods:  []*ft.PodBuilder{s1().Node("node1"), s2().Node("node2")},
 			nodes: []*v1.Node{node("node1", az1), node("node2", china)},
 			want:  []int64{0, maxScore}},
 		{name: "Anti Affinity: pod that does not match topology key & match the pods in nodes will get higher score comparing to others",
-			pod:   s1().affinity(awayFromS1InAz),
-			pods:  []*podBuilder{s1().node("node1"), s1().node("node2")},
+			pod:   s1().Affinity(awayFromS1InAz),
+			pods:  []*ft.PodBuilder{s1().Node("node1"), s1().Node("node2")},
 			nodes: []*v1.Node{node("node1", az1), node("node2", china)},
 			want:  []int64{0, maxScore}},
 		{name: "Anti Affinity: one node has more matching pods comparing to other node, so the node which has more unmatches will get high score",
-			pod:   s1().affinity(awayFromS1InAz),
-			pods:  []*podBuilder{s1().node("node1"), s1().node("node1"), s2().node("node2")},
+			pod:   s1().Affinity(awayFromS1InAz),
+			pods:  []*ft.PodBuilder{s1().Node("node1"), s1().Node("node1"), s2().Node("node2")},
 			nodes: []*v1.Node{node("node1", az1), node("node2", india)},
 			want:  []int64{0, maxScore}},
 		{name: "Anti Affinity symmetry: the existing pods in node which has anti affinity match will get high score",
 			pod:   s2(),
-			pods:  []*podBuilder{s1().node("node1").affinity(awayFromS2InAz), s2().node("node2").affinity(awayFromS1InAz)},
+			pods:  []*ft.PodBuilder{s1().Node("node1").Affinity(awayFromS2InAz), s2().Node("node2").Affinity(awayFromS1InAz)},
 			nodes: []*v1.Node{node("node1", az1), node("node2", az2)},
 			want:  []int64{0, maxScore}},
 		{name: "Affinity and Anti Affinity: considered only preferredDuringSchedulingIgnoredDuringExecution in both pod affinity & anti affinity",
-			pod:   s1().affinity(stayWithS1InRegionAwayFromS2InAz),
-			pods:  []*podBuilder{s1().node("node1"), s1().node("node2")},
+			pod:   s1().Affinity(stayWithS1InRegionAwayFromS2InAz),
+			pods:  []*ft.PodBuilder{s1().Node("node1"), s1().Node("node2")},
 			nodes: []*v1.Node{node("node1", china), node("node2", az1)},
 			want:  []int64{maxScore, 0}},
 		{name: "Affinity and Anti Affinity: considering both affinity and anti-affinity, the pod to schedule and existing pods have the same labels",
-			pod: s1().affinity(stayWithS1InRegionAwayFromS2InAz),
-			pods: []*podBuilder{s1().node("node1"), s1().node("node1"), s1().node("node2"), s1().node("node3"), s1().node("node3"),
-				s1().node("node4"), s1().node("node5")},
+			pod: s1().Affinity(stayWithS1InRegionAwayFromS2InAz),
+			pods: []*ft.PodBuilder{s1().Node("node1"), s1().Node("node1"), s1().Node("node2"), s1().Node("node3"), s1().Node("node3"),
+				s1().Node("node4"), s1().Node("node5")},
 			nodes: []*v1.Node{node("node1", chinaAz1), node("node2", india), node("node3", china), node("node4", china), node("node5", india)},
 			want:  []int64{maxScore, 0, maxScore, maxScore, 0}},
 		{name: "Affinity and Anti Affinity and symmetry: considered only preferredDuringSchedulingIgnoredDuringExecution in both pod affinity & anti affinity & symmetry",
-			pod: s1().affinity(stayWithS1InRegionAwayFromS2InAz),
-			pods: []*podBuilder{s1().node("node1"), s2().node("node2"), ipaPod().node("node3").affinity(stayWithS1InRegionAwayFromS2InAz),
-				ipaPod().node("node4").affinity(awayFromS1InAz)},
+			pod: s1().Affinity(stayWithS1InRegionAwayFromS2InAz),
+			pods: []*ft.PodBuilder{s1().Node("node1"), s2().Node("node2"), ipaPod().Node("node3").Affinity(stayWithS1InRegionAwayFromS2InAz),
+				ipaPod().Node("node4").Affinity(awayFromS1InAz)},
 			nodes: []*v1.Node{node("node1", china), node("node2", az1), node("node3", india), node("node4", az2)},
 			want:  []int64{maxScore, 0, maxScore, 0}},
 		{name: "Avoid panic when partial nodes in a topology don't have pods with affinity",
 			pod:   s1(),
-			pods:  []*podBuilder{s1().node("node1"), ipaPod().node("node2").affinity(stayWithS1InRegionAwayFromS2InAz)},
+			pods:  []*ft.PodBuilder{s1().Node("node1"), ipaPod().Node("node2").Affinity(stayWithS1InRegionAwayFromS2InAz)},
 			nodes: []*v1.Node{node("node1", china), node("node2", china)},
 			want:  []int64{0, 0}},
 		{name: "invalid Affinity fails PreScore",
-			pod:   ipaPod().affinity(invalidAffinityLabels),
+			pod:   ipaPod().Affinity(invalidAffinityLabels),
 			nodes: []*v1.Node{node("node1", china), node("node2", china)}, wantErr: `Invalid value: "{{.bad-value.}}"`},
 		{name: "invalid AntiAffinity fails PreScore",
-			pod:   ipaPod().affinity(invalidAntiAffinityLabels),
+			pod:   ipaPod().Affinity(invalidAntiAffinityLabels),
 			nodes: []*v1.Node{node("node1", china), node("node2", china)}, wantErr: `Invalid value: "{{.bad-value.}}"`},
 		{name: "Affinity with pods matching NamespaceSelector",
-			pod: s1().namespace("subteam1.team1").affinity(affinityNamespaceSelector),
-			pods: []*podBuilder{s1().namespace("subteam1.team1").node("node1"), s1().namespace("subteam1.team1").node("node1"),
-				s1().namespace("subteam1.team2").node("node1"), s1().namespace("subteam2.team1").node("node2")},
+			pod: s1().Namespace("subteam1.team1").Affinity(affinityNamespaceSelector),
+			pods: []*ft.PodBuilder{s1().Namespace("subteam1.team1").Node("node1"), s1().Namespace("subteam1.team1").Node("node1"),
+				s1().Namespace("subteam1.team2").Node("node1"), s1().Namespace("subteam2.team1").Node("node2")},
 			nodes: []*v1.Node{node("node1", china), node("node2", india)},
 			want:  []int64{maxScore, 0}},
 		{name: "Affinity with pods matching both NamespaceSelector and Namespaces fields",
-			pod: s1().namespace("subteam1.team1").affinity(affinityNamespaceSelector),
-			pods: []*podBuilder{s1().namespace("subteam1.team1").node("node1"), s1().namespace("subteam1.team1").node("node1"),
-				s1().namespace("subteam2.team2").node("node1"), s1().namespace("subteam2.team1").node("node2")},
+			pod: s1().Namespace("subteam1.team1").Affinity(affinityNamespaceSelector),
+			pods: []*ft.PodBuilder{s1().Namespace("subteam1.team1").Node("node1"), s1().Namespace("subteam1.team1").Node("node1"),
+				s1().Namespace("subteam2.team2").Node("node1"), s1().Namespace("subteam2.team1").Node("node2")},
 			nodes: []*v1.Node{node("node1", china), node("node2", india)},
 			want:  []int64{maxScore, 0}},
 		{name: "AntiAffinity with pods matching NamespaceSelector",
-			pod: s1().namespace("subteam1.team1").affinity(antiAffinityNamespaceSelector),
-			pods: []*podBuilder{s1().namespace("subteam1.team1").node("node1"), s1().namespace("subteam1.team1").node("node1"),
-				s1().namespace("subteam1.team2").node("node1"), s1().namespace("subteam2.team1").node("node2")},
+			pod: s1().Namespace("subteam1.team1").Affinity(antiAffinityNamespaceSelector),
+			pods: []*ft.PodBuilder{s1().Namespace("subteam1.team1").Node("node1"), s1().Namespace("subteam1.team1").Node("node1"),
+				s1().Namespace("subteam1.team2").Node("node1"), s1().Namespace("subteam2.team1").Node("node2")},
 			nodes: []*v1.Node{node("node1", china), node("node2", india)},
 			want:  []int64{0, maxScore}},
 		{name: "AntiAffinity with pods matching both NamespaceSelector and Namespaces fields",
-			pod: s1().namespace("subteam1.team1").affinity(antiAffinityNamespaceSelector),
-			pods: []*podBuilder{s1().namespace("subteam1.team1").node("node1"), s1().namespace("subteam1.team1").node("node1"),
-				s1().namespace("subteam2.team2").node("node1"), s1().namespace("subteam2.team1").node("node2")},
+			pod: s1().Namespace("subteam1.team1").Affinity(antiAffinityNamespaceSelector),
+			pods: []*ft.PodBuilder{s1().Namespace("subteam1.team1").Node("node1"), s1().Namespace("subteam1.team1").Node("node1"),
+				s1().Namespace("subteam2.team2").Node("node1"), s1().Namespace("subteam2.team1").Node("node2")},
 			nodes: []*v1.Node{node("node1", china), node("node2", india)},
 			want:  []int64{0, maxScore}},
 		{name: "Affinity with pods correctly enforcing negative NamespaceSelector",
-			pod: s1().namespace("subteam1.team1").affinity(affinityNegativeNamespaceSelector),
-			pods: []*podBuilder{s1().namespace("subteam1.team1").node("node1"), s1().namespace("subteam1.team1").node("node1"),
-				s1().namespace("subteam1.team2").node("node2")},
+			pod: s1().Namespace("subteam1.team1").Affinity(affinityNegativeNamespaceSelector),
+			pods: []*ft.PodBuilder{s1().Namespace("subteam1.team1").Node("node1"), s1().Namespace("subteam1.team1").Node("node1"),
+				s1().Namespace("subteam1.team2").Node("node2")},
 			nodes: []*v1.Node{node("node1", china), node("node2", india)},
 			want:  []int64{0, maxScore}},
 		{name: "AntiAffinity with pods correctly enforcing negative NamespaceSelector",
-			pod: s1().namespace("subteam1.team1").affinity(antiAffinityNegativeNamespaceSelector),
-			pods: []*podBuilder{s1().namespace("subteam1.team1").node("node1"), s1().namespace("subteam1.team1").node("node1"),
-				s1().namespace("subteam1.team2").node("node2")},
+			pod: s1().Namespace("subteam1.team1").Affinity(antiAffinityNegativeNamespaceSelector),
+			pods: []*ft.PodBuilder{s1().Namespace("subteam1.team1").Node("node1"), s1().Namespace("subteam1.team1").Node("node1"),
+				s1().Namespace("subteam1.team2").Node("node2")},
 			nodes: []*v1.Node{node("node1", china), node("node2", india)},
 			want:  []int64{maxScore, 0}},
 		{name: "Do not ignore preferred terms of existing pods",
 			pod:   s2(),
-			pods:  []*podBuilder{s1().node("node1").affinity(stayWithS1InRegionAwayFromS2InAz), s2().node("node2").affinity(stayWithS2InRegion)},
+			pods:  []*ft.PodBuilder{s1().Node("node1").Affinity(stayWithS1InRegionAwayFromS2InAz), s2().Node("node2").Affinity(stayWithS2InRegion)},
 			nodes: []*v1.Node{node("node1", china), node("node2", india)},
 			want:  []int64{0, maxScore}},
 		{name: "No nodes to score", pod: s2(), wantSkip: true},
@@ -967,18 +928,18 @@ func TestInterPodAffinityScoreHardAffinitySymmetry(t *testing.T) {
 		ipaNS(ipaTerm("region", ipaIn("service", "S1")), ipaSelector(ipaIn("team", "team1")), "", "subteam2.team2"),
 	}}}
 	nodes := []*v1.Node{ipaNode("node1", "region", "China"), ipaNode("node2", "region", "India"), ipaNode("node3", "az", "az1")}
-	existing := func() []*podBuilder {
-		return []*podBuilder{ipaPod().node("node1").affinity(hard), ipaPod().node("node2").affinity(hard)}
+	existing := func() []*ft.PodBuilder {
+		return []*ft.PodBuilder{ipaPod().Node("node1").Affinity(hard), ipaPod().Node("node2").Affinity(hard)}
 	}
 	runIPAScoreCases(t, interPodAffinity{namespaces: upstreamNamespaces(), hardPodAffinityWeight: 1}, []ipaScoreCase{
-		{name: "with default weight", pod: ipaPod().labels("service", "S1"), pods: existing(), nodes: nodes,
-			want: []int64{MaxNodeScore, MaxNodeScore, 0}},
-		{name: "with no matching namespace", pod: ipaPod().namespace("subteam1.team2").labels("service", "S1"), pods: existing(),
+		{name: "with default weight", pod: ipaPod().Labels("service", "S1"), pods: existing(), nodes: nodes,
+			want: []int64{framework.MaxNodeScore, framework.MaxNodeScore, 0}},
+		{name: "with no matching namespace", pod: ipaPod().Namespace("subteam1.team2").Labels("service", "S1"), pods: existing(),
 			nodes: nodes, wantSkip: true},
-		{name: "with matching NamespaceSelector", pod: ipaPod().namespace("subteam1.team1").labels("service", "S1"), pods: existing(),
-			nodes: nodes, want: []int64{MaxNodeScore, MaxNodeScore, 0}},
-		{name: "with matching Namespaces", pod: ipaPod().namespace("subteam2.team2").labels("service", "S1"), pods: existing(),
-			nodes: nodes, want: []int64{MaxNodeScore, MaxNodeScore, 0}},
+		{name: "with matching NamespaceSelector", pod: ipaPod().Namespace("subteam1.team1").Labels("service", "S1"), pods: existing(),
+			nodes: nodes, want: []int64{framework.MaxNodeScore, framework.MaxNodeScore, 0}},
+		{name: "with matching Namespaces", pod: ipaPod().Namespace("subteam2.team2").Labels("service", "S1"), pods: existing(),
+			nodes: nodes, want: []int64{framework.MaxNodeScore, framework.MaxNodeScore, 0}},
 	})
 }
 
@@ -987,15 +948,15 @@ func TestInterPodAffinityScoreHardAffinitySymmetry(t *testing.T) {
 // have nothing to say about it.
 func TestInterPodAffinitySkips(t *testing.T) {
 	nodes := []*v1.Node{ipaNode("n1", v1.LabelHostname, "n1"), ipaNode("n2", v1.LabelHostname, "n2")}
-	plain := ipaPod().labels("app", "web")
+	plain := ipaPod().Labels("app", "web")
 	for _, tc := range []struct {
 		name string
-		pods []*podBuilder
+		pods []*ft.PodBuilder
 	}{
-		{"no pod has affinity", []*podBuilder{ipaPod().labels("app", "web").node("n1")}},
-		{"affinity pods that do not match the pod", []*podBuilder{
-			ipaPod().node("n1").podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "db"))),
-			ipaPod().node("n2").preferPodAffinity(10, ipaTerm(v1.LabelHostname, ipaIn("app", "db"))),
+		{"no pod has affinity", []*ft.PodBuilder{ipaPod().Labels("app", "web").Node("n1")}},
+		{"affinity pods that do not match the pod", []*ft.PodBuilder{
+			ipaPod().Node("n1").PodAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "db"))),
+			ipaPod().Node("n2").PreferPodAffinity(10, ipaTerm(v1.LabelHostname, ipaIn("app", "db"))),
 		}},
 		{"empty cluster", nil},
 	} {
@@ -1004,137 +965,29 @@ func TestInterPodAffinitySkips(t *testing.T) {
 			snap = nil
 		}
 		pl := interPodAffinity{hardPodAffinityWeight: 1}
-		if f, names, st := pl.PreFilter(plain.info(), orEmpty(snap)); f != nil || names != nil || st != nil {
+		if f, names, st := pl.PreFilter(plain.Info(), orEmpty(snap)); f != nil || names != nil || st != nil {
 			t.Errorf("%s: PreFilter = %v, %v, %v, want a skip", tc.name, f, names, st)
 		}
-		if sc, st := pl.PreScore(plain.info(), orEmpty(snap).List(), orEmpty(snap)); sc != nil || st != nil {
+		if sc, st := pl.PreScore(plain.Info(), orEmpty(snap).List(), orEmpty(snap)); sc != nil || st != nil {
 			t.Errorf("%s: PreScore = %v, %v, want a skip", tc.name, sc, st)
 		}
 	}
-	// Through the profile: the plain pod's state has no InterPodAffinity
-	// filter and no updater.
-	ps, st := defaultProfile().Prepare(plain.info(), ipaSnapshot(nodes, ipaPod().node("n1").podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "db")))))
-	if st != nil {
-		t.Fatal(st)
-	}
-	if ps.updaters != nil {
-		t.Errorf("a pod without affinity got updaters %v", ps.updaters)
-	}
+	// Through the profile: TestInterPodAffinitySkipsInProfile
+	// (interpodaffinity_profile_test.go).
 }
 
 func orEmpty(s *cache.Snapshot) *cache.Snapshot {
 	if s == nil {
-		return emptySnapshot
+		return cache.NewSnapshot()
 	}
 	return s
-}
-
-// The filter allocates nothing on a node that passes, with every count in
-// use (the pod's affinity, its anti-affinity, existing pods' anti-affinity).
-func TestInterPodAffinityFilterAllocatesNothing(t *testing.T) {
-	nodes := []*v1.Node{ipaNode("n1", v1.LabelHostname, "n1", v1.LabelTopologyZone, "z1"),
-		ipaNode("n2", v1.LabelHostname, "n2", v1.LabelTopologyZone, "z1"), ipaNode("n3", v1.LabelHostname, "n3", v1.LabelTopologyZone, "z2")}
-	snap := ipaSnapshot(nodes,
-		ipaPod().labels("app", "cache").node("n1"),
-		ipaPod().labels("app", "web").node("n2"),
-		ipaPod().labels("app", "db").node("n3").podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "web"))))
-	pod := ipaPod().labels("app", "web").
-		podAffinity(ipaTerm(v1.LabelTopologyZone, ipaIn("app", "cache"))).
-		podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "web")))
-	ps, st := defaultProfile().Prepare(pod.info(), snap)
-	if st != nil {
-		t.Fatal(st)
-	}
-	ni := snap.Get("n1")
-	if st := Filter(ps, ni); st != nil {
-		t.Fatalf("Filter(n1) = %+v, want feasible", st)
-	}
-	for _, n := range []string{"n2", "n3"} {
-		if st := Filter(ps, snap.Get(n)); st == nil {
-			t.Errorf("Filter(%s) feasible, want rejected", n)
-		}
-	}
-	if n := testing.AllocsPerRun(100, func() { Filter(ps, ni) }); n != 0 {
-		t.Errorf("Filter on a feasible node allocates %v times, want 0", n)
-	}
-}
-
-// A pod refused only by a lower-priority pod's anti-affinity
-// (Unschedulable) fits once preemption's dry run removes that pod:
-// host/preempt clones the state and calls RemovePod, as here. The same for
-// the pod's own anti-affinity against a lower-priority pod.
-func TestInterPodAffinityPreemptionDryRun(t *testing.T) {
-	nodes := []*v1.Node{ipaNode("n1", v1.LabelHostname, "n1")}
-	guard := ipaPod().labels("app", "guard").node("n1").podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "hi")))
-	lo := ipaPod().labels("app", "lo").node("n1")
-	bystander := ipaPod().labels("app", "other").node("n1")
-	for _, tc := range []struct {
-		name   string
-		pod    *podBuilder
-		victim *podBuilder
-		want   *Status
-	}{
-		{"existing pod's anti-affinity", ipaPod().labels("app", "hi"), guard, statusExistingAntiAffinity},
-		{"the pod's anti-affinity", ipaPod().labels("app", "x").podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "lo"))), lo, statusPodAntiAffinity},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			snap := ipaSnapshot(nodes, tc.victim, bystander)
-			ps, st := defaultProfile().Prepare(tc.pod.info(), snap)
-			if st != nil {
-				t.Fatal(st)
-			}
-			ni := snap.Get("n1")
-			if diff := cmp.Diff(tc.want, Filter(ps, ni)); diff != "" {
-				t.Fatalf("Filter before the dry run (-want, +got):\n%s", diff)
-			}
-			var victim *cache.PodInfo
-			for _, pi := range ni.Pods() {
-				if pi.Pod.UID == tc.victim.p.UID {
-					victim = pi
-				}
-			}
-			work, dry := ni.Clone(), ps.Clone()
-			work.RemovePod(victim.Pod.UID)
-			dry.RemovePod(victim, work)
-			if st := Filter(dry, work); st != nil {
-				t.Errorf("Filter with the victim removed = %+v, want feasible", st)
-			}
-			if diff := cmp.Diff(tc.want, Filter(ps, ni)); diff != "" {
-				t.Errorf("the dry run changed the cycle's state (-want, +got):\n%s", diff)
-			}
-			work.AddPod(victim)
-			dry.AddPod(victim, work)
-			if diff := cmp.Diff(tc.want, Filter(dry, work)); diff != "" {
-				t.Errorf("Filter with the victim reprieved (-want, +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// A pod nominated to a node counts there: its anti-affinity against the
-// pod refuses the node, as upstream's RunFilterPluginsWithNominatedPods.
-func TestInterPodAffinityNominatedPod(t *testing.T) {
-	nodes := []*v1.Node{ipaNode("n1", v1.LabelHostname, "n1"), ipaNode("n2", v1.LabelHostname, "n2")}
-	snap := ipaSnapshot(nodes)
-	pod := ipaPod().labels("app", "web").podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "web")))
-	ps, st := defaultProfile().Prepare(pod.info(), snap)
-	if st != nil {
-		t.Fatal(st)
-	}
-	ps.AddNominated(snap.Get("n1"), []*cache.PodInfo{ipaPod().labels("app", "web").node("n1").info()})
-	if diff := cmp.Diff(statusPodAntiAffinity, Filter(ps, snap.Get("n1"))); diff != "" {
-		t.Errorf("n1 with a nominated app=web pod (-want, +got):\n%s", diff)
-	}
-	if st := Filter(ps, snap.Get("n2")); st != nil {
-		t.Errorf("n2 = %+v, want feasible", st)
-	}
 }
 
 // Resolving a namespaceSelector leaves the cached pod's parsed terms
 // alone: they are shared with every later cycle.
 func TestInterPodAffinityMergeCopiesTerms(t *testing.T) {
-	pi := ipaPod().namespace("subteam1.team1").
-		podAffinity(ipaNS(ipaTerm("region", ipaIn("app", "x")), ipaSelector(ipaIn("team", "team1")))).info()
+	pi := ipaPod().Namespace("subteam1.team1").
+		PodAffinity(ipaNS(ipaTerm("region", ipaIn("app", "x")), ipaSelector(ipaIn("team", "team1")))).Info()
 	pl := interPodAffinity{namespaces: upstreamNamespaces(), hardPodAffinityWeight: 1}
 	f, _, st := pl.PreFilter(pi, ipaSnapshot([]*v1.Node{ipaNode("n1", "region", "r1")}))
 	if st != nil || f == nil {
@@ -1147,40 +1000,5 @@ func TestInterPodAffinityMergeCopiesTerms(t *testing.T) {
 	cached := pi.Affinity.Required[0]
 	if cached.Namespaces.Len() != 0 || !selectsSome(cached.NamespaceSelector) {
 		t.Errorf("the cached term changed: namespaces %v, selector %v", cached.Namespaces.UnsortedList(), cached.NamespaceSelector)
-	}
-}
-
-// The filter is shared by FindFeasible's workers: run it under -race from
-// several goroutines over a zone-labelled cluster and compare with one.
-func TestInterPodAffinityConcurrentFilter(t *testing.T) {
-	var nodes []*v1.Node
-	var pods []*podBuilder
-	for i := range 200 {
-		name := fmt.Sprintf("n%03d", i)
-		nodes = append(nodes, ipaNode(name, v1.LabelHostname, name, v1.LabelTopologyZone, fmt.Sprintf("z%d", i%5)))
-		if i%7 == 0 {
-			pods = append(pods, ipaPod().labels("app", "web").node(name))
-		}
-		if i%55 == 0 { // zone z0 only
-			pods = append(pods, ipaPod().labels("app", "db").node(name).podAntiAffinity(ipaTerm(v1.LabelTopologyZone, ipaIn("app", "web"))))
-		}
-	}
-	snap := ipaSnapshot(nodes, pods...)
-	pod := ipaPod().labels("app", "web").podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "web")))
-	ps, st := defaultProfile().Prepare(pod.info(), snap)
-	if st != nil {
-		t.Fatal(st)
-	}
-	var d1 Diagnosis
-	want, _ := FindFeasible(context.Background(), ps, snap.List(), 0, len(nodes), 1, &d1)
-	if len(want) == 0 || len(want) == len(nodes) {
-		t.Fatalf("%d of %d nodes feasible: the case should reject some", len(want), len(nodes))
-	}
-	for range 20 {
-		var d Diagnosis
-		got, _ := FindFeasible(context.Background(), ps, snap.List(), 0, len(nodes), 4, &d)
-		if diff := cmp.Diff(names(want), names(got)); diff != "" {
-			t.Fatalf("4 workers (-1 worker, +4 workers):\n%s", diff)
-		}
 	}
 }
