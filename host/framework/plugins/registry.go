@@ -14,6 +14,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/framework/plugins/dynamicresources"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/interpodaffinity"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodename"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/nodeports"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/noderesources"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodeunschedulable"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodevolumelimits"
@@ -40,7 +41,7 @@ func InTree() *framework.Registry {
 		nodeunschedulable.Row(),
 		framework.TaintTolerationRow(),
 		framework.NodeAffinityRow(),
-		framework.NodePortsRow(),
+		nodeports.Row(),
 		noderesources.FitRow(),
 		volumerestrictions.Row(),
 		nodevolumelimits.Row(),

@@ -1,14 +1,20 @@
-package framework
+// Package nodeports is upstream's NodePorts plugin
+// (pkg/scheduler/framework/plugins/nodeports): the pod's host ports must be
+// free on the node. Extension points: PreFilter, Filter. Rejects:
+// Unschedulable (ReasonNodePorts; preempting the pod that holds the port
+// helps). No score.
+package nodeports
 
 import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // ReasonNodePorts is upstream's NodePorts reason.
 const ReasonNodePorts = "node(s) didn't have free ports for the requested pod ports"
 
-var statusNodePorts = &Status{Code: Unschedulable, Plugin: abi.PluginNodePorts,
+var statusNodePorts = &framework.Status{Code: framework.Unschedulable, Plugin: abi.PluginNodePorts,
 	Reasons: []string{ReasonNodePorts}}
 
 // nodePorts is upstream's NodePorts plugin: the pod's host ports
@@ -20,11 +26,11 @@ var statusNodePorts = &Status{Code: Unschedulable, Plugin: abi.PluginNodePorts,
 // holds the port helps). No score.
 type nodePorts struct{}
 
-var _ PreFilterPlugin = nodePorts{}
+var _ framework.PreFilterPlugin = nodePorts{}
 
 func (nodePorts) Name() string { return abi.PluginNodePorts }
 
-func (nodePorts) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
+func (nodePorts) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	if len(pod.HostPorts) == 0 {
 		return nil, nil, nil
 	}
@@ -34,7 +40,7 @@ func (nodePorts) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []
 // nodePortsFilter's state is the pod itself.
 type nodePortsFilter cache.PodInfo
 
-func (f *nodePortsFilter) Filter(ni *cache.NodeInfo) *Status {
+func (f *nodePortsFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	for _, p := range f.HostPorts {
 		if ni.PortConflict(p) {
 			return statusNodePorts
@@ -43,8 +49,8 @@ func (f *nodePortsFilter) Filter(ni *cache.NodeInfo) *Status {
 	return nil
 }
 
-// NodePortsRow is the plugin's registry row.
-func NodePortsRow() Row {
-	return Row{Name: abi.PluginNodePorts, Points: PointsOf(PointPreFilter, PointFilter), Default: true,
-		New: func(Handle, any) (Plugin, error) { return nodePorts{}, nil }}
+// Row is the plugin's registry row.
+func Row() framework.Row {
+	return framework.Row{Name: abi.PluginNodePorts, Points: framework.PointsOf(framework.PointPreFilter, framework.PointFilter), Default: true,
+		New: func(framework.Handle, any) (framework.Plugin, error) { return nodePorts{}, nil }}
 }
