@@ -18,6 +18,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/framework/plugins/noderesources"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodeunschedulable"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodevolumelimits"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/podtopologyspread"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumebinding"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumerestrictions"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumezone"
@@ -47,7 +48,7 @@ func InTree() *framework.Registry {
 		nodevolumelimits.Row(),
 		volumebinding.Row(),
 		volumezone.Row(),
-		framework.PodTopologySpreadRow(),
+		podtopologyspread.Row(),
 		interpodaffinity.Row(),
 		dynamicresources.Row(),
 		defaultpreemption.Row(),

@@ -1,4 +1,10 @@
-package framework
+// Package podtopologyspread is upstream's PodTopologySpread plugin: a pod's
+// DoNotSchedule topologySpreadConstraints as a filter, its ScheduleAnyway
+// ones (or the system defaults) as a score. Extension points PreFilter,
+// Filter, PreScore, Score, NormalizeScore; rejects
+// UnschedulableAndUnresolvable (ReasonTopologySpreadMissingLabel) or
+// Unschedulable (ReasonTopologySpread). Weight 2.
+package podtopologyspread
 
 import (
 	"fmt"
@@ -6,20 +12,20 @@ import (
 	"math"
 	"slices"
 
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-
-	kschedv1 "k8s.io/kube-scheduler/config/v1"
-
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/helper"
 )
 
 // Upstream's PodTopologySpread reasons.
@@ -31,9 +37,9 @@ const (
 )
 
 var (
-	statusTopologySpread = &Status{Code: Unschedulable, Plugin: abi.PluginPodTopologySpread,
+	statusTopologySpread = &framework.Status{Code: framework.Unschedulable, Plugin: abi.PluginPodTopologySpread,
 		Reasons: []string{ReasonTopologySpread}}
-	statusTopologySpreadMissingLabel = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginPodTopologySpread,
+	statusTopologySpreadMissingLabel = &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginPodTopologySpread,
 		Reasons: []string{ReasonTopologySpreadMissingLabel}}
 )
 
@@ -85,19 +91,19 @@ type podTopologySpread struct {
 	// (upstream's defaultingType List).
 	defaults        []v1.TopologySpreadConstraint
 	systemDefaulted bool
-	listers         Listers
+	listers         framework.Listers
 }
 
 var (
-	_ PreFilterPlugin = (*podTopologySpread)(nil)
-	_ PreScorePlugin  = (*podTopologySpread)(nil)
-	_ PodUpdater      = (*spreadFilter)(nil)
-	_ ScoreNormalizer = (*spreadScorer)(nil)
+	_ framework.PreFilterPlugin = (*podTopologySpread)(nil)
+	_ framework.PreScorePlugin  = (*podTopologySpread)(nil)
+	_ framework.PodUpdater      = (*spreadFilter)(nil)
+	_ framework.ScoreNormalizer = (*spreadScorer)(nil)
 )
 
 // newPodTopologySpread is the plugin with the system default constraints,
 // reading the selectors of the default spreading through l.
-func newPodTopologySpread(l Listers) *podTopologySpread {
+func newPodTopologySpread(l framework.Listers) *podTopologySpread {
 	return &podTopologySpread{defaults: systemDefaultConstraints, systemDefaulted: true, listers: l}
 }
 
@@ -341,7 +347,7 @@ func (in *inclusion) includes(c *spreadConstraint) bool {
 			in.taintsOK = 2
 			// TaintToleration's filter: every NoSchedule and NoExecute
 			// taint tolerated (upstream's DoNotScheduleTaintsFilterFunc).
-			if (*taintFilter)(in.pod).Filter(in.ni) == nil {
+			if helper.ToleratesScheduleTaints(in.pod.Pod.Spec.Tolerations, in.ni.Node().Spec.Taints) {
 				in.taintsOK = 1
 			}
 		}
@@ -393,11 +399,11 @@ func (p *criticalPaths) update(value string, num int) {
 // in each domain over the nodes of snap that have every topology key and
 // pass its inclusion policies (upstream's calPreFilterState), and records
 // the least populated domains.
-func (pl *podTopologySpread) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (PodFilter, []string, *Status) {
+func (pl *podTopologySpread) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	p := pod.Pod
 	cs, err := pl.constraintsFor(p, v1.DoNotSchedule)
 	if err != nil {
-		return nil, nil, &Status{Code: Error, Plugin: abi.PluginPodTopologySpread,
+		return nil, nil, &framework.Status{Code: framework.Error, Plugin: abi.PluginPodTopologySpread,
 			Err: fmt.Errorf("obtaining hard topology spread constraints of pod %s/%s: %w", p.Namespace, p.Name, err)}
 	}
 	if len(cs) == 0 {
@@ -464,7 +470,7 @@ type spreadFilter struct {
 // Filter checks every constraint in order: the node must have the topology
 // key, and the pods matching in its domain, plus the pod itself if it
 // matches, may exceed the global minimum by maxSkew at most.
-func (f *spreadFilter) Filter(ni *cache.NodeInfo) *Status {
+func (f *spreadFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	nodeLabels := ni.Node().Labels
 	for i := range f.constraints {
 		c := &f.constraints[i]
@@ -486,7 +492,7 @@ func (f *spreadFilter) Filter(ni *cache.NodeInfo) *Status {
 }
 
 // Clone copies the counts; the constraints are shared.
-func (f *spreadFilter) Clone() PodFilter {
+func (f *spreadFilter) Clone() framework.PodFilter {
 	c := *f
 	c.counts = make([]map[string]int, len(f.counts))
 	for i, m := range f.counts {
@@ -526,14 +532,14 @@ func (f *spreadFilter) update(pod *cache.PodInfo, ni *cache.NodeInfo, delta int)
 // weight log(domains+2), and, for constraints other than hostname, the
 // matching pods per domain of the feasible nodes, counted over the nodes of
 // snap that count. Hostname domains are counted per node in Score.
-func (pl *podTopologySpread) PreScore(pod *cache.PodInfo, nodes []*cache.NodeInfo, snap *cache.Snapshot) (PodScorer, *Status) {
+func (pl *podTopologySpread) PreScore(pod *cache.PodInfo, nodes []*cache.NodeInfo, snap *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	if snap == nil || snap.NumNodes() == 0 {
 		return nil, nil
 	}
 	p := pod.Pod
 	cs, err := pl.constraintsFor(p, v1.ScheduleAnyway)
 	if err != nil {
-		return nil, &Status{Code: Error, Plugin: abi.PluginPodTopologySpread,
+		return nil, &framework.Status{Code: framework.Error, Plugin: abi.PluginPodTopologySpread,
 			Err: fmt.Errorf("obtaining soft topology spread constraints of pod %s/%s: %w", p.Namespace, p.Name, err)}
 	}
 	if len(cs) == 0 {
@@ -667,18 +673,18 @@ func (s *spreadScorer) NormalizeScores(scores []int64) {
 		case s.ignored[j]:
 			scores[j] = 0
 		case highest == 0:
-			scores[j] = MaxNodeScore
+			scores[j] = framework.MaxNodeScore
 		default:
-			scores[j] = MaxNodeScore * (highest + lowest - v) / highest
+			scores[j] = framework.MaxNodeScore * (highest + lowest - v) / highest
 		}
 	}
 }
 
-// PodTopologySpreadRow is the plugin's registry row.
-func PodTopologySpreadRow() Row {
-	return Row{Name: abi.PluginPodTopologySpread, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore), Default: true,
+// Row is the plugin's registry row.
+func Row() framework.Row {
+	return framework.Row{Name: abi.PluginPodTopologySpread, Points: framework.PointsOf(framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore), Default: true,
 		Weight: weightPodTopologySpread, Args: spreadArgs,
-		New: func(h Handle, args any) (Plugin, error) {
+		New: func(h framework.Handle, args any) (framework.Plugin, error) {
 			pl := args.(podTopologySpread)
 			pl.listers = h.Listers()
 			return &pl, nil
@@ -688,7 +694,7 @@ func PodTopologySpreadRow() Row {
 // spreadArgs is PodTopologySpread's Row.Args.
 func spreadArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
 	var args kschedv1.PodTopologySpreadArgs
-	if err := DecodeArgs(pc, path, &args); err != nil {
+	if err := framework.DecodeArgs(pc, path, &args); err != nil {
 		return nil, err
 	}
 	if args.DefaultingType == "" {

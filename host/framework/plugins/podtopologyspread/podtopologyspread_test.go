@@ -1,10 +1,9 @@
-package framework
+package podtopologyspread
 
 import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,8 +18,9 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
 )
 
 // The PodTopologySpread tests are upstream v1.37.1's (podtopologyspread/
@@ -31,13 +31,13 @@ import (
 // builders below, after upstream's st.MakePod()/st.MakeNode(): pods in the
 // empty namespace, as upstream's.
 
-type spreadPodBuilder struct{ p *v1.Pod }
+type spreadPodBuilder struct{ P *v1.Pod }
 
 var spreadPodSeq int
 
 // spod is a pod named name (UID name) in the empty namespace.
 func spod(name string) *spreadPodBuilder {
-	return &spreadPodBuilder{p: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(name)}}}
+	return &spreadPodBuilder{P: &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(name)}}}
 }
 
 // spodOn is a pod on node with the labels ("key" for an empty value, or
@@ -47,60 +47,60 @@ func spodOn(node string, kv ...string) *spreadPodBuilder {
 	b := spod(fmt.Sprintf("spread-%d", spreadPodSeq)).on(node)
 	for _, s := range kv {
 		k, v, _ := strings.Cut(s, "=")
-		b.label(k, v)
+		b.Label(k, v)
 	}
 	return b
 }
 
-func (b *spreadPodBuilder) info() *cache.PodInfo { return cache.NewPodInfo(b.p) }
+func (b *spreadPodBuilder) Info() *cache.PodInfo { return cache.NewPodInfo(b.P) }
 func (b *spreadPodBuilder) on(n string) *spreadPodBuilder {
-	b.p.Spec.NodeName = n
+	b.P.Spec.NodeName = n
 	return b
 }
-func (b *spreadPodBuilder) ns(ns string) *spreadPodBuilder { b.p.Namespace = ns; return b }
-func (b *spreadPodBuilder) label(k, v string) *spreadPodBuilder {
-	if b.p.Labels == nil {
-		b.p.Labels = map[string]string{}
+func (b *spreadPodBuilder) ns(ns string) *spreadPodBuilder { b.P.Namespace = ns; return b }
+func (b *spreadPodBuilder) Label(k, v string) *spreadPodBuilder {
+	if b.P.Labels == nil {
+		b.P.Labels = map[string]string{}
 	}
-	b.p.Labels[k] = v
+	b.P.Labels[k] = v
 	return b
 }
 
 // spread is upstream's SpreadConstraint.
 func (b *spreadPodBuilder) spread(maxSkew int32, key string, action v1.UnsatisfiableConstraintAction, sel *metav1.LabelSelector,
 	minDomains *int32, affinityPolicy, taintsPolicy *v1.NodeInclusionPolicy, matchLabelKeys []string) *spreadPodBuilder {
-	b.p.Spec.TopologySpreadConstraints = append(b.p.Spec.TopologySpreadConstraints, v1.TopologySpreadConstraint{
+	b.P.Spec.TopologySpreadConstraints = append(b.P.Spec.TopologySpreadConstraints, v1.TopologySpreadConstraint{
 		MaxSkew: maxSkew, TopologyKey: key, WhenUnsatisfiable: action, LabelSelector: sel, MinDomains: minDomains,
 		NodeAffinityPolicy: affinityPolicy, NodeTaintsPolicy: taintsPolicy, MatchLabelKeys: matchLabelKeys})
 	return b
 }
 
 func (b *spreadPodBuilder) nodeSelector(k, v string) *spreadPodBuilder {
-	b.p.Spec.NodeSelector = map[string]string{k: v}
+	b.P.Spec.NodeSelector = map[string]string{k: v}
 	return b
 }
 
 // affinity sets the required node affinity to one term with one expression.
-func (b *spreadPodBuilder) affinity(key string, op v1.NodeSelectorOperator, values ...string) *spreadPodBuilder {
-	b.p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
-		NodeSelectorTerms: []v1.NodeSelectorTerm{labelTerm(expr(key, op, values...))}}}}
+func (b *spreadPodBuilder) Affinity(key string, op v1.NodeSelectorOperator, values ...string) *spreadPodBuilder {
+	b.P.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
+		NodeSelectorTerms: []v1.NodeSelectorTerm{ft.LabelTerm(ft.Expr(key, op, values...))}}}}
 	return b
 }
 
 func (b *spreadPodBuilder) tolerate(key string) *spreadPodBuilder {
-	b.p.Spec.Tolerations = append(b.p.Spec.Tolerations, v1.Toleration{Key: key, Operator: v1.TolerationOpExists})
+	b.P.Spec.Tolerations = append(b.P.Spec.Tolerations, v1.Toleration{Key: key, Operator: v1.TolerationOpExists})
 	return b
 }
 
 func (b *spreadPodBuilder) terminating() *spreadPodBuilder {
 	now := metav1.Now()
-	b.p.DeletionTimestamp = &now
+	b.P.DeletionTimestamp = &now
 	return b
 }
 
 func (b *spreadPodBuilder) owner(name string, gvk schema.GroupVersionKind) *spreadPodBuilder {
 	controller := true
-	b.p.OwnerReferences = []metav1.OwnerReference{{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind,
+	b.P.OwnerReferences = []metav1.OwnerReference{{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind,
 		Name: name, Controller: &controller}}
 	return b
 }
@@ -141,8 +141,8 @@ func spreadInfos(nodes []*v1.Node, pods []*spreadPodBuilder) []*cache.NodeInfo {
 	for i, n := range nodes {
 		var on []*cache.PodInfo
 		for _, p := range pods {
-			if p.p.Spec.NodeName == n.Name {
-				on = append(on, p.info())
+			if p.P.Spec.NodeName == n.Name {
+				on = append(on, p.Info())
 			}
 		}
 		out[i] = cache.NewNodeInfo(n, on...)
@@ -152,7 +152,7 @@ func spreadInfos(nodes []*v1.Node, pods []*spreadPodBuilder) []*cache.NodeInfo {
 
 // spreadListers are listers over objs (Services, ReplicationControllers,
 // ReplicaSets, StatefulSets), built on client-go indexers.
-func spreadListers(t testing.TB, objs ...runtime.Object) Listers {
+func spreadListers(t testing.TB, objs ...runtime.Object) framework.Listers {
 	t.Helper()
 	idx := func() toolscache.Indexer {
 		return toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc,
@@ -177,7 +177,7 @@ func spreadListers(t testing.TB, objs ...runtime.Object) Listers {
 			t.Fatal(err)
 		}
 	}
-	return Listers{
+	return framework.Listers{
 		Services:               corelisters.NewServiceLister(svc),
 		ReplicationControllers: corelisters.NewReplicationControllerLister(rc),
 		ReplicaSets:            appslisters.NewReplicaSetLister(rs),
@@ -317,36 +317,36 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 		want     *spreadFilterView // nil: PreFilter skips the pod
 	}{
 		{name: "clean cluster with one spreadConstraint",
-			pod:   spod("p").label("foo", "").spread(5, "zone", hard, matchLabels("foo", "bar"), nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(5, "zone", hard, matchLabels("foo", "bar"), nil, nil, nil, nil),
 			nodes: spreadNodes4(),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{sc(5, "zone", "foo=bar")},
 				Paths: [][2]spreadPath{pp("zone1", 0, "zone2", 0)}, Counts: []map[string]int{{"zone1": 0, "zone2": 0}}}},
 		{name: "normal case with one spreadConstraint",
-			pod:   spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: spreadNodes4(), existing: normal("foo"),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{zoneFoo},
 				Paths: [][2]spreadPath{pp("zone2", 2, "zone1", 3)}, Counts: []map[string]int{{"zone1": 3, "zone2": 2}}}},
 		{name: "normal case with null label selector",
-			pod:   spod("p").label("foo", "").spread(1, "zone", hard, nil, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "zone", hard, nil, nil, nil, nil, nil),
 			nodes: spreadNodes4(), existing: normal("foo"),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{sc(1, "zone", "<nothing>")},
 				Paths: [][2]spreadPath{pp("zone2", 0, "zone1", 0)}, Counts: []map[string]int{{"zone1": 0, "zone2": 0}}}},
 		{name: "normal case with one spreadConstraint, on a 3-zone cluster",
-			pod: spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
+			pod: spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: append(spreadNodes4(), snode("node-o", "zone=zone3", "node=node-o"),
 				snode("node-p", "zone=zone3", "node=node-p")),
 			existing: normal("foo"),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{zoneFoo},
 				Paths: [][2]spreadPath{pp("zone3", 0, "zone2", 2)}, Counts: []map[string]int{{"zone1": 3, "zone2": 2, "zone3": 0}}}},
 		{name: "namespace mismatch doesn't count",
-			pod:   spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: spreadNodes4(),
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo"), spodOn("node-a", "foo").ns("ns1"), spodOn("node-b", "foo"),
 				spodOn("node-y", "foo").ns("ns2"), spodOn("node-y", "foo")},
 			want: &spreadFilterView{Constraints: []spreadConstraintView{zoneFoo},
 				Paths: [][2]spreadPath{pp("zone2", 1, "zone1", 2)}, Counts: []map[string]int{{"zone1": 2, "zone2": 1}}}},
 		{name: "normal case with two spreadConstraints",
-			pod: spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
+			pod: spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 				spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: spreadNodes4(), existing: twoOneZeroFour(),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{zoneFoo, nodeFoo},
@@ -354,7 +354,7 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 				Counts: []map[string]int{{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4}}}},
 		{name: "soft spreadConstraints should be bypassed",
-			pod: spod("p").label("foo", "").spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil).
+			pod: spod("p").Label("foo", "").spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil).
 				spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 				spread(1, "node", soft, spreadFoo, nil, nil, nil, nil).
 				spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
@@ -366,7 +366,7 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 				Counts: []map[string]int{{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-y": 4}}}},
 		{name: "different labelSelectors - simple version",
-			pod: spod("p").label("foo", "").label("bar", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
+			pod: spod("p").Label("foo", "").Label("bar", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 				spread(1, "node", hard, spreadBar, nil, nil, nil, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", "node=node-a"), snode("node-b", "zone=zone1", "node=node-b"),
 				snode("node-y", "zone=zone2", "node=node-y")},
@@ -376,7 +376,7 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 				Counts: []map[string]int{{"zone1": 1, "zone2": 0},
 					{"node-a": 0, "node-b": 1, "node-y": 0}}}},
 		{name: "different labelSelectors - complex pods",
-			pod: spod("p").label("foo", "").label("bar", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
+			pod: spod("p").Label("foo", "").Label("bar", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 				spread(1, "node", hard, spreadBar, nil, nil, nil, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", "node=node-a"), snode("node-b", "zone=zone1", "node=node-b"),
 				snode("node-y", "zone=zone2", "node=node-y")},
@@ -387,7 +387,7 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 				Counts: []map[string]int{{"zone1": 3, "zone2": 4},
 					{"node-a": 1, "node-b": 0, "node-y": 2}}}},
 		{name: "two spreadConstraints, and with podAffinity",
-			pod: spod("p").label("foo", "").affinity("node", v1.NodeSelectorOpNotIn, "node-x").
+			pod: spod("p").Label("foo", "").Affinity("node", v1.NodeSelectorOpNotIn, "node-x").
 				spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: spreadNodes4(), existing: twoOneZeroFour(),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{zoneFoo, nodeFoo},
@@ -395,7 +395,7 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 				Counts: []map[string]int{{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-y": 4}}}},
 		{name: "default constraints and a service",
-			pod: spod("p").label("foo", "bar").label("baz", "kar"),
+			pod: spod("p").Label("foo", "bar").Label("baz", "kar"),
 			defaults: []v1.TopologySpreadConstraint{
 				{MaxSkew: 3, TopologyKey: "node", WhenUnsatisfiable: hard},
 				{MaxSkew: 2, TopologyKey: "node", WhenUnsatisfiable: soft},
@@ -405,11 +405,11 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 			want: &spreadFilterView{Constraints: []spreadConstraintView{sc(3, "node", "foo=bar"), sc(5, "rack", "foo=bar")},
 				Paths: [][2]spreadPath{noPaths, noPaths}, Counts: []map[string]int{{}, {}}}},
 		{name: "default constraints and a service that doesn't match",
-			pod:      spod("p").label("foo", "bar"),
+			pod:      spod("p").Label("foo", "bar"),
 			defaults: []v1.TopologySpreadConstraint{{MaxSkew: 3, TopologyKey: "node", WhenUnsatisfiable: hard}},
 			objs:     []runtime.Object{&v1.Service{Spec: v1.ServiceSpec{Selector: map[string]string{"baz": "kep"}}}}},
 		{name: "default constraints and a service, but pod has constraints",
-			pod: spod("p").label("foo", "bar").label("baz", "tar").
+			pod: spod("p").Label("foo", "bar").Label("baz", "tar").
 				spread(1, "zone", hard, matchLabels("baz", "tar"), nil, nil, nil, nil).
 				spread(2, "planet", soft, matchLabels("fot", "rok"), nil, nil, nil, nil),
 			defaults: []v1.TopologySpreadConstraint{{MaxSkew: 2, TopologyKey: "node", WhenUnsatisfiable: hard}},
@@ -417,11 +417,11 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 			want: &spreadFilterView{Constraints: []spreadConstraintView{sc(1, "zone", "baz=tar")},
 				Paths: [][2]spreadPath{noPaths}, Counts: []map[string]int{{}}}},
 		{name: "default soft constraints and a service",
-			pod:      spod("p").label("foo", "bar"),
+			pod:      spod("p").Label("foo", "bar"),
 			defaults: []v1.TopologySpreadConstraint{{MaxSkew: 2, TopologyKey: "node", WhenUnsatisfiable: soft}},
 			objs:     []runtime.Object{&v1.Service{Spec: v1.ServiceSpec{Selector: map[string]string{"foo": "bar"}}}}},
 		{name: "TpKeyToDomainsNum is calculated when MinDomains is enabled",
-			pod: spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
+			pod: spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 				spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: spreadNodes4(), existing: twoOneZeroFour(),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{zoneFoo, nodeFoo},
@@ -429,51 +429,51 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 				Counts: []map[string]int{{"zone1": 3, "zone2": 4},
 					{"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4}}}},
 		{name: "NodeAffinityPolicy honored with labelSelectors",
-			pod: spod("p").label("foo", "").nodeSelector("foo", "").
+			pod: spod("p").Label("foo", "").nodeSelector("foo", "").
 				spread(1, "node", hard, spreadBar, nil, nil, nil, nil),
 			nodes: policyNodes(false), existing: policyPods(),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{nodeBar},
 				Paths: [][2]spreadPath{pp("node-a", 1, "node-b", 2)}, Counts: []map[string]int{{"node-a": 1, "node-b": 2}}}},
 		{name: "NodeAffinityPolicy ignored with labelSelectors",
-			pod: spod("p").label("foo", "").nodeSelector("foo", "").
+			pod: spod("p").Label("foo", "").nodeSelector("foo", "").
 				spread(1, "node", hard, spreadBar, nil, spreadIgnore, nil, nil),
 			nodes: policyNodes(false), existing: policyPods(),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{nodeBar.policies("Ignore", "Ignore")},
 				Paths:  [][2]spreadPath{pp("node-c", 0, "node-a", 1)},
 				Counts: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}}}},
 		{name: "NodeAffinityPolicy honored with nodeAffinity",
-			pod: spod("p").label("foo", "").affinity("foo", v1.NodeSelectorOpIn, "").
+			pod: spod("p").Label("foo", "").Affinity("foo", v1.NodeSelectorOpIn, "").
 				spread(1, "node", hard, spreadBar, nil, nil, nil, nil),
 			nodes: policyNodes(false), existing: policyPods(),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{nodeBar},
 				Paths: [][2]spreadPath{pp("node-a", 1, "node-b", 2)}, Counts: []map[string]int{{"node-a": 1, "node-b": 2}}}},
 		{name: "NodeAffinityPolicy ignored with nodeAffinity",
-			pod: spod("p").label("foo", "").affinity("foo", v1.NodeSelectorOpIn, "").
+			pod: spod("p").Label("foo", "").Affinity("foo", v1.NodeSelectorOpIn, "").
 				spread(1, "node", hard, spreadBar, nil, spreadIgnore, nil, nil),
 			nodes: policyNodes(false), existing: policyPods(),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{nodeBar.policies("Ignore", "Ignore")},
 				Paths:  [][2]spreadPath{pp("node-c", 0, "node-a", 1)},
 				Counts: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}}}},
 		{name: "NodeTaintsPolicy ignored",
-			pod:   spod("p").label("foo", "").spread(1, "node", hard, spreadBar, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "node", hard, spreadBar, nil, nil, nil, nil),
 			nodes: policyNodes(true), existing: policyPods(),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{nodeBar},
 				Paths:  [][2]spreadPath{pp("node-c", 0, "node-a", 1)},
 				Counts: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}}}},
 		{name: "NodeTaintsPolicy honored",
-			pod:   spod("p").label("foo", "").spread(1, "node", hard, spreadBar, nil, nil, spreadHonor, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "node", hard, spreadBar, nil, nil, spreadHonor, nil),
 			nodes: policyNodes(true), existing: policyPods(),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{nodeBar.policies("Honor", "Honor")},
 				Paths: [][2]spreadPath{pp("node-a", 1, "node-b", 2)}, Counts: []map[string]int{{"node-a": 1, "node-b": 2}}}},
 		{name: "NodeTaintsPolicy honored with tolerated taints",
-			pod: spod("p").label("foo", "").tolerate(v1.TaintNodeUnschedulable).
+			pod: spod("p").Label("foo", "").tolerate(v1.TaintNodeUnschedulable).
 				spread(1, "node", hard, spreadBar, nil, nil, spreadHonor, nil),
 			nodes: policyNodes(true), existing: policyPods(),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{nodeBar.policies("Honor", "Honor")},
 				Paths:  [][2]spreadPath{pp("node-c", 0, "node-a", 1)},
 				Counts: []map[string]int{{"node-a": 1, "node-b": 2, "node-c": 0}}}},
 		{name: "two node inclusion Constraints, zone: honor/ignore, node: ignore/ignore",
-			pod: spod("p").label("foo", "").nodeSelector("foo", "").
+			pod: spod("p").Label("foo", "").nodeSelector("foo", "").
 				spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 				spread(1, "node", hard, spreadFoo, nil, spreadIgnore, nil, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", "node=node-a", "foo="), snode("node-b", "zone=zone1", "node=node-b"),
@@ -484,7 +484,7 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 				Counts: []map[string]int{{"zone1": 0, "zone2": 1},
 					{"node-a": 0, "node-b": 2, "node-x": 1}}}},
 		{name: "two node inclusion Constraints, zone: honor/honor, node: honor/ignore",
-			pod: spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, spreadHonor, nil).
+			pod: spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, spreadHonor, nil).
 				spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", "node=node-a", "foo="),
 				tainted(snode("node-b", "zone=zone1", "node=node-b")), snode("node-x", "zone=zone2", "node=node-x", "foo=")},
@@ -494,7 +494,7 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 				Counts: []map[string]int{{"zone1": 0, "zone2": 1},
 					{"node-a": 0, "node-b": 2, "node-x": 1}}}},
 		{name: "two node inclusion Constraints, zone: honor/ignore, node: honor/ignore",
-			pod: spod("p").label("foo", "").nodeSelector("foo", "").
+			pod: spod("p").Label("foo", "").nodeSelector("foo", "").
 				spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", "node=node-a"),
 				tainted(snode("node-b", "zone=zone1", "node=node-b", "foo=")),
@@ -505,7 +505,7 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 				Paths:  [][2]spreadPath{pp("zone1", 0, "zone2", 1), pp("node-b", 0, "node-x", 1)},
 				Counts: []map[string]int{{"zone1": 0, "zone2": 1}, {"node-b": 0, "node-x": 1}}}},
 		{name: "two node inclusion Constraints, zone: ignore/ignore, node: honor/honor",
-			pod: spod("p").label("foo", "").nodeSelector("foo", "").
+			pod: spod("p").Label("foo", "").nodeSelector("foo", "").
 				spread(1, "zone", hard, spreadFoo, nil, spreadIgnore, nil, nil).
 				spread(1, "node", hard, spreadFoo, nil, nil, spreadHonor, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", "node=node-a"),
@@ -518,7 +518,7 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 				Paths:       [][2]spreadPath{pp("zone1", 2, "zone2", 3), pp("node-y", 1, "node-x", 2)},
 				Counts:      []map[string]int{{"zone1": 2, "zone2": 3}, {"node-x": 2, "node-y": 1}}}},
 		{name: "matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty",
-			pod: spod("p").label("foo", "").label("bar", "a").
+			pod: spod("p").Label("foo", "").Label("bar", "a").
 				spread(1, "zone", hard, spreadFoo, nil, nil, nil, []string{"bar"}),
 			nodes: spreadNodes4(),
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo"), spodOn("node-a", "foo", "bar=a"), spodOn("node-b", "foo"),
@@ -526,22 +526,22 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 			want: &spreadFilterView{Constraints: []spreadConstraintView{sc(1, "zone", "bar=a,foo")},
 				Paths: [][2]spreadPath{pp("zone1", 1, "zone2", 1)}, Counts: []map[string]int{{"zone1": 1, "zone2": 1}}}},
 		{name: "matchLabelKeys ANDed with LabelSelector when LabelSelector is empty",
-			pod:   spod("p").label("foo", "a").spread(1, "zone", hard, &metav1.LabelSelector{}, nil, nil, nil, []string{"foo"}),
+			pod:   spod("p").Label("foo", "a").spread(1, "zone", hard, &metav1.LabelSelector{}, nil, nil, nil, []string{"foo"}),
 			nodes: spreadNodes4(), existing: normal("foo=a"),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{sc(1, "zone", "foo=a")},
 				Paths: [][2]spreadPath{pp("zone2", 2, "zone1", 3)}, Counts: []map[string]int{{"zone1": 3, "zone2": 2}}}},
 		{name: "key in matchLabelKeys is ignored when LabelSelector is nil when feature gate enabled",
-			pod:   spod("p").label("foo", "").spread(1, "zone", hard, nil, nil, nil, nil, []string{"bar"}),
+			pod:   spod("p").Label("foo", "").spread(1, "zone", hard, nil, nil, nil, nil, []string{"bar"}),
 			nodes: spreadNodes4(), existing: normal("foo=a"),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{sc(1, "zone", "<nothing>")},
 				Paths: [][2]spreadPath{pp("zone2", 0, "zone1", 0)}, Counts: []map[string]int{{"zone1": 0, "zone2": 0}}}},
 		{name: "key in matchLabelKeys is ignored when it isn't exist in pod.labels",
-			pod:   spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, []string{"bar"}),
+			pod:   spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, []string{"bar"}),
 			nodes: spreadNodes4(), existing: normal("foo=a"),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{zoneFoo},
 				Paths: [][2]spreadPath{pp("zone2", 2, "zone1", 3)}, Counts: []map[string]int{{"zone1": 3, "zone2": 2}}}},
 		{name: "two spreadConstraints with the same topologyKey",
-			pod: spod("p").label("foo", "").label("bar", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
+			pod: spod("p").Label("foo", "").Label("bar", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 				spread(1, "zone", hard, spreadBar, nil, nil, nil, nil),
 			nodes: spreadNodes4(),
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo", "bar"), spodOn("node-b", "foo"), spodOn("node-x", "bar"),
@@ -550,13 +550,13 @@ func TestPodTopologySpreadPreFilterState(t *testing.T) {
 				Paths:  [][2]spreadPath{pp("zone2", 1, "zone1", 2), pp("zone1", 1, "zone2", 3)},
 				Counts: []map[string]int{{"zone1": 2, "zone2": 1}, {"zone1": 1, "zone2": 3}}}},
 		{name: "skip if not specified",
-			pod:   spod("p").label("foo", ""),
+			pod:   spod("p").Label("foo", ""),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", "node=node-a")}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			pl := &podTopologySpread{defaults: tc.defaults, listers: spreadListers(t, tc.objs...)}
-			f, names, st := pl.PreFilter(tc.pod.info(), spreadSnapshot(tc.nodes, tc.existing))
+			f, names, st := pl.PreFilter(tc.pod.Info(), spreadSnapshot(tc.nodes, tc.existing))
 			if st != nil || names != nil {
 				t.Fatalf("PreFilter = %v, %+v, want no node restriction and no status", names, st)
 			}
@@ -589,17 +589,17 @@ func runSpreadUpdate(t *testing.T, tests []spreadUpdateCase, remove bool) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := spreadSnapshot(tc.nodes, tc.existing)
-			f, _, st := (&podTopologySpread{}).PreFilter(tc.pod.info(), snap)
+			f, _, st := (&podTopologySpread{}).PreFilter(tc.pod.Info(), snap)
 			if st != nil {
 				t.Fatal(st.AsError())
 			}
 			before := viewSpreadFilter(f.(*spreadFilter))
-			c := f.(PodUpdater).Clone().(*spreadFilter)
+			c := f.(framework.PodUpdater).Clone().(*spreadFilter)
 			ni := snap.Get(tc.nodes[tc.nodeIdx].Name)
 			if remove {
-				c.RemovePod(tc.changed.info(), ni)
+				c.RemovePod(tc.changed.Info(), ni)
 			} else {
-				c.AddPod(tc.changed.info(), ni)
+				c.AddPod(tc.changed.Info(), ni)
 			}
 			if diff := cmp.Diff(tc.want.sorted(), viewSpreadFilter(c)); diff != "" {
 				t.Errorf("state after the update (-want, +got):\n%s", diff)
@@ -629,13 +629,13 @@ func TestPodTopologySpreadAddPod(t *testing.T) {
 	affinityNodes := func() []*v1.Node {
 		return []*v1.Node{snode("node-a", "zone=zone1", "node=node-a", "foo=bar"), snode("node-b", "zone=zone2", "node=node-b", "foo=")}
 	}
-	nodeOnly := spod("p").label("foo", "").spread(1, "node", hard, spreadFoo, nil, nil, nil, nil)
+	nodeOnly := spod("p").Label("foo", "").spread(1, "node", hard, spreadFoo, nil, nil, nil, nil)
 	zoneAndNode := func() *spreadPodBuilder {
-		return spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
+		return spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 			spread(1, "node", hard, spreadFoo, nil, nil, nil, nil)
 	}
 	fooBar := func() *spreadPodBuilder {
-		return spod("p").label("foo", "").label("bar", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
+		return spod("p").Label("foo", "").Label("bar", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 			spread(1, "node", hard, spreadBar, nil, nil, nil, nil)
 	}
 	runSpreadUpdate(t, []spreadUpdateCase{
@@ -691,7 +691,7 @@ func TestPodTopologySpreadAddPod(t *testing.T) {
 				Paths:  [][2]spreadPath{pp("zone1", 1, "zone2", 1), pp("node-a", 1, "node-b", 1)},
 				Counts: []map[string]int{{"zone1": 1, "zone2": 1}, {"node-a": 1, "node-b": 1, "node-x": 2}}}},
 		{name: "add a pod when scheduling node affinity unmatched pod with NodeInclusionPolicy enabled",
-			pod: spod("p").label("foo", "").affinity("foo", v1.NodeSelectorOpNotIn, "bar").
+			pod: spod("p").Label("foo", "").Affinity("foo", v1.NodeSelectorOpNotIn, "bar").
 				spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
 			changed:  spodOn("node-a", "foo", "zone=zone1"),
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo", "zone=zone1"), spodOn("node-b", "foo", "zone=zone2")},
@@ -699,21 +699,21 @@ func TestPodTopologySpreadAddPod(t *testing.T) {
 			want: &spreadFilterView{Constraints: []spreadConstraintView{zoneFoo},
 				Paths: [][2]spreadPath{pp("zone2", 1, "", math.MaxInt32)}, Counts: []map[string]int{{"zone2": 1}}}},
 		{name: "add a pod when scheduling node affinity matched pod with NodeInclusionPolicy enabled",
-			pod:      spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
+			pod:      spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
 			changed:  spodOn("node-b", "foo", "zone=zone2"),
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo", "zone=zone1"), spodOn("node-b", "foo", "zone=zone2")},
 			nodeIdx:  1, nodes: affinityNodes(),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{zoneFoo},
 				Paths: [][2]spreadPath{pp("zone1", 1, "zone2", 2)}, Counts: []map[string]int{{"zone1": 1, "zone2": 2}}}},
 		{name: "add a label selector not matched pod when with NodeInclusionPolicy enabled",
-			pod:      spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
+			pod:      spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
 			changed:  spodOn("node-b", "zone=zone2"),
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo", "zone=zone1"), spodOn("node-b", "foo", "zone=zone2")},
 			nodeIdx:  1, nodes: affinityNodes(),
 			want: &spreadFilterView{Constraints: []spreadConstraintView{zoneFoo},
 				Paths: [][2]spreadPath{pp("zone1", 1, "zone2", 1)}, Counts: []map[string]int{{"zone1": 1, "zone2": 1}}}},
 		{name: "add a pod when scheduling taint tolerated pod with NodeInclusionPolicy enabled",
-			pod: spod("p").label("foo", "").tolerate(v1.TaintNodeUnschedulable).
+			pod: spod("p").Label("foo", "").tolerate(v1.TaintNodeUnschedulable).
 				spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
 			changed:  spodOn("node-b", "foo", "zone=zone2"),
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo", "zone=zone1"), spodOn("node-b", "foo", "zone=zone2")},
@@ -728,7 +728,7 @@ func TestPodTopologySpreadRemovePod(t *testing.T) {
 	hard := v1.DoNotSchedule
 	zoneFoo, nodeFoo := sc(1, "zone", "foo"), sc(1, "node", "foo")
 	zoneOnly := func() *spreadPodBuilder {
-		return spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil)
+		return spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil)
 	}
 	abx := func() []*v1.Node {
 		return []*v1.Node{snode("node-a", "zone=zone1", "node=node-a"), snode("node-b", "zone=zone1", "node=node-b"),
@@ -763,14 +763,14 @@ func TestPodTopologySpreadRemovePod(t *testing.T) {
 			want: &spreadFilterView{Constraints: []spreadConstraintView{zoneFoo},
 				Paths: [][2]spreadPath{pp("zone1", 2, "zone2", 2)}, Counts: []map[string]int{{"zone1": 2, "zone2": 2}}}},
 		{name: "two spreadConstraints",
-			pod: spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
+			pod: spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 				spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: abx(), existing: two, changed: two[3], nodeIdx: 2,
 			want: &spreadFilterView{Constraints: []spreadConstraintView{zoneFoo, nodeFoo},
 				Paths:  [][2]spreadPath{pp("zone2", 1, "zone1", 3), pp("node-b", 1, "node-x", 1)},
 				Counts: []map[string]int{{"zone1": 3, "zone2": 1}, {"node-a": 2, "node-b": 1, "node-x": 1}}}},
 		{name: "remove a pod when scheduling node affinity unmatched pod with NodeInclusionPolicy enabled",
-			pod: spod("p").label("foo", "").affinity("foo", v1.NodeSelectorOpNotIn, "bar").
+			pod: spod("p").Label("foo", "").Affinity("foo", v1.NodeSelectorOpNotIn, "bar").
 				spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
 			nodeIdx: 0, changed: spodOn("node-a", "foo", "zone=zone1"),
 			existing: pods{spodOn("node-a", "foo", "zone=zone1"), spodOn("node-b", "foo", "zone=zone2")},
@@ -795,7 +795,7 @@ type spreadFilterCase struct {
 	pod      *spreadPodBuilder
 	nodes    []*v1.Node
 	existing []*spreadPodBuilder
-	want     map[string]Code
+	want     map[string]framework.Code
 }
 
 func runSpreadFilter(t *testing.T, tests []spreadFilterCase) {
@@ -803,16 +803,16 @@ func runSpreadFilter(t *testing.T, tests []spreadFilterCase) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := spreadSnapshot(tc.nodes, tc.existing)
-			f, _, st := (&podTopologySpread{}).PreFilter(tc.pod.info(), snap)
+			f, _, st := (&podTopologySpread{}).PreFilter(tc.pod.Info(), snap)
 			if st != nil || f == nil {
 				t.Fatalf("PreFilter = %v, %+v, want a filter", f, st)
 			}
-			got := map[string]Code{}
+			got := map[string]framework.Code{}
 			for _, n := range tc.nodes {
 				st := f.Filter(snap.Get(n.Name))
 				switch {
 				case st == nil:
-					got[n.Name] = Success
+					got[n.Name] = framework.Success
 				case st == statusTopologySpread, st == statusTopologySpreadMissingLabel:
 					got[n.Name] = st.Code
 				default:
@@ -828,13 +828,13 @@ func runSpreadFilter(t *testing.T, tests []spreadFilterCase) {
 
 // The shorthands of the filter cases' wanted codes.
 const (
-	fits    = Success                      // feasible
-	skew    = Unschedulable                // ReasonTopologySpread
-	nolabel = UnschedulableAndUnresolvable // ReasonTopologySpreadMissingLabel
+	fits    = framework.Success                      // feasible
+	skew    = framework.Unschedulable                // ReasonTopologySpread
+	nolabel = framework.UnschedulableAndUnresolvable // ReasonTopologySpreadMissingLabel
 )
 
-func codes(nodes []string, cs ...Code) map[string]Code {
-	m := map[string]Code{}
+func codes(nodes []string, cs ...framework.Code) map[string]framework.Code {
+	m := map[string]framework.Code{}
 	for i, n := range nodes {
 		m[n] = cs[i]
 	}
@@ -871,105 +871,105 @@ func TestPodTopologySpreadFilterSingleConstraint(t *testing.T) {
 	}
 	runSpreadFilter(t, []spreadFilterCase{
 		{name: "no existing pods",
-			pod:   spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: spreadNodes4(), want: codes(abxy, fits, fits, fits, fits)},
 		{name: "no existing pods, incoming pod doesn't match itself",
-			pod:   spod("p").label("foo", "").spread(1, "zone", hard, spreadBar, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "zone", hard, spreadBar, nil, nil, nil, nil),
 			nodes: spreadNodes4(), want: codes(abxy, fits, fits, fits, fits)},
 		{name: "existing pods in a different namespace do not count",
-			pod:   spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: spreadNodes4(),
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo").ns("ns1"), spodOn("node-a", "foo").ns("ns2"),
 				spodOn("node-x", "foo"), spodOn("node-y", "foo")},
 			want: codes(abxy, fits, fits, skew, skew)},
 		{name: "existing pods do not match null selector",
-			pod:      spod("p").label("foo", "").spread(1, "zone", hard, nil, nil, nil, nil, nil),
+			pod:      spod("p").Label("foo", "").spread(1, "zone", hard, nil, nil, nil, nil, nil),
 			nodes:    spreadNodes4(),
 			existing: []*spreadPodBuilder{spodOn("node-x", "foo"), spodOn("node-y", "foo")},
 			want:     codes(abxy, fits, fits, fits, fits)},
 		{name: "pods spread across zones as 3/3, all nodes fit",
-			pod:   spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: spreadNodes4(), existing: twoOneZeroThree(), want: codes(abxy, fits, fits, fits, fits)},
 		{name: "pods spread across zones as 1/2 due to absence of label 'zone' on node-b",
-			pod: spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
+			pod: spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", "node=node-a"), snode("node-b", "zon=zone1", "node=node-b"),
 				snode("node-x", "zone=zone2", "node=node-x"), snode("node-y", "zone=zone2", "node=node-y")},
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo"), spodOn("node-b", "foo"), spodOn("node-x", "foo"),
 				spodOn("node-y", "foo")},
 			want: codes(abxy, fits, nolabel, skew, skew)},
 		{name: "pod cannot be scheduled as all nodes don't have label 'rack'",
-			pod:   spod("p").label("foo", "").spread(1, "rack", hard, spreadFoo, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "rack", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", "node=node-a"), snode("node-x", "zone=zone2", "node=node-x")},
-			want:  map[string]Code{"node-a": nolabel, "node-x": nolabel}},
+			want:  map[string]framework.Code{"node-a": nolabel, "node-x": nolabel}},
 		{name: "pods spread across nodes as 2/1/0/3, only node-x fits",
-			pod:   spod("p").label("foo", "").spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: spreadNodes4(), existing: twoOneZeroThree(), want: codes(abxy, skew, skew, fits, skew)},
 		{name: "pods spread across nodes as 2/1/0/3, maxSkew is 2, node-b and node-x fit",
-			pod:   spod("p").label("foo", "").spread(2, "node", hard, spreadFoo, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(2, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: spreadNodes4(), existing: twoOneZeroThree(), want: codes(abxy, skew, fits, fits, skew)},
 		{name: "pods spread across nodes as 2/1/0/3, but pod doesn't match itself",
-			pod:   spod("p").label("bar", "").spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
+			pod:   spod("p").Label("bar", "").spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: spreadNodes4(), existing: twoOneZeroThree(), want: codes(abxy, skew, fits, fits, skew)},
 		{name: "incoming pod has nodeAffinity, pods spread as 2/~1~/~0~/3, hence node-a fits",
-			pod: spod("p").label("foo", "").affinity("node", v1.NodeSelectorOpIn, "node-a", "node-y").
+			pod: spod("p").Label("foo", "").Affinity("node", v1.NodeSelectorOpIn, "node-a", "node-y").
 				spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: spreadNodes4(), existing: twoOneZeroThree(),
 			// node-b and node-x pass as NodeAffinity is not run here.
 			want: codes(abxy, fits, fits, fits, skew)},
 		{name: "terminating Pods should be excluded",
-			pod:      spod("p").label("foo", "").spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
+			pod:      spod("p").Label("foo", "").spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes:    []*v1.Node{snode("node-a", "node=node-a"), snode("node-b", "node=node-b")},
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo").terminating(), spodOn("node-b", "foo")},
-			want:     map[string]Code{"node-a": fits, "node-b": skew}},
+			want:     map[string]framework.Code{"node-a": fits, "node-b": skew}},
 		{name: "incoming pod has nodeAffinity, pods spread as 0/~2~/0/1, hence node-a fits",
-			pod: spod("p").label("foo", "").affinity("node", v1.NodeSelectorOpNotIn, "node-b").
+			pod: spod("p").Label("foo", "").Affinity("node", v1.NodeSelectorOpNotIn, "node-b").
 				spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil),
 			nodes:    spreadNodes4(),
 			existing: []*spreadPodBuilder{spodOn("node-b", "foo"), spodOn("node-b", "foo"), spodOn("node-y", "foo")},
 			want:     codes(abxy, fits, fits, skew, skew)},
 		{name: "pods spread across nodes as 2/2/1, maxSkew is 2, and the number of domains < minDomains, then the third node fits",
-			pod:   spod("p").label("foo", "").spread(2, "node", hard, spreadFoo, ptrTo[int32](4), nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(2, "node", hard, spreadFoo, ptrTo[int32](4), nil, nil, nil),
 			nodes: abc(), existing: twoTwoOne(),
-			want: map[string]Code{"node-a": skew, "node-b": skew, "node-c": fits}},
+			want: map[string]framework.Code{"node-a": skew, "node-b": skew, "node-c": fits}},
 		{name: "pods spread across nodes as 2/2/1, maxSkew is 2, and the number of domains > minDomains, then the all nodes fit",
-			pod:   spod("p").label("foo", "").spread(2, "node", hard, spreadFoo, ptrTo[int32](2), nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(2, "node", hard, spreadFoo, ptrTo[int32](2), nil, nil, nil),
 			nodes: abc(), existing: twoTwoOne(),
-			want: map[string]Code{"node-a": fits, "node-b": fits, "node-c": fits}},
+			want: map[string]framework.Code{"node-a": fits, "node-b": fits, "node-c": fits}},
 		{name: "pods spread across zone as 2/1, maxSkew is 2 and the number of domains < minDomains, then the third and fourth nodes fit",
-			pod:      spod("p").label("foo", "").spread(2, "zone", hard, spreadFoo, ptrTo[int32](3), nil, nil, nil),
+			pod:      spod("p").Label("foo", "").spread(2, "zone", hard, spreadFoo, ptrTo[int32](3), nil, nil, nil),
 			nodes:    spreadNodes4(),
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo"), spodOn("node-b", "foo"), spodOn("node-y", "foo")},
 			want:     codes(abxy, skew, skew, fits, fits)},
 		{name: "pods spread across zone as 2/1, maxSkew is 2 and the number of domains > minDomains, then the all nodes fit",
-			pod:      spod("p").label("foo", "").spread(2, "zone", hard, spreadFoo, ptrTo[int32](1), nil, nil, nil),
+			pod:      spod("p").Label("foo", "").spread(2, "zone", hard, spreadFoo, ptrTo[int32](1), nil, nil, nil),
 			nodes:    spreadNodes4(),
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo"), spodOn("node-b", "foo"), spodOn("node-y", "foo")},
 			want:     codes(abxy, fits, fits, fits, fits)},
 		{name: "NodeAffinityPolicy honored with labelSelectors",
-			pod: spod("p").label("foo", "").nodeSelector("foo", "").
+			pod: spod("p").Label("foo", "").nodeSelector("foo", "").
 				spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: policyNodes(false), existing: policyPods(),
 			// node-y passes as NodeAffinity is not run here.
 			want: codes(abxy, skew, skew, fits, fits)},
 		{name: "NodeAffinityPolicy ignored with labelSelectors",
-			pod: spod("p").label("foo", "").nodeSelector("foo", "").
+			pod: spod("p").Label("foo", "").nodeSelector("foo", "").
 				spread(1, "node", hard, spreadFoo, nil, spreadIgnore, nil, nil),
 			nodes: policyNodes(false), existing: policyPods(), want: codes(abxy, skew, skew, fits, skew)},
 		{name: "NodeAffinityPolicy honored with nodeAffinity",
-			pod: spod("p").label("foo", "").affinity("foo", v1.NodeSelectorOpIn, "").
+			pod: spod("p").Label("foo", "").Affinity("foo", v1.NodeSelectorOpIn, "").
 				spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: policyNodes(false), existing: policyPods(), want: codes(abxy, skew, skew, fits, fits)},
 		{name: "NodeAffinityPolicy ignored with nodeAffinity",
-			pod: spod("p").label("foo", "").affinity("foo", v1.NodeSelectorOpIn, "").
+			pod: spod("p").Label("foo", "").Affinity("foo", v1.NodeSelectorOpIn, "").
 				spread(1, "node", hard, spreadFoo, nil, spreadIgnore, nil, nil),
 			nodes: policyNodes(false), existing: policyPods(), want: codes(abxy, skew, skew, fits, skew)},
 		{name: "NodeTaintsPolicy honored",
-			pod:   spod("p").label("foo", "").spread(1, "node", hard, spreadFoo, nil, nil, spreadHonor, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "node", hard, spreadFoo, nil, nil, spreadHonor, nil),
 			nodes: policyNodes(true), existing: policyPods(),
 			// node-y passes as TaintToleration is not run here.
 			want: codes(abxy, skew, skew, fits, fits)},
 		{name: "NodeTaintsPolicy ignored",
-			pod:   spod("p").label("foo", "").spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: policyNodes(true), existing: policyPods(), want: codes(abxy, skew, skew, fits, skew)},
 	})
 }
@@ -977,15 +977,15 @@ func TestPodTopologySpreadFilterSingleConstraint(t *testing.T) {
 func TestPodTopologySpreadFilterMultipleConstraints(t *testing.T) {
 	hard := v1.DoNotSchedule
 	zoneAndNode := func() *spreadPodBuilder {
-		return spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
+		return spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 			spread(1, "node", hard, spreadFoo, nil, nil, nil, nil)
 	}
 	fooBar := func() *spreadPodBuilder {
-		return spod("p").label("foo", "").label("bar", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
+		return spod("p").Label("foo", "").Label("bar", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 			spread(1, "node", hard, spreadBar, nil, nil, nil, nil)
 	}
 	twoZones := func() *spreadPodBuilder {
-		return spod("p").label("foo", "").label("bar", "").spread(1, "zone", hard, spreadBar, nil, nil, nil, nil).
+		return spod("p").Label("foo", "").Label("bar", "").spread(1, "zone", hard, spreadBar, nil, nil, nil, nil).
 			spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil)
 	}
 	// a, b and y each hold a matching pod.
@@ -1026,7 +1026,7 @@ func TestPodTopologySpreadFilterMultipleConstraints(t *testing.T) {
 				spodOn("node-y", "foo", "bar"), spodOn("node-y", "foo")},
 			want: codes(abxy, skew, fits, skew, skew)},
 		{name: "Constraints hold different labelSelectors but pod doesn't match itself on 'zone' constraint",
-			pod: spod("p").label("bar", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
+			pod: spod("p").Label("bar", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 				spread(1, "node", hard, spreadBar, nil, nil, nil, nil),
 			nodes:    spreadNodes4(),
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo"), spodOn("node-x", "bar"), spodOn("node-y", "bar")},
@@ -1038,25 +1038,25 @@ func TestPodTopologySpreadFilterMultipleConstraints(t *testing.T) {
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo"), spodOn("node-y", "foo")},
 			want:     codes(abxy, skew, fits, nolabel, skew)},
 		{name: "two node inclusion Constraints, zone: honor/ignore, node: ignore/ignore",
-			pod: spod("p").label("foo", "").nodeSelector("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
+			pod: spod("p").Label("foo", "").nodeSelector("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 				spread(1, "node", hard, spreadFoo, nil, spreadIgnore, nil, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", "node=node-a", "foo="), snode("node-b", "zone=zone1", "node=node-b", "foo="),
 				snode("node-x", "zone=zone2", "node=node-x", "foo="), snode("node-y", "zone=zone2", "node=node-y")},
 			existing: aby(), want: codes(abxy, skew, skew, fits, skew)},
 		{name: "two node inclusion Constraints, zone: honor/honor, node: honor/ignore",
-			pod: spod("p").label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, spreadHonor, nil).
+			pod: spod("p").Label("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, spreadHonor, nil).
 				spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", "node=node-a", "foo="), snode("node-b", "zone=zone1", "node=node-b", "foo="),
 				snode("node-x", "zone=zone2", "node=node-x", "foo="), tainted(snode("node-y", "zone=zone2", "node=node-y"))},
 			existing: aby(), want: codes(abxy, skew, skew, fits, skew)},
 		{name: "two node inclusion Constraints, zone: honor/ignore, node: honor/ignore",
-			pod: spod("p").label("foo", "").nodeSelector("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
+			pod: spod("p").Label("foo", "").nodeSelector("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, nil, nil).
 				spread(1, "node", hard, spreadFoo, nil, nil, nil, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", "node=node-a", "foo="), snode("node-b", "zone=zone1", "node=node-b"),
 				snode("node-x", "zone=zone2", "node=node-x", "foo="), tainted(snode("node-y", "zone=zone2", "node=node-y", "foo="))},
 			existing: aby(), want: codes(abxy, skew, fits, fits, skew)},
 		{name: "two node inclusion Constraints, zone: honor/honor, node: ignore/ignore",
-			pod: spod("p").label("foo", "").nodeSelector("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, spreadHonor, nil).
+			pod: spod("p").Label("foo", "").nodeSelector("foo", "").spread(1, "zone", hard, spreadFoo, nil, nil, spreadHonor, nil).
 				spread(1, "node", hard, spreadFoo, nil, spreadIgnore, nil, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", "node=node-a", "foo="), snode("node-b", "zone=zone1", "node=node-b"),
 				snode("node-x", "zone=zone2", "node=node-x", "foo="), tainted(snode("node-y", "zone=zone2", "node=node-y", "foo="))},
@@ -1110,7 +1110,7 @@ func TestPodTopologySpreadPreScoreSkip(t *testing.T) {
 			pod:   spod("p").ns("default"),
 			nodes: []*v1.Node{snode("node-a", v1.LabelHostname+"=node-a"), snode("node-b", v1.LabelHostname+"=node-b")}},
 		{name: "default constraints and a replicaset that doesn't match",
-			pod:      spod("p").ns("default").label("foo", "bar").label("baz", "sup").owner("rs2", rsKind),
+			pod:      spod("p").ns("default").Label("foo", "bar").Label("baz", "sup").owner("rs2", rsKind),
 			defaults: []v1.TopologySpreadConstraint{{MaxSkew: 2, TopologyKey: "planet", WhenUnsatisfiable: v1.ScheduleAnyway}},
 			nodes:    []*v1.Node{snode("node-a", "planet=mars")},
 			objs: []runtime.Object{&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "rs1"},
@@ -1121,7 +1121,7 @@ func TestPodTopologySpreadPreScoreSkip(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pl := &podTopologySpread{defaults: tc.defaults, listers: spreadListers(t, tc.objs...)}
 			snap := spreadSnapshot(tc.nodes, nil)
-			if s, st := pl.PreScore(tc.pod.info(), snap.List(), snap); s != nil || st != nil {
+			if s, st := pl.PreScore(tc.pod.Info(), snap.List(), snap); s != nil || st != nil {
 				t.Errorf("PreScore = %v, %+v, want a skip", s, st)
 			}
 		})
@@ -1155,20 +1155,20 @@ func TestPodTopologySpreadPreScoreState(t *testing.T) {
 		want     *spreadScoreView
 	}{
 		{name: "normal case",
-			pod: spod("p").label("foo", "").spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil).
+			pod: spod("p").Label("foo", "").spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil).
 				spread(1, host, soft, spreadFoo, nil, nil, nil, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", host+"=node-a"), snode("node-b", "zone=zone1", host+"=node-b"),
 				snode("node-x", "zone=zone2", host+"=node-x")},
 			want: &spreadScoreView{Constraints: []spreadConstraintView{sc(1, "zone", "foo"), sc(1, host, "foo")},
 				Counts: []map[string]int64{{"zone1": 0, "zone2": 0}, {}}, Weights: []float64{weight(2), weight(3)}}},
 		{name: "null selector",
-			pod: spod("p").label("foo", "").spread(1, "zone", soft, nil, nil, nil, nil, nil),
+			pod: spod("p").Label("foo", "").spread(1, "zone", soft, nil, nil, nil, nil, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", host+"=node-a"), snode("node-b", "zone=zone1", host+"=node-b"),
 				snode("node-x", "zone=zone2", host+"=node-x")},
 			want: &spreadScoreView{Constraints: []spreadConstraintView{sc(1, "zone", "<nothing>")},
 				Counts: zeroZones, Weights: []float64{weight(2)}}},
 		{name: "node-x doesn't have label zone",
-			pod: spod("p").label("foo", "").spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil).
+			pod: spod("p").Label("foo", "").spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil).
 				spread(1, host, soft, spreadBar, nil, nil, nil, nil),
 			nodes: []*v1.Node{snode("node-a", "zone=zone1", host+"=node-a"), snode("node-b", "zone=zone1", host+"=node-b"),
 				snode("node-x", host+"=node-x")},
@@ -1176,7 +1176,7 @@ func TestPodTopologySpreadPreScoreState(t *testing.T) {
 				Ignored: []string{"node-x"}, Counts: []map[string]int64{{"zone1": 0}, {}},
 				Weights: []float64{weight(1), weight(2)}}},
 		{name: "system default constraints and a replicaset",
-			pod:    spod("p").ns("default").label("foo", "tar").label("baz", "sup").owner("rs1", rsKind),
+			pod:    spod("p").ns("default").Label("foo", "tar").Label("baz", "sup").owner("rs1", rsKind),
 			system: true,
 			nodes: []*v1.Node{snode("node-a", host+"=node-a", v1.LabelTopologyZone+"=mars"),
 				snode("node-b", host+"=node-b", v1.LabelTopologyZone+"=mars"),
@@ -1186,7 +1186,7 @@ func TestPodTopologySpreadPreScoreState(t *testing.T) {
 			want: &spreadScoreView{Constraints: []spreadConstraintView{sc(3, host, "foo"), sc(5, v1.LabelTopologyZone, "foo")},
 				Counts: []map[string]int64{{}, {"mars": 0, "": 0}}, Weights: []float64{weight(4), weight(2)}}},
 		{name: "default constraints and a replicaset",
-			pod: spod("p").ns("default").label("foo", "tar").label("baz", "sup").owner("rs1", rsKind),
+			pod: spod("p").ns("default").Label("foo", "tar").Label("baz", "sup").owner("rs1", rsKind),
 			defaults: []v1.TopologySpreadConstraint{
 				{MaxSkew: 1, TopologyKey: host, WhenUnsatisfiable: soft},
 				{MaxSkew: 2, TopologyKey: "rack", WhenUnsatisfiable: v1.DoNotSchedule},
@@ -1197,7 +1197,7 @@ func TestPodTopologySpreadPreScoreState(t *testing.T) {
 			want: &spreadScoreView{Constraints: []spreadConstraintView{sc(1, host, "foo"), sc(2, "planet", "foo")},
 				Counts: []map[string]int64{{}, {"mars": 0}}, Weights: []float64{weight(1), weight(1)}}},
 		{name: "default constraints and a replicaset, but pod has constraints",
-			pod: spod("p").ns("default").label("foo", "bar").label("baz", "sup").owner("rs1", rsKind).
+			pod: spod("p").ns("default").Label("foo", "bar").Label("baz", "sup").owner("rs1", rsKind).
 				spread(1, "zone", v1.DoNotSchedule, spreadBar, nil, nil, nil, nil).
 				spread(2, "planet", soft, matchLabels("baz", "sup"), nil, nil, nil, nil),
 			defaults: []v1.TopologySpreadConstraint{{MaxSkew: 2, TopologyKey: "galaxy", WhenUnsatisfiable: soft}},
@@ -1206,35 +1206,35 @@ func TestPodTopologySpreadPreScoreState(t *testing.T) {
 			want: &spreadScoreView{Constraints: []spreadConstraintView{sc(2, "planet", "baz=sup")},
 				Counts: []map[string]int64{{"mars": 0}}, Weights: []float64{weight(1)}}},
 		{name: "NodeAffinityPolicy honored with labelSelectors",
-			pod:   spod("p").label("foo", "").nodeSelector("foo", "").spread(1, "zone", soft, spreadBar, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").nodeSelector("foo", "").spread(1, "zone", soft, spreadBar, nil, nil, nil, nil),
 			nodes: policyNodes(false),
 			want: &spreadScoreView{Constraints: []spreadConstraintView{zoneBar},
 				Counts: zeroZones, Weights: []float64{weight(2)}}},
 		{name: "NodeAffinityPolicy ignored with labelSelectors",
-			pod: spod("p").label("foo", "").nodeSelector("foo", "").
+			pod: spod("p").Label("foo", "").nodeSelector("foo", "").
 				spread(1, "zone", soft, spreadBar, nil, spreadIgnore, nil, nil),
 			nodes: policyNodes(false),
 			want: &spreadScoreView{Constraints: []spreadConstraintView{zoneBar.policies("Ignore", "Ignore")},
 				Counts: zeroZones, Weights: []float64{weight(2)}}},
 		{name: "NodeAffinityPolicy honored with nodeAffinity",
-			pod: spod("p").label("foo", "").affinity("foo", v1.NodeSelectorOpIn, "").
+			pod: spod("p").Label("foo", "").Affinity("foo", v1.NodeSelectorOpIn, "").
 				spread(1, "zone", soft, spreadBar, nil, nil, nil, nil),
 			nodes: policyNodes(false),
 			want: &spreadScoreView{Constraints: []spreadConstraintView{zoneBar},
 				Counts: zeroZones, Weights: []float64{weight(2)}}},
 		{name: "NodeAffinityPolicy ignored with nodeAffinity",
-			pod: spod("p").label("foo", "").affinity("foo", v1.NodeSelectorOpIn, "").
+			pod: spod("p").Label("foo", "").Affinity("foo", v1.NodeSelectorOpIn, "").
 				spread(1, "zone", soft, spreadBar, nil, spreadIgnore, nil, nil),
 			nodes: policyNodes(false),
 			want: &spreadScoreView{Constraints: []spreadConstraintView{zoneBar.policies("Ignore", "Ignore")},
 				Counts: zeroZones, Weights: []float64{weight(2)}}},
 		{name: "NodeTaintsPolicy honored",
-			pod:   spod("p").label("foo", "").spread(1, "zone", soft, spreadBar, nil, nil, spreadHonor, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "zone", soft, spreadBar, nil, nil, spreadHonor, nil),
 			nodes: policyNodes(true),
 			want: &spreadScoreView{Constraints: []spreadConstraintView{zoneBar.policies("Honor", "Honor")},
 				Counts: zeroZones, Weights: []float64{weight(2)}}},
 		{name: "NodeTaintsPolicy ignored",
-			pod:   spod("p").label("foo", "").spread(1, "zone", soft, spreadBar, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "zone", soft, spreadBar, nil, nil, nil, nil),
 			nodes: policyNodes(true),
 			want: &spreadScoreView{Constraints: []spreadConstraintView{zoneBar},
 				Counts: zeroZones, Weights: []float64{weight(2)}}},
@@ -1246,7 +1246,7 @@ func TestPodTopologySpreadPreScoreState(t *testing.T) {
 				pl = newPodTopologySpread(spreadListers(t, tc.objs...))
 			}
 			snap := spreadSnapshot(tc.nodes, nil)
-			s, st := pl.PreScore(tc.pod.info(), snap.List(), snap)
+			s, st := pl.PreScore(tc.pod.Info(), snap.List(), snap)
 			if st != nil || s == nil {
 				t.Fatalf("PreScore = %v, %+v, want a scorer", s, st)
 			}
@@ -1269,7 +1269,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 	}
 	zoned := func(name, zone string) *v1.Node { return snode(name, "zone="+zone, host+"="+name) }
 	hostFoo := func(maxSkew int32) *spreadPodBuilder {
-		return spod("p").label("foo", "").spread(maxSkew, host, soft, spreadFoo, nil, nil, nil, nil)
+		return spod("p").Label("foo", "").spread(maxSkew, host, soft, spreadFoo, nil, nil, nil, nil)
 	}
 	// pods on nodes: the number of pods labelled foo per node name.
 	pods := func(counts ...any) []*spreadPodBuilder {
@@ -1284,7 +1284,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 	twoOneZeroThree := func() []*spreadPodBuilder { return pods("node-a", 2, "node-b", 1, "node-d", 3) }
 	fourThreeTwoOne := func() []*spreadPodBuilder { return pods("node-a", 4, "node-b", 3, "node-c", 2, "node-d", 1) }
 	diffSelectors := func() *spreadPodBuilder {
-		return spod("p").label("foo", "").label("bar", "").spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil).
+		return spod("p").Label("foo", "").Label("bar", "").spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil).
 			spread(1, host, soft, spreadBar, nil, nil, nil, nil)
 	}
 	// The nodes of the node inclusion cases on "node": node-c has no label
@@ -1322,7 +1322,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			pod: hostFoo(1), existing: twoOneZeroThree(), nodes: hostNodes("node-a", "node-b", "node-c", "node-d"),
 			want: map[string]int64{"node-a": 20, "node-b": 60, "node-c": 100, "node-d": 0}},
 		{name: "one constraint on node, null selector",
-			pod:      spod("p").label("foo", "").spread(1, host, soft, nil, nil, nil, nil, nil),
+			pod:      spod("p").Label("foo", "").spread(1, host, soft, nil, nil, nil, nil, nil),
 			existing: twoOneZeroThree(), nodes: hostNodes("node-a", "node-b", "node-c", "node-d"),
 			want: map[string]int64{"node-a": 100, "node-b": 100, "node-c": 100, "node-d": 100}},
 		{name: "one constraint on node, all 4 nodes are candidates, maxSkew=2",
@@ -1332,7 +1332,7 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			pod: hostFoo(3), existing: fourThreeTwoOne(), nodes: hostNodes("node-a", "node-b", "node-c", "node-d"),
 			want: map[string]int64{"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100}},
 		{name: "system defaulting, nodes don't have zone, pods match service",
-			pod: spod("p").label("foo", ""), existing: fourThreeTwoOne(),
+			pod: spod("p").Label("foo", ""), existing: fourThreeTwoOne(),
 			nodes: hostNodes("node-a", "node-b", "node-c", "node-d"),
 			objs:  []runtime.Object{&v1.Service{Spec: v1.ServiceSpec{Selector: map[string]string{"foo": ""}}}},
 			// The same scores as with one spreading constraint.
@@ -1347,20 +1347,20 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			failed: hostNodes("node-y"),
 			want:   map[string]int64{"node-a": 16, "node-b": 0, "node-x": 100}},
 		{name: "one constraint on zone, 3 out of 4 nodes are candidates",
-			pod:      spod("p").label("foo", "").spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil),
+			pod:      spod("p").Label("foo", "").spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil),
 			existing: pods("node-a", 4, "node-b", 2, "node-x", 1, "node-y", 3),
 			nodes:    []*v1.Node{zoned("node-a", "zone1"), zoned("node-b", "zone1"), zoned("node-x", "zone2")},
 			failed:   []*v1.Node{zoned("node-y", "zone2")},
 			want:     map[string]int64{"node-a": 75, "node-b": 75, "node-x": 100}},
 		{name: "two Constraints on zone and node, 2 out of 4 nodes are candidates",
-			pod: spod("p").label("foo", "").spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil).
+			pod: spod("p").Label("foo", "").spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil).
 				spread(1, host, soft, spreadFoo, nil, nil, nil, nil),
 			existing: pods("node-a", 2, "node-b", 1, "node-x", 2, "node-y", 4),
 			nodes:    []*v1.Node{zoned("node-a", "zone1"), zoned("node-x", "zone2")},
 			failed:   []*v1.Node{zoned("node-b", "zone1"), zoned("node-y", "zone2")},
 			want:     map[string]int64{"node-a": 100, "node-x": 63}},
 		{name: "two Constraints on zone, 2 out of 4 nodes are candidates",
-			pod: spod("p").label("foo", "").label("bar", "").spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil).
+			pod: spod("p").Label("foo", "").Label("bar", "").spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil).
 				spread(1, "zone", soft, spreadBar, nil, nil, nil, nil),
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo", "bar"), spodOn("node-a", "foo"), spodOn("node-b", "foo", "bar"),
 				spodOn("node-y", "foo"), spodOn("node-y", "foo", "bar"), spodOn("node-y", "foo")},
@@ -1399,46 +1399,46 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			want:     map[string]int64{"node-a": 100, "node-b": 0}},
 		// Artificial: the API refuses minDomains with ScheduleAnyway.
 		{name: "minDomains has no effect when ScheduleAnyway",
-			pod:      spod("p").label("foo", "").spread(2, "node", soft, spreadFoo, ptrTo[int32](10), nil, nil, nil),
+			pod:      spod("p").Label("foo", "").spread(2, "node", soft, spreadFoo, ptrTo[int32](10), nil, nil, nil),
 			nodes:    []*v1.Node{snode("node-a", "node=node-a"), snode("node-b", "node=node-b"), snode("node-c", "node=node-c")},
 			existing: pods("node-a", 2, "node-b", 2, "node-c", 1),
 			want:     map[string]int64{"node-a": 75, "node-b": 75, "node-c": 100}},
 		{name: "NodeAffinityPolicy honoed with labelSelectors",
-			pod:   spod("p").label("foo", "").nodeSelector("foo", "").spread(1, "node", soft, spreadFoo, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").nodeSelector("foo", "").spread(1, "node", soft, spreadFoo, nil, nil, nil, nil),
 			nodes: policyNodes(false), existing: policyPods(),
 			want: map[string]int64{"node-a": 0, "node-b": 33, "node-c": 100}},
 		{name: "NodeAffinityPolicy ignored with labelSelectors",
-			pod: spod("p").label("foo", "").nodeSelector("foo", "").
+			pod: spod("p").Label("foo", "").nodeSelector("foo", "").
 				spread(1, "node", soft, spreadFoo, nil, spreadIgnore, nil, nil),
 			nodes: policyNodes(false), existing: policyPods(),
 			want: map[string]int64{"node-a": 66, "node-b": 100, "node-c": 100}},
 		{name: "NodeAffinityPolicy honoed with nodeAffinity",
-			pod: spod("p").label("foo", "").affinity("foo", v1.NodeSelectorOpIn, "").
+			pod: spod("p").Label("foo", "").Affinity("foo", v1.NodeSelectorOpIn, "").
 				spread(1, "node", soft, spreadFoo, nil, nil, nil, nil),
 			nodes: policyNodes(false), existing: policyPods(),
 			want: map[string]int64{"node-a": 0, "node-b": 33, "node-c": 100}},
 		{name: "NodeAffinityPolicy ignored with nodeAffinity",
-			pod: spod("p").label("foo", "").affinity("foo", v1.NodeSelectorOpIn, "").
+			pod: spod("p").Label("foo", "").Affinity("foo", v1.NodeSelectorOpIn, "").
 				spread(1, "node", soft, spreadFoo, nil, spreadIgnore, nil, nil),
 			nodes: policyNodes(false), existing: policyPods(),
 			want: map[string]int64{"node-a": 66, "node-b": 100, "node-c": 100}},
 		{name: "NodeTaintsPolicy honored",
-			pod:   spod("p").label("foo", "").spread(1, "node", soft, spreadFoo, nil, nil, spreadHonor, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "node", soft, spreadFoo, nil, nil, spreadHonor, nil),
 			nodes: policyNodes(true), existing: policyPods(),
 			want: map[string]int64{"node-a": 0, "node-b": 33, "node-c": 100}},
 		{name: "NodeTaintsPolicy ignored",
-			pod:   spod("p").label("foo", "").spread(1, "node", soft, spreadFoo, nil, nil, nil, nil),
+			pod:   spod("p").Label("foo", "").spread(1, "node", soft, spreadFoo, nil, nil, nil, nil),
 			nodes: policyNodes(true), existing: policyPods(),
 			want: map[string]int64{"node-a": 66, "node-b": 100, "node-c": 100}},
 		{name: "matchLabelKeys ANDed with LabelSelector when LabelSelector is empty",
-			pod: spod("p").label("foo", "").label("bar", "").
+			pod: spod("p").Label("foo", "").Label("bar", "").
 				spread(1, "zone", soft, &metav1.LabelSelector{}, nil, nil, nil, []string{"foo"}).
 				spread(1, host, soft, &metav1.LabelSelector{}, nil, nil, nil, []string{"bar"}),
 			existing: matchKeyPods(),
 			nodes:    []*v1.Node{zoned("node-a", "zone1"), zoned("node-b", "zone1"), zoned("node-c", "zone2"), zoned("node-d", "zone2")},
 			want:     map[string]int64{"node-a": 60, "node-b": 20, "node-c": 60, "node-d": 100}},
 		{name: "matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty",
-			pod: spod("p").label("foo", "").label("bar", "").label("baz", "").
+			pod: spod("p").Label("foo", "").Label("bar", "").Label("baz", "").
 				spread(1, "zone", soft, spreadFoo, nil, nil, nil, nil).
 				spread(1, host, soft, spreadBar, nil, nil, nil, []string{"baz"}),
 			existing: []*spreadPodBuilder{spodOn("node-a", "foo"), spodOn("node-b", "foo", "bar", "baz"), spodOn("node-c", "foo"),
@@ -1453,13 +1453,13 @@ func TestPodTopologySpreadScore(t *testing.T) {
 			for _, n := range tc.nodes {
 				feasible = append(feasible, snap.Get(n.Name))
 			}
-			s, st := newPodTopologySpread(spreadListers(t, tc.objs...)).PreScore(tc.pod.info(), feasible, snap)
+			s, st := newPodTopologySpread(spreadListers(t, tc.objs...)).PreScore(tc.pod.Info(), feasible, snap)
 			if st != nil || s == nil {
 				t.Fatalf("PreScore = %v, %+v, want a scorer", s, st)
 			}
 			scores := make([]int64, len(feasible))
 			s.Score(feasible, scores)
-			s.(ScoreNormalizer).NormalizeScores(scores)
+			s.(framework.ScoreNormalizer).NormalizeScores(scores)
 			got := map[string]int64{}
 			for i, ni := range feasible {
 				got[ni.Name()] = scores[i]
@@ -1478,224 +1478,48 @@ func spreadProfileCluster() (*cache.Snapshot, *spreadPodBuilder) {
 	nodes := []*v1.Node{snode("node-a", v1.LabelTopologyZone+"=zone1"), snode("node-b", v1.LabelTopologyZone+"=zone2"),
 		snode("node-c")}
 	for _, n := range nodes {
-		n.Status.Allocatable = res("cpu", "4", "memory", "8Gi", "pods", "32")
+		n.Status.Allocatable = ft.Res("cpu", "4", "memory", "8Gi", "pods", "32")
 	}
 	return spreadSnapshot(nodes, []*spreadPodBuilder{web}), web
 }
 
 // spreadWebPod is a web replica that must spread over zones with maxSkew 1.
 func spreadWebPod() *spreadPodBuilder {
-	return spod("web-new").ns("default").label("app", "web").
+	return spod("web-new").ns("default").Label("app", "web").
 		spread(1, v1.LabelTopologyZone, v1.DoNotSchedule, matchLabels("app", "web"), nil, nil, nil, nil)
-}
-
-// TestPodTopologySpreadInProfile runs the plugin through the default
-// profile: upstream's statuses and the FitError message.
-func TestPodTopologySpreadInProfile(t *testing.T) {
-	snap, _ := spreadProfileCluster()
-	ps, st := defaultProfileOver(Listers{}).Prepare(spreadWebPod().info(), snap)
-	if st != nil {
-		t.Fatalf("Prepare: %+v", st)
-	}
-	var d Diagnosis
-	for _, ni := range snap.List() {
-		if st := Filter(ps, ni); st != nil {
-			d.Add(ni.Name(), st)
-		}
-	}
-	if got := d.NodeStatus("node-a"); got != statusTopologySpread {
-		t.Errorf("node-a: Filter = %+v, want %+v", got, statusTopologySpread)
-	}
-	if got := d.NodeStatus("node-c"); got != statusTopologySpreadMissingLabel {
-		t.Errorf("node-c: Filter = %+v, want %+v", got, statusTopologySpreadMissingLabel)
-	}
-	want := "0/3 nodes are available: 1 node(s) didn't match pod topology spread constraints, " +
-		"1 node(s) didn't match pod topology spread constraints (missing required label)."
-	if got := d.Message(3); got != want {
-		t.Errorf("Message = %q, want %q", got, want)
-	}
-	if diff := cmp.Diff([]string{abi.PluginPodTopologySpread}, d.UnschedulablePlugins()); diff != "" {
-		t.Errorf("unschedulable plugins (-want, +got):\n%s", diff)
-	}
-	wantStatus := map[*Status]struct {
-		code   Code
-		reason string
-	}{
-		statusTopologySpread:             {Unschedulable, "node(s) didn't match pod topology spread constraints"},
-		statusTopologySpreadMissingLabel: {UnschedulableAndUnresolvable, "node(s) didn't match pod topology spread constraints (missing required label)"},
-	}
-	for st, w := range wantStatus {
-		if st.Code != w.code || st.Message() != w.reason || st.Plugin != "PodTopologySpread" {
-			t.Errorf("status %+v, want code %v and upstream's reason %q", st, w.code, w.reason)
-		}
-	}
-}
-
-// TestPodTopologySpreadPreemption is preemption's dry run: evicting the
-// matching pod on node-a fixes the skew there, on a clone of the state.
-func TestPodTopologySpreadPreemption(t *testing.T) {
-	snap, web := spreadProfileCluster()
-	ps, st := defaultProfileOver(Listers{}).Prepare(spreadWebPod().info(), snap)
-	if st != nil {
-		t.Fatalf("Prepare: %+v", st)
-	}
-	ni := snap.Get("node-a")
-	if got := Filter(ps, ni); got != statusTopologySpread {
-		t.Fatalf("node-a before the eviction: Filter = %+v, want %+v", got, statusTopologySpread)
-	}
-	c := ps.Clone()
-	work := ni.Clone()
-	victim := web.info()
-	work.RemovePod(victim.Pod.UID)
-	c.RemovePod(victim, work)
-	if got := Filter(c, work); got != nil {
-		t.Errorf("node-a without the victim: Filter = %+v, want feasible", got)
-	}
-	if got := Filter(ps, ni); got != statusTopologySpread {
-		t.Errorf("the original state after the clone's RemovePod: Filter = %+v, want %+v", got, statusTopologySpread)
-	}
-	c.AddPod(victim, ni)
-	if got := Filter(c, ni); got != statusTopologySpread {
-		t.Errorf("the victim put back: Filter = %+v, want %+v", got, statusTopologySpread)
-	}
-}
-
-// TestPodTopologySpreadNominated: two web pods nominated to node-b make it
-// as crowded as the skew allows, so the pod no longer fits there.
-func TestPodTopologySpreadNominated(t *testing.T) {
-	snap, _ := spreadProfileCluster()
-	ps, st := defaultProfileOver(Listers{}).Prepare(spreadWebPod().info(), snap)
-	if st != nil {
-		t.Fatalf("Prepare: %+v", st)
-	}
-	b := snap.Get("node-b")
-	if got := Filter(ps, b); got != nil {
-		t.Fatalf("node-b: Filter = %+v, want feasible", got)
-	}
-	ps.AddNominated(b, []*cache.PodInfo{spodOn("node-b", "app=web").ns("default").info(),
-		spodOn("node-b", "app=web").ns("default").info()})
-	if got := Filter(ps, b); got != statusTopologySpread {
-		t.Errorf("node-b with two nominated web pods: Filter = %+v, want %+v", got, statusTopologySpread)
-	}
-}
-
-// TestPodTopologySpreadDefaultSpreading: a pod without constraints owned by
-// a ReplicaSet is scored by the system defaults through the profile's
-// listers, with weight 2; without listers, or without a controller, it pays
-// for no scorer.
-func TestPodTopologySpreadDefaultSpreading(t *testing.T) {
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
-		Spec: appsv1.ReplicaSetSpec{Selector: matchLabels("app", "web")}}
-	snap, _ := spreadProfileCluster()
-	owned := spod("web-new").ns("default").label("app", "web").owner("web", appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))
-	for _, tc := range []struct {
-		name    string
-		listers Listers
-		pod     *spreadPodBuilder
-		want    bool
-	}{
-		{"replica set", spreadListers(t, rs), owned, true},
-		{"no listers", Listers{}, owned, false},
-		{"no controller", spreadListers(t, rs), spod("lone").ns("default").label("app", "web"), false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ps, st := defaultProfileOver(tc.listers).Prepare(tc.pod.info(), snap)
-			if st != nil {
-				t.Fatalf("Prepare: %+v", st)
-			}
-			if st := ps.preScore(snap.List()); st != nil {
-				t.Fatalf("preScore: %+v", st)
-			}
-			var got *weightedScorer
-			for i := range ps.scorers {
-				if _, ok := ps.scorers[i].scorer.(*spreadScorer); ok {
-					got = &ps.scorers[i]
-				}
-			}
-			if (got != nil) != tc.want {
-				t.Fatalf("spread scorer present = %v, want %v", got != nil, tc.want)
-			}
-			if got != nil && (got.weight != 2 || !got.normalize) {
-				t.Errorf("spread scorer weight %d, normalize %v: want 2, true", got.weight, got.normalize)
-			}
-		})
-	}
 }
 
 func TestPodTopologySpreadBadSelector(t *testing.T) {
 	bad := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Near"}}}
 	snap, _ := spreadProfileCluster()
-	pl := newPodTopologySpread(Listers{})
+	pl := newPodTopologySpread(framework.Listers{})
 	hard := spod("p").spread(1, "zone", v1.DoNotSchedule, bad, nil, nil, nil, nil)
-	if _, _, st := pl.PreFilter(hard.info(), snap); st == nil || st.Code != Error {
+	if _, _, st := pl.PreFilter(hard.Info(), snap); st == nil || st.Code != framework.Error {
 		t.Errorf("PreFilter = %+v, want an Error", st)
 	}
 	soft := spod("p").spread(1, "zone", v1.ScheduleAnyway, bad, nil, nil, nil, nil)
-	if _, st := pl.PreScore(soft.info(), snap.List(), snap); st == nil || st.Code != Error {
+	if _, st := pl.PreScore(soft.Info(), snap.List(), snap); st == nil || st.Code != framework.Error {
 		t.Errorf("PreScore = %+v, want an Error", st)
 	}
 }
 
-// TestPodTopologySpreadAllocatesNothing: filtering a feasible node and
-// scoring allocate nothing.
+// TestPodTopologySpreadAllocatesNothing: scoring allocates nothing
+// (filtering a feasible node, in the profile:
+// TestPodTopologySpreadFilterAllocatesNothing).
 func TestPodTopologySpreadAllocatesNothing(t *testing.T) {
-	nodes, pod := spreadBenchCluster(60)
+	nodes, _ := spreadBenchCluster(60)
 	snap := cache.NewSnapshot(nodes...)
-	ps, st := defaultProfile().Prepare(pod.info(), snap)
-	if st != nil {
-		t.Fatalf("Prepare: %+v", st)
-	}
-	ni := nodes[len(nodes)-1]
-	if st := Filter(ps, ni); st != nil {
-		t.Fatalf("Filter = %+v, want the node feasible", st)
-	}
-	if n := testing.AllocsPerRun(100, func() { Filter(ps, ni) }); n != 0 {
-		t.Errorf("Filter on a feasible node allocates %v times, want 0", n)
-	}
 	soft := spreadBenchPod(v1.ScheduleAnyway)
-	s, st := newPodTopologySpread(Listers{}).PreScore(soft.info(), nodes, snap)
+	s, st := newPodTopologySpread(framework.Listers{}).PreScore(soft.Info(), nodes, snap)
 	if st != nil || s == nil {
 		t.Fatalf("PreScore = %v, %+v", s, st)
 	}
 	scores := make([]int64, len(nodes))
 	if n := testing.AllocsPerRun(20, func() {
 		s.Score(nodes, scores)
-		s.(ScoreNormalizer).NormalizeScores(scores)
+		s.(framework.ScoreNormalizer).NormalizeScores(scores)
 	}); n != 0 {
 		t.Errorf("Score and NormalizeScores allocate %v times, want 0", n)
-	}
-}
-
-// TestPodTopologySpreadConcurrentFilter is a hammer: many goroutines filter
-// every node with one state and agree with a sequential run (under -race).
-func TestPodTopologySpreadConcurrentFilter(t *testing.T) {
-	nodes, pod := spreadBenchCluster(90)
-	snap := cache.NewSnapshot(nodes...)
-	ps, st := defaultProfile().Prepare(pod.info(), snap)
-	if st != nil {
-		t.Fatalf("Prepare: %+v", st)
-	}
-	want := make([]*Status, len(nodes))
-	for i, ni := range nodes {
-		want[i] = Filter(ps, ni)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan string, 16)
-	for g := range 16 {
-		wg.Go(func() {
-			for k := range len(nodes) {
-				i := (k + g*7) % len(nodes)
-				if got := Filter(ps, nodes[i]); got != want[i] {
-					errs <- fmt.Sprintf("%s: Filter = %+v, want %+v", nodes[i].Name(), got, want[i])
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Error(e)
 	}
 }
 
@@ -1707,11 +1531,11 @@ func spreadBenchCluster(n int) ([]*cache.NodeInfo, *spreadPodBuilder) {
 	for i := range nodes {
 		name := fmt.Sprintf("node-%04d", i)
 		node := snode(name, v1.LabelHostname+"="+name, v1.LabelTopologyZone+fmt.Sprintf("=zone-%d", i%3))
-		node.Status.Allocatable = res("cpu", "32", "memory", "128Gi", "pods", "110")
-		pods := []*cache.PodInfo{spodOn(name, "app=web").ns("default").info(), spodOn(name, "app=web").ns("default").info(),
-			spodOn(name, "app=db").ns("default").info()}
+		node.Status.Allocatable = ft.Res("cpu", "32", "memory", "128Gi", "pods", "110")
+		pods := []*cache.PodInfo{spodOn(name, "app=web").ns("default").Info(), spodOn(name, "app=web").ns("default").Info(),
+			spodOn(name, "app=db").ns("default").Info()}
 		if i%3 == 0 {
-			pods = append(pods, spodOn(name, "app=web").ns("default").info())
+			pods = append(pods, spodOn(name, "app=web").ns("default").Info())
 		}
 		nodes[i] = cache.NewNodeInfo(node, pods...)
 	}
@@ -1719,7 +1543,7 @@ func spreadBenchCluster(n int) ([]*cache.NodeInfo, *spreadPodBuilder) {
 }
 
 func spreadBenchPod(action v1.UnsatisfiableConstraintAction) *spreadPodBuilder {
-	return spod("web-new").ns("default").label("app", "web").
+	return spod("web-new").ns("default").Label("app", "web").
 		spread(1, v1.LabelTopologyZone, action, matchLabels("app", "web"), nil, nil, nil, nil).
 		spread(2, v1.LabelHostname, action, matchLabels("app", "web"), nil, nil, nil, nil)
 }
