@@ -335,3 +335,35 @@ func (ps *PodState) AddNominated(ni *cache.NodeInfo, pods []*cache.PodInfo) {
 	}
 	ps.nominated[ni.Name()] = nominatedNode{ni: with, ps: st}
 }
+
+// What a pod's state runs, for the plugins' tests and for looking into a
+// profile: none of it is on the cycle's path.
+
+// Filters are the pod's filters, in profile order, the plugins it skipped
+// left out. The slice is the caller's.
+func (ps *PodState) Filters() []PodFilter { return slices.Clone(ps.filters) }
+
+// HasUpdaters reports whether one of the pod's filters is a PodUpdater
+// (its state counts pods on other nodes).
+func (ps *PodState) HasUpdaters() bool { return ps.updaters != nil }
+
+// WeightedScorer is one of a pod's scorers, with its weight, and whether
+// its raw scores are normalised.
+type WeightedScorer struct {
+	Scorer    PodScorer
+	Weight    int64
+	Normalize bool
+}
+
+// Scorers runs the profile's PreScores for nodes, as Score does, and
+// returns the pod's scorers in profile order.
+func (ps *PodState) Scorers(nodes []*cache.NodeInfo) ([]WeightedScorer, *Status) {
+	if st := ps.preScore(nodes); st != nil {
+		return nil, st
+	}
+	out := make([]WeightedScorer, len(ps.scorers))
+	for i, s := range ps.scorers {
+		out[i] = WeightedScorer{s.scorer, s.weight, s.normalize}
+	}
+	return out, nil
+}
