@@ -32,7 +32,7 @@ func args(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
 	if err := validatePreemption(path, &args); err != nil {
 		return nil, err
 	}
-	return framework.PreemptionArgs{*args.MinCandidateNodesPercentage, *args.MinCandidateNodesAbsolute}, nil
+	return framework.PreemptionArgs{MinCandidateNodesPercentage: *args.MinCandidateNodesPercentage, MinCandidateNodesAbsolute: *args.MinCandidateNodesAbsolute}, nil
 }
 
 func setDefaultsPreemption(a *kschedv1.DefaultPreemptionArgs) {
