@@ -17,6 +17,7 @@ var (
 	ProfileCluster                   = spreadProfileCluster
 	WebPod                           = spreadWebPod
 	BenchCluster                     = spreadBenchCluster
+	BenchPod                         = spreadBenchPod
 	StatusTopologySpread             = statusTopologySpread
 	StatusTopologySpreadMissingLabel = statusTopologySpreadMissingLabel
 )
