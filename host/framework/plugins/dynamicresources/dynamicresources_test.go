@@ -17,9 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/wasmsched/wasmsched/abi"
@@ -787,4 +789,30 @@ func handleFor(l framework.Listers) framework.Handle {
 	}
 	h, _ := handles.LoadOrStore(key, framework.NewHandle(framework.HandleOptions{Listers: l}))
 	return h.(framework.Handle)
+}
+
+// TestBuildDynamicResourcesArgs checks that DynamicResources' args reach
+// the plugin, and upstream's defaults when left out.
+func TestBuildDynamicResourcesArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args string
+		want dynamicResourcesArgs
+	}{
+		{`{}`, dynamicResourcesArgs{filterTimeout: 10 * time.Second, bindingTimeout: 10 * time.Minute}},
+		{`{"filterTimeout": "0s", "bindingTimeout": "30s"}`, dynamicResourcesArgs{bindingTimeout: 30 * time.Second}},
+	} {
+		a, err := Row().Args(&kschedv1.PluginConfig{Name: abi.PluginDynamicResources, Args: runtime.RawExtension{Raw: []byte(tc.args)}},
+			field.NewPath("args"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := Row().New(framework.NewHandle(framework.HandleOptions{}), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := pl.(*dynamicResources)
+		if a := (dynamicResourcesArgs{got.filterTimeout, got.bindingTimeout}); a != tc.want {
+			t.Errorf("%s: args %+v, want %+v", tc.args, a, tc.want)
+		}
+	}
 }

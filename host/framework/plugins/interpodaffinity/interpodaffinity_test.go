@@ -7,8 +7,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
@@ -1000,5 +1003,30 @@ func TestInterPodAffinityMergeCopiesTerms(t *testing.T) {
 	cached := pi.Affinity.Required[0]
 	if cached.Namespaces.Len() != 0 || !selectsSome(cached.NamespaceSelector) {
 		t.Errorf("the cached term changed: namespaces %v, selector %v", cached.Namespaces.UnsortedList(), cached.NamespaceSelector)
+	}
+}
+
+// TestInterPodAffinityArgsDefaults checks the args' defaults, also written
+// out, and ignorePreferredTermsOfExistingPods.
+func TestInterPodAffinityArgsDefaults(t *testing.T) {
+	argsOf := func(args string) interPodAffinity {
+		t.Helper()
+		var pc *kschedv1.PluginConfig
+		if args != "" {
+			pc = &kschedv1.PluginConfig{Name: abi.PluginInterPodAffinity, Args: runtime.RawExtension{Raw: []byte(args)}}
+		}
+		a, err := Row().Args(pc, field.NewPath("args"))
+		if err != nil {
+			t.Fatalf("args %q: %v", args, err)
+		}
+		return a.(interPodAffinity)
+	}
+	for _, args := range []string{"", `{"hardPodAffinityWeight": 1}`} {
+		if pl := argsOf(args); pl.hardPodAffinityWeight != 1 || pl.ignoreExistingPreferred {
+			t.Errorf("InterPodAffinity %+v, want the default", pl)
+		}
+	}
+	if pl := argsOf(`ignorePreferredTermsOfExistingPods: true`); pl.hardPodAffinityWeight != 1 || !pl.ignoreExistingPreferred {
+		t.Errorf("InterPodAffinity %+v, want weight 1 and ignoring the existing pods' preferred terms", pl)
 	}
 }

@@ -324,3 +324,114 @@ func TestBalancedAllocationResources(t *testing.T) {
 		})
 	}
 }
+
+// TestArgsObject checks args already decoded as the plugin's args type, as
+// a configuration decoded with the scheme gives them.
+func TestArgsObject(t *testing.T) {
+	args := &kschedv1.NodeResourcesFitArgs{ScoringStrategy: &kschedv1.ScoringStrategy{Type: kschedv1.MostAllocated}}
+	pl := builtPlugin(t, "NodeResourcesFit", args).(nodeResourcesFit)
+	if pl.scorer == nil || pl.scorer.strategy != strategyMostAllocated || len(pl.scorer.resources) != 2 {
+		t.Errorf("scorer %+v, want MostAllocated over cpu and memory", pl.scorer)
+	}
+	if args.ScoringStrategy.Resources != nil {
+		t.Errorf("Build changed the caller's args: %+v", args.ScoringStrategy)
+	}
+}
+
+// TestArgsDefaults checks upstream's v1 defaulting of the args
+// (defaults_test.go's plugin args cases).
+func TestArgsDefaults(t *testing.T) {
+	t.Run("NodeResourcesFit", func(t *testing.T) {
+		for _, tc := range []struct{ in, want kschedv1.NodeResourcesFitArgs }{
+			{kschedv1.NodeResourcesFitArgs{}, kschedv1.NodeResourcesFitArgs{ScoringStrategy: &kschedv1.ScoringStrategy{
+				Type: kschedv1.LeastAllocated, Resources: cpuMem}}},
+			{kschedv1.NodeResourcesFitArgs{ScoringStrategy: &kschedv1.ScoringStrategy{Type: kschedv1.MostAllocated}},
+				kschedv1.NodeResourcesFitArgs{ScoringStrategy: &kschedv1.ScoringStrategy{Type: kschedv1.MostAllocated, Resources: cpuMem}}},
+			{kschedv1.NodeResourcesFitArgs{ScoringStrategy: &kschedv1.ScoringStrategy{Type: kschedv1.MostAllocated,
+				Resources: []kschedv1.ResourceSpec{{Name: "cpu", Weight: 2}, {Name: "memory"}}}},
+				kschedv1.NodeResourcesFitArgs{ScoringStrategy: &kschedv1.ScoringStrategy{Type: kschedv1.MostAllocated,
+					Resources: []kschedv1.ResourceSpec{{Name: "cpu", Weight: 2}, {Name: "memory", Weight: 1}}}}},
+		} {
+			setDefaultsFit(&tc.in)
+			if diff := cmp.Diff(tc.want, tc.in); diff != "" {
+				t.Errorf("(-want, +got):\n%s", diff)
+			}
+		}
+	})
+	t.Run("NodeResourcesBalancedAllocation", func(t *testing.T) {
+		for _, tc := range []struct {
+			in, want kschedv1.NodeResourcesBalancedAllocationArgs
+		}{
+			{kschedv1.NodeResourcesBalancedAllocationArgs{}, kschedv1.NodeResourcesBalancedAllocationArgs{Resources: cpuMem}},
+			{kschedv1.NodeResourcesBalancedAllocationArgs{Resources: []kschedv1.ResourceSpec{{Name: "nvidia.com/gpu"}}},
+				kschedv1.NodeResourcesBalancedAllocationArgs{Resources: []kschedv1.ResourceSpec{{Name: "nvidia.com/gpu", Weight: 1}}}},
+		} {
+			setDefaultsBalanced(&tc.in)
+			if diff := cmp.Diff(tc.want, tc.in); diff != "" {
+				t.Errorf("(-want, +got):\n%s", diff)
+			}
+		}
+	})
+}
+
+// argsOf decodes args (YAML or JSON; "" for no pluginConfig entry) through
+// row, as Build does.
+func argsOf(t *testing.T, row framework.Row, args string) any {
+	t.Helper()
+	var pc *kschedv1.PluginConfig
+	if args != "" {
+		pc = &kschedv1.PluginConfig{Name: row.Name, Args: runtime.RawExtension{Raw: []byte(args)}}
+	}
+	a, err := row.Args(pc, field.NewPath("args"))
+	if err != nil {
+		t.Fatalf("%s args %q: %v", row.Name, args, err)
+	}
+	return a
+}
+
+// TestDefaultArgsFastPaths: no args, and upstream's defaults written out,
+// take the plugins' fast paths (LeastAllocated and BalancedAllocation over
+// cpu and memory, without per-pod state).
+func TestDefaultArgsFastPaths(t *testing.T) {
+	for _, args := range []string{"", `{"scoringStrategy": {"type": "LeastAllocated"}}`} {
+		if pl := argsOf(t, FitRow(), args).(nodeResourcesFit); pl.scorer != nil || pl.ignored != nil {
+			t.Errorf("NodeResourcesFit %+v, want the default", pl)
+		}
+	}
+	for _, args := range []string{"", `{"resources": [{"name": "cpu"}, {"name": "memory", "weight": 1}]}`} {
+		if pl := argsOf(t, BalancedAllocationRow(), args).(nodeResourcesBalancedAllocation); pl.resources != nil {
+			t.Errorf("NodeResourcesBalancedAllocation %+v, want the default", pl)
+		}
+	}
+}
+
+// TestFitIgnoredResources checks that ignoredResources and
+// ignoredResourceGroups take extended resources out of the filter.
+func TestFitIgnoredResources(t *testing.T) {
+	node := ft.MakeNode("n1", "cpu", "4", "memory", "1Gi").Info()
+	pod := ft.MakePod().Req("cpu", "1", "example.com/foo", "1", "other.io/bar", "1", "hugepages-2Mi", "2Mi")
+	for _, tc := range []struct {
+		args, want string
+	}{
+		{``, "Insufficient example.com/foo, Insufficient hugepages-2Mi, Insufficient other.io/bar"},
+		{`ignoredResources: [example.com/foo]`, "Insufficient hugepages-2Mi, Insufficient other.io/bar"},
+		{`{ignoredResources: [example.com/foo], ignoredResourceGroups: [other.io, hugepages-2Mi]}`, "Insufficient hugepages-2Mi"},
+	} {
+		raw := tc.args
+		if raw == "" {
+			raw = "{}"
+		}
+		pl := argsOf(t, FitRow(), raw).(nodeResourcesFit)
+		f, _, st := pl.PreFilter(pod.Info(), nil)
+		if st != nil {
+			t.Fatal(st.Message())
+		}
+		got := ""
+		if st := f.Filter(node); st != nil {
+			got = st.Message()
+		}
+		if got != tc.want {
+			t.Errorf("args %q: Filter = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}

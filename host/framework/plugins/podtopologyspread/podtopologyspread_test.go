@@ -14,10 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
 
+	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/framework"
 	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
@@ -1551,3 +1554,37 @@ func spreadBenchPod(action v1.UnsatisfiableConstraintAction) *spreadPodBuilder {
 // The labels of a pod the selector Matches call gets are a labels.Set: a
 // map in an interface, which does not allocate.
 var _ labels.Labels = labels.Set(nil)
+
+// spreadArgsOf decodes PodTopologySpread's args (YAML or JSON; "" for no
+// pluginConfig entry), as Build does.
+func spreadArgsOf(t *testing.T, args string) podTopologySpread {
+	t.Helper()
+	var pc *kschedv1.PluginConfig
+	if args != "" {
+		pc = &kschedv1.PluginConfig{Name: abi.PluginPodTopologySpread, Args: runtime.RawExtension{Raw: []byte(args)}}
+	}
+	a, err := Row().Args(pc, field.NewPath("args"))
+	if err != nil {
+		t.Fatalf("args %q: %v", args, err)
+	}
+	return a.(podTopologySpread)
+}
+
+// TestSpreadArgs checks the defaulting type: System by default (and
+// written out), List without constraints has none, List with constraints
+// spreads a pod without its own by them.
+func TestSpreadArgs(t *testing.T) {
+	for _, args := range []string{"", `{"defaultingType": "System"}`} {
+		if pl := spreadArgsOf(t, args); !pl.systemDefaulted {
+			t.Errorf("args %q: PodTopologySpread not system-defaulted", args)
+		}
+	}
+	if pl := spreadArgsOf(t, `{defaultingType: List}`); pl.systemDefaulted || len(pl.defaults) != 0 {
+		t.Errorf("PodTopologySpread List without constraints: %+v, want no defaults", pl)
+	}
+	pl := spreadArgsOf(t, `{defaultingType: List, defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]}`)
+	want := []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: v1.DoNotSchedule}}
+	if diff := cmp.Diff(want, pl.defaults); diff != "" || pl.systemDefaulted {
+		t.Errorf("defaults (-want, +got):\n%s; systemDefaulted %v", diff, pl.systemDefaulted)
+	}
+}
