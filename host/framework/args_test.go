@@ -1,11 +1,17 @@
-package framework
+package framework_test
 
 import (
 	"testing"
 
+	"github.com/wasmsched/wasmsched/abi"
+	. "github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/nodeaffinity"
+
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	kschedv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/wasmsched/wasmsched/host/cache"
@@ -17,30 +23,30 @@ import (
 func TestNodeAffinityAddedAffinity(t *testing.T) {
 	pl := builtPlugin(t, "NodeAffinity", &kschedv1.NodeAffinityArgs{AddedAffinity: &v1.NodeAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{
-			labelTerm(expr("zone", v1.NodeSelectorOpIn, "foo", "bar"))}},
+			ft.LabelTerm(ft.Expr("zone", v1.NodeSelectorOpIn, "foo", "bar"))}},
 		PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{
-			{Weight: 5, Preference: labelTerm(expr("disk", v1.NodeSelectorOpIn, "ssd"))}},
-	}}).(nodeAffinity)
-	foo := makeNode("foo", "cpu", "1").label("zone", "foo").label("disk", "ssd")
-	bar := makeNode("bar", "cpu", "1").label("zone", "bar").label("region", "r1")
-	baz := makeNode("baz", "cpu", "1").label("zone", "baz").label("region", "r1")
+			{Weight: 5, Preference: ft.LabelTerm(ft.Expr("disk", v1.NodeSelectorOpIn, "ssd"))}},
+	}}).(PreFilterPlugin)
+	foo := ft.MakeNode("foo", "cpu", "1").Label("zone", "foo").Label("disk", "ssd")
+	bar := ft.MakeNode("bar", "cpu", "1").Label("zone", "bar").Label("region", "r1")
+	baz := ft.MakeNode("baz", "cpu", "1").Label("zone", "baz").Label("region", "r1")
 	for _, tc := range []struct {
 		name string
-		pod  *podBuilder
+		pod  *ft.PodBuilder
 		want []string // each node's reason, "" feasible: foo, bar, baz
 	}{
-		{"a pod without node affinity meets the added affinity", makePod(),
-			[]string{"", "", ReasonEnforcedNodeAffinity}},
-		{"the pod's own selector after the added affinity", makePod().selector("region", "r1"),
-			[]string{ReasonNodeAffinity, "", ReasonEnforcedNodeAffinity}},
+		{"a pod without node affinity meets the added affinity", ft.MakePod(),
+			[]string{"", "", nodeaffinity.ReasonEnforcedNodeAffinity}},
+		{"the pod's own selector after the added affinity", ft.MakePod().Selector("region", "r1"),
+			[]string{nodeaffinity.ReasonNodeAffinity, "", nodeaffinity.ReasonEnforcedNodeAffinity}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, _, st := pl.PreFilter(tc.pod.info(), nil)
+			f, _, st := pl.PreFilter(tc.pod.Info(), nil)
 			if st != nil || f == nil {
 				t.Fatalf("PreFilter = %v, %+v, want a filter", f, st)
 			}
 			var got []string
-			for _, ni := range infos(foo, bar, baz) {
+			for _, ni := range ft.Infos(foo, bar, baz) {
 				r := ""
 				if st := f.Filter(ni); st != nil {
 					r = st.Message()
@@ -53,15 +59,15 @@ func TestNodeAffinityAddedAffinity(t *testing.T) {
 		})
 	}
 	t.Run("score", func(t *testing.T) {
-		pod := makePod().preferred(3, labelTerm(expr("region", v1.NodeSelectorOpIn, "r1")))
-		if diff := cmp.Diff([]int64{5, 3, 3}, rawScores(t, pl, pod, []*nodeBuilder{foo, bar, baz})); diff != "" {
+		pod := ft.MakePod().Preferred(3, ft.LabelTerm(ft.Expr("region", v1.NodeSelectorOpIn, "r1")))
+		if diff := cmp.Diff([]int64{5, 3, 3}, rawScores(t, pl, pod, []*ft.NodeBuilder{foo, bar, baz})); diff != "" {
 			t.Errorf("raw scores (-want, +got):\n%s", diff)
 		}
-		if diff := cmp.Diff([]int64{5, 0, 0}, rawScores(t, pl, makePod(), []*nodeBuilder{foo, bar, baz})); diff != "" {
+		if diff := cmp.Diff([]int64{5, 0, 0}, rawScores(t, pl, ft.MakePod(), []*ft.NodeBuilder{foo, bar, baz})); diff != "" {
 			t.Errorf("raw scores of a pod without preferences (-want, +got):\n%s", diff)
 		}
 	})
-	if f, _, _ := (nodeAffinity{}).PreFilter(makePod().info(), nil); f != nil {
+	if f, _, _ := pluginOf(abi.PluginNodeAffinity).(PreFilterPlugin).PreFilter(ft.MakePod().Info(), nil); f != nil {
 		t.Errorf("without addedAffinity, a pod without node affinity is skipped; got filter %T", f)
 	}
 }
@@ -71,14 +77,14 @@ func TestNodeAffinityAddedAffinity(t *testing.T) {
 // affinity to the incoming pod's label in its zone.
 func TestInterPodAffinityArgs(t *testing.T) {
 	term := ipaTerm("zone", metav1.LabelSelectorRequirement{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"web"}})
-	existing := makePod().labels("app", "db").podAffinity(term)
-	preferring := makePod().labels("app", "db").preferPodAffinity(4, term)
-	n1 := func() *nodeBuilder { return makeNode("n1", "cpu", "1").label("zone", "a") }
-	n2 := func() *nodeBuilder { return makeNode("n2", "cpu", "1").label("zone", "b") }
+	existing := ft.MakePod().Labels("app", "db").PodAffinity(term)
+	preferring := ft.MakePod().Labels("app", "db").PreferPodAffinity(4, term)
+	n1 := func() *ft.NodeBuilder { return ft.MakeNode("n1", "cpu", "1").Label("zone", "a") }
+	n2 := func() *ft.NodeBuilder { return ft.MakeNode("n2", "cpu", "1").Label("zone", "b") }
 	for _, tc := range []struct {
 		name     string
 		args     string
-		existing *podBuilder
+		existing *ft.PodBuilder
 		want     []int64 // raw; nil when PreScore skips
 	}{
 		{"default weight 1", ``, existing, []int64{1, 0}},
@@ -98,8 +104,8 @@ func TestInterPodAffinityArgs(t *testing.T) {
 					pl = e.Plugin.(PreScorePlugin)
 				}
 			}
-			nodes := infos(n1().with(tc.existing), n2())
-			sc, st := pl.PreScore(makePod().labels("app", "web").info(), nodes, cache.NewSnapshot(nodes...))
+			nodes := ft.Infos(n1().With(tc.existing), n2())
+			sc, st := pl.PreScore(ft.MakePod().Labels("app", "web").Info(), nodes, cache.NewSnapshot(nodes...))
 			if st != nil {
 				t.Fatal(st.Message())
 			}
@@ -121,56 +127,11 @@ func TestInterPodAffinityArgs(t *testing.T) {
 	}
 }
 
-// TestPodTopologySpreadList checks defaultingType List: the given
-// constraints spread a pod without its own, hard ones filtering.
-func TestPodTopologySpreadList(t *testing.T) {
-	b, err := build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs("PodTopologySpread",
-		`{defaultingType: List, defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}]}`)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range b.Entries {
-		if pl, ok := e.Plugin.(*podTopologySpread); ok {
-			want := []v1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: v1.DoNotSchedule}}
-			if diff := cmp.Diff(want, pl.defaults); diff != "" || pl.systemDefaulted {
-				t.Errorf("defaults (-want, +got):\n%s; systemDefaulted %v", diff, pl.systemDefaulted)
-			}
-			return
-		}
-	}
-	t.Fatal("no PodTopologySpread in the built profile")
-}
-
-// TestFitIgnoredResources checks that ignoredResources and
-// ignoredResourceGroups take extended resources out of the filter.
-func TestFitIgnoredResources(t *testing.T) {
-	node := makeNode("n1", "cpu", "4", "memory", "1Gi").info()
-	pod := makePod().req("cpu", "1", "example.com/foo", "1", "other.io/bar", "1", "hugepages-2Mi", "2Mi")
-	for _, tc := range []struct {
-		args, want string
-	}{
-		{``, "Insufficient example.com/foo, Insufficient hugepages-2Mi, Insufficient other.io/bar"},
-		{`ignoredResources: [example.com/foo]`, "Insufficient hugepages-2Mi, Insufficient other.io/bar"},
-		{`{ignoredResources: [example.com/foo], ignoredResourceGroups: [other.io, hugepages-2Mi]}`, "Insufficient hugepages-2Mi"},
-	} {
-		pl := builtPluginRaw(t, "NodeResourcesFit", tc.args).(nodeResourcesFit)
-		f, _, st := pl.PreFilter(pod.info(), nil)
-		if st != nil {
-			t.Fatal(st.Message())
-		}
-		got := ""
-		if st := f.Filter(node); st != nil {
-			got = st.Message()
-		}
-		if got != tc.want {
-			t.Errorf("args %q: Filter = %q, want %q", tc.args, got, tc.want)
-		}
-	}
-}
-
-func builtPluginRaw(t *testing.T, name, args string) Plugin {
+// builtPlugin builds a profile with one pluginConfig entry and returns its
+// plugin name's plugin.
+func builtPlugin(t *testing.T, name string, args runtime.Object) Plugin {
 	t.Helper()
-	b, err := build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs(name, args)}})
+	b, err := build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{{Name: name, Args: runtime.RawExtension{Object: args}}}})
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
@@ -181,4 +142,19 @@ func builtPluginRaw(t *testing.T, name, args string) Plugin {
 	}
 	t.Fatalf("no %s in the built profile", name)
 	return nil
+}
+
+// rawScores are pl's raw scores of nodes for pod.
+func rawScores(t *testing.T, pl Plugin, pod *ft.PodBuilder, nodes []*ft.NodeBuilder) []int64 {
+	t.Helper()
+	nis := ft.Infos(nodes...)
+	sc, st := pl.(PreScorePlugin).PreScore(pod.Info(), nis, cache.NewSnapshot(nis...))
+	if st != nil {
+		t.Fatalf("PreScore: %v", st.Message())
+	}
+	got := make([]int64, len(nis))
+	if sc != nil {
+		sc.Score(nis, got)
+	}
+	return got
 }

@@ -1,11 +1,15 @@
-package framework
+package framework_test
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
+	. "github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
+
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wasmsched/wasmsched/host/cache"
 )
@@ -16,39 +20,39 @@ import (
 func benchNodes(n int) []*cache.NodeInfo {
 	nodes := make([]*cache.NodeInfo, n)
 	for i := range nodes {
-		b := makeNode(fmt.Sprintf("node-%d", i), "cpu", "32", "memory", "128Gi", "example.com/gpu", "4", "pods", "110").
-			label("zone", fmt.Sprintf("zone-%d", i%3)).label("pool", "general").
-			taint("dedicated", "batch", v1.TaintEffectNoSchedule)
+		b := ft.MakeNode(fmt.Sprintf("node-%d", i), "cpu", "32", "memory", "128Gi", "example.com/gpu", "4", "pods", "110").
+			Label("zone", fmt.Sprintf("zone-%d", i%3)).Label("pool", "general").
+			Taint("dedicated", "batch", v1.TaintEffectNoSchedule)
 		if i%10 == 0 {
-			b.taint("spot", "", v1.TaintEffectPreferNoSchedule)
+			b.Taint("spot", "", v1.TaintEffectPreferNoSchedule)
 		}
-		b.with(makePod().req("cpu", "2", "memory", "4Gi").port("", v1.ProtocolTCP, 9100),
-			makePod().req("cpu", "500m", "memory", "1Gi"), makePod().req())
-		nodes[i] = b.info()
+		b.With(ft.MakePod().Req("cpu", "2", "memory", "4Gi").Port("", v1.ProtocolTCP, 9100),
+			ft.MakePod().Req("cpu", "500m", "memory", "1Gi"), ft.MakePod().Req())
+		nodes[i] = b.Info()
 	}
 	return nodes
 }
 
 // benchPod exercises every filter: nodeSelector, a toleration, a host port,
 // cpu, memory and an extended resource.
-func benchPod() *podBuilder {
-	return makePod().selector("pool", "general").
-		toleration("dedicated", v1.TolerationOpEqual, "batch", v1.TaintEffectNoSchedule).
-		req("cpu", "1", "memory", "2Gi", "example.com/gpu", "1").port("", v1.ProtocolTCP, 8080)
+func benchPod() *ft.PodBuilder {
+	return ft.MakePod().Selector("pool", "general").
+		Toleration("dedicated", v1.TolerationOpEqual, "batch", v1.TaintEffectNoSchedule).
+		Req("cpu", "1", "memory", "2Gi", "example.com/gpu", "1").Port("", v1.ProtocolTCP, 8080)
 }
 
 func BenchmarkFilter(b *testing.B) {
 	nodes := benchNodes(5000)
 	for _, bc := range []struct {
 		name string
-		pod  *podBuilder
+		pod  *ft.PodBuilder
 	}{
 		{"nodeSelector", benchPod()},
-		{"requiredAffinity", benchPod().required(labelTerm(expr("zone", v1.NodeSelectorOpIn, "zone-0", "zone-1", "zone-2")))},
-		{"allRejected", benchPod().req("cpu", "64")},
+		{"requiredAffinity", benchPod().Required(ft.LabelTerm(ft.Expr("zone", v1.NodeSelectorOpIn, "zone-0", "zone-1", "zone-2")))},
+		{"allRejected", benchPod().Req("cpu", "64")},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			ps := bc.pod.state()
+			ps := state(bc.pod)
 			b.ReportAllocs()
 			for b.Loop() {
 				for _, ni := range nodes {
@@ -62,7 +66,7 @@ func BenchmarkFilter(b *testing.B) {
 
 func BenchmarkFindFeasible(b *testing.B) {
 	nodes := benchNodes(5000)
-	ps := benchPod().state()
+	ps := state(benchPod())
 	for _, workers := range []int{1, 2} {
 		for _, want := range []int{int(NumFeasibleNodesToFind(0, 5000)), 0} {
 			b.Run(fmt.Sprintf("workers=%d/want=%d", workers, want), func(b *testing.B) {
@@ -82,13 +86,13 @@ func BenchmarkScore(b *testing.B) {
 	nodes := benchNodes(500)
 	for _, bc := range []struct {
 		name string
-		pod  *podBuilder
+		pod  *ft.PodBuilder
 	}{
 		{"resources", benchPod()},
-		{"preferredAffinity", benchPod().preferred(10, labelTerm(expr("zone", v1.NodeSelectorOpIn, "zone-1")))},
+		{"preferredAffinity", benchPod().Preferred(10, ft.LabelTerm(ft.Expr("zone", v1.NodeSelectorOpIn, "zone-1")))},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			ps := bc.pod.state()
+			ps := state(bc.pod)
 			out := make([]int64, len(nodes))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -102,13 +106,13 @@ func BenchmarkScore(b *testing.B) {
 func BenchmarkPrepare(b *testing.B) {
 	for _, bc := range []struct {
 		name string
-		pod  *podBuilder
+		pod  *ft.PodBuilder
 	}{
-		{"plain", makePod().req("cpu", "100m")},
+		{"plain", ft.MakePod().Req("cpu", "100m")},
 		{"every filter", benchPod()},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			pi := bc.pod.info()
+			pi := bc.pod.Info()
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, st := prepare(pi, nil); st != nil {
@@ -117,60 +121,6 @@ func BenchmarkPrepare(b *testing.B) {
 			}
 		})
 	}
-}
-
-// BenchmarkPodTopologySpread is a web replica spreading over zones (maxSkew
-// 1) and hostnames (maxSkew 2) in a 5000-node cluster of 3 zones with 2 to 3
-// replicas per node: PreFilter counting over the snapshot (Prepare), the
-// filter per node, the state copy preemption's dry run makes, and the soft
-// constraints' PreScore and Score over 500 feasible nodes.
-func BenchmarkPodTopologySpread(b *testing.B) {
-	nodes, pod := spreadBenchCluster(5000)
-	snap := cache.NewSnapshot(nodes...)
-	pi := pod.info()
-	b.Run("Prepare", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, st := prepare(pi, snap); st != nil {
-				b.Fatal(st)
-			}
-		}
-	})
-	ps, st := prepare(pi, snap)
-	if st != nil {
-		b.Fatal(st)
-	}
-	b.Run("Filter", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			for _, ni := range nodes {
-				Filter(ps, ni)
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(nodes)), "ns/node")
-	})
-	b.Run("Clone", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			ps.Clone()
-		}
-	})
-	soft := spreadBenchPod(v1.ScheduleAnyway).info()
-	feasible := nodes[:500]
-	pl := newPodTopologySpread(Listers{})
-	scores := make([]int64, len(feasible))
-	b.Run("Score", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			s, st := pl.PreScore(soft, feasible, snap)
-			if st != nil {
-				b.Fatal(st)
-			}
-			s.Score(feasible, scores)
-			s.(ScoreNormalizer).NormalizeScores(scores)
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(feasible)), "ns/node")
-	})
 }
 
 // BenchmarkInterPodAffinity runs a pod through Prepare (PreFilter), Filter
@@ -185,32 +135,32 @@ func BenchmarkInterPodAffinity(b *testing.B) {
 	nodes := make([]*cache.NodeInfo, 500)
 	for i := range nodes {
 		name := fmt.Sprintf("node-%d", i)
-		nb := makeNode(name, "cpu", "32", "memory", "128Gi", "pods", "110").
-			label(v1.LabelHostname, name).label(v1.LabelTopologyZone, fmt.Sprintf("zone-%d", i%3))
-		pods := []*podBuilder{makePod().labels("app", "web").req("cpu", "1"), makePod().labels("app", "batch").req()}
+		nb := ft.MakeNode(name, "cpu", "32", "memory", "128Gi", "pods", "110").
+			Label(v1.LabelHostname, name).Label(v1.LabelTopologyZone, fmt.Sprintf("zone-%d", i%3))
+		pods := []*ft.PodBuilder{ft.MakePod().Labels("app", "web").Req("cpu", "1"), ft.MakePod().Labels("app", "batch").Req()}
 		if i%3 == 0 {
-			pods = append(pods, makePod().labels("app", "cache").req("cpu", "1"))
+			pods = append(pods, ft.MakePod().Labels("app", "cache").Req("cpu", "1"))
 		} else {
-			pods = append(pods, makePod().labels("app", "queue").req("cpu", "1"))
+			pods = append(pods, ft.MakePod().Labels("app", "queue").Req("cpu", "1"))
 		}
 		if i%10 == 0 {
-			pods[1] = makePod().labels("app", "db").req("cpu", "1").podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "db")))
+			pods[1] = ft.MakePod().Labels("app", "db").Req("cpu", "1").PodAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "db")))
 		}
-		nodes[i] = nb.with(pods...).info()
+		nodes[i] = nb.With(pods...).Info()
 	}
 	snap := cache.NewSnapshot(nodes...)
 	for _, bc := range []struct {
 		name string
-		pod  *podBuilder
+		pod  *ft.PodBuilder
 	}{
-		{"plain", makePod().labels("app", "web").req("cpu", "100m")},
-		{"refusedByExisting", makePod().labels("app", "db").req("cpu", "100m")},
-		{"requiredAndPreferred", makePod().labels("app", "api").req("cpu", "100m").
-			podAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "db"))).
-			preferPodAffinity(10, ipaTerm(v1.LabelTopologyZone, ipaIn("app", "cache")))},
+		{"plain", ft.MakePod().Labels("app", "web").Req("cpu", "100m")},
+		{"refusedByExisting", ft.MakePod().Labels("app", "db").Req("cpu", "100m")},
+		{"requiredAndPreferred", ft.MakePod().Labels("app", "api").Req("cpu", "100m").
+			PodAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "db"))).
+			PreferPodAffinity(10, ipaTerm(v1.LabelTopologyZone, ipaIn("app", "cache")))},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			pi := bc.pod.info()
+			pi := bc.pod.Info()
 			feasible := make([]*cache.NodeInfo, 0, len(nodes))
 			scores := make([]int64, len(nodes))
 			b.ReportAllocs()
@@ -231,4 +181,12 @@ func BenchmarkInterPodAffinity(b *testing.B) {
 			}
 		})
 	}
+}
+
+func ipaTerm(topologyKey string, reqs ...metav1.LabelSelectorRequirement) v1.PodAffinityTerm {
+	return v1.PodAffinityTerm{TopologyKey: topologyKey, LabelSelector: &metav1.LabelSelector{MatchExpressions: reqs}}
+}
+
+func ipaIn(key string, vals ...string) metav1.LabelSelectorRequirement {
+	return metav1.LabelSelectorRequirement{Key: key, Operator: metav1.LabelSelectorOpIn, Values: vals}
 }

@@ -1,11 +1,15 @@
-package framework
+package framework_test
 
 import (
 	"maps"
 	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/wasmsched/wasmsched/host/framework/plugins/nodeaffinity"
+
+	. "github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -98,27 +102,6 @@ func TestBuildDefault(t *testing.T) {
 			}
 			if want := (PreemptionArgs{10, 100}); b.Preemption != want || b.PreemptionDisabled {
 				t.Errorf("preemption %+v disabled %v, want %+v enabled", b.Preemption, b.PreemptionDisabled, want)
-			}
-			// The default args take the plugins' fast paths.
-			for _, e := range b.Entries {
-				switch pl := e.Plugin.(type) {
-				case nodeResourcesFit:
-					if pl.scorer != nil || pl.ignored != nil {
-						t.Errorf("NodeResourcesFit %+v, want the default", pl)
-					}
-				case nodeResourcesBalancedAllocation:
-					if pl.resources != nil {
-						t.Errorf("NodeResourcesBalancedAllocation %+v, want the default", pl)
-					}
-				case *podTopologySpread:
-					if !pl.systemDefaulted {
-						t.Errorf("PodTopologySpread not system-defaulted")
-					}
-				case interPodAffinity:
-					if pl.hardPodAffinityWeight != 1 || pl.ignoreExistingPreferred {
-						t.Errorf("InterPodAffinity %+v, want the default", pl)
-					}
-				}
 			}
 		})
 	}
@@ -318,18 +301,18 @@ multiPoint:
 // restricts the nodes, but no longer rejects a node for its labels.
 func TestBuildFilterDisabledKeepsPreFilter(t *testing.T) {
 	_, p := mustBuild(t, Config{Plugins: plugins(t, "filter: {disabled: [{name: NodeAffinity}]}")})
-	conflict := makePod().required(labelTerm(), nameTerm()).info()
+	conflict := ft.MakePod().Required(ft.LabelTerm(), ft.NameTerm()).Info()
 	conflict.Pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms =
-		[]v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{expr(metav1.ObjectNameField, v1.NodeSelectorOpIn, "a"),
-			expr(metav1.ObjectNameField, v1.NodeSelectorOpIn, "b")}}}
-	if _, st := p.Prepare(conflict, nil); st == nil || st.Message() != ReasonAffinityConflict {
-		t.Errorf("Prepare of conflicting terms = %+v, want %q", st, ReasonAffinityConflict)
+		[]v1.NodeSelectorTerm{{MatchFields: []v1.NodeSelectorRequirement{ft.Expr(metav1.ObjectNameField, v1.NodeSelectorOpIn, "a"),
+			ft.Expr(metav1.ObjectNameField, v1.NodeSelectorOpIn, "b")}}}
+	if _, st := p.Prepare(conflict, nil); st == nil || st.Message() != nodeaffinity.ReasonAffinityConflict {
+		t.Errorf("Prepare of conflicting terms = %+v, want %q", st, nodeaffinity.ReasonAffinityConflict)
 	}
-	ps, st := p.Prepare(makePod().selector("zone", "a").info(), nil)
+	ps, st := p.Prepare(ft.MakePod().Selector("zone", "a").Info(), nil)
 	if st != nil {
 		t.Fatalf("Prepare: %v", st.Message())
 	}
-	if st := Filter(ps, makeNode("n1", "cpu", "1", "memory", "1Gi").label("zone", "b").info()); st != nil {
+	if st := Filter(ps, ft.MakeNode("n1", "cpu", "1", "memory", "1Gi").Label("zone", "b").Info()); st != nil {
 		t.Errorf("Filter = %q, want the node feasible with NodeAffinity's filter disabled", st.Message())
 	}
 }
@@ -340,8 +323,8 @@ func TestBuildFilterDisabledKeepsPreFilter(t *testing.T) {
 // not exist: VolumeRestrictions' PreFilter rejects it, NodeVolumeLimits'
 // filter rejects every node).
 func TestBuildVolumePlugins(t *testing.T) {
-	claimPod := makePod()
-	claimPod.p.Spec.Volumes = []v1.Volume{{Name: "v", VolumeSource: v1.VolumeSource{
+	claimPod := ft.MakePod()
+	claimPod.P.Spec.Volumes = []v1.Volume{{Name: "v", VolumeSource: v1.VolumeSource{
 		PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}}}
 	notFound := `persistentvolumeclaim "c" not found`
 	for _, tc := range []struct {
@@ -362,7 +345,7 @@ func TestBuildVolumePlugins(t *testing.T) {
 				}
 			}
 			_, p := mustBuild(t, Config{Plugins: plugins(t, "filter: {disabled: ["+strings.Join(list, ", ")+"]}\npreFilter: {disabled: ["+strings.Join(list, ", ")+"]}")})
-			ps, st := p.Prepare(claimPod.info(), nil)
+			ps, st := p.Prepare(claimPod.Info(), nil)
 			switch {
 			case tc.wantPlugin == "" && st != nil:
 				t.Errorf("Prepare = %+v, want the pod prepared", st)
@@ -372,37 +355,11 @@ func TestBuildVolumePlugins(t *testing.T) {
 			case tc.wantPlugin == "":
 				want := &Status{Code: UnschedulableAndUnresolvable, Plugin: "NodeVolumeLimits",
 					Reasons: []string{"looking up PVC default/c: " + notFound}}
-				if diff := cmp.Diff(want, Filter(ps, makeNode("n1").info())); diff != "" {
+				if diff := cmp.Diff(want, Filter(ps, ft.MakeNode("n1").Info())); diff != "" {
 					t.Errorf("Filter (-want, +got):\n%s", diff)
 				}
 			}
 		})
-	}
-}
-
-// TestBuildDynamicResourcesArgs checks that DynamicResources' args reach
-// the plugin, and upstream's defaults when left out.
-func TestBuildDynamicResourcesArgs(t *testing.T) {
-	for _, tc := range []struct {
-		args string
-		want dynamicResourcesArgs
-	}{
-		{`{}`, dynamicResourcesArgs{filterTimeout: 10 * time.Second, bindingTimeout: 10 * time.Minute}},
-		{`{"filterTimeout": "0s", "bindingTimeout": "30s"}`, dynamicResourcesArgs{bindingTimeout: 30 * time.Second}},
-	} {
-		b, _ := mustBuild(t, Config{PluginConfig: []kschedv1.PluginConfig{rawArgs("DynamicResources", tc.args)}})
-		var got *dynamicResources
-		for _, e := range b.Entries {
-			if pl, ok := e.Plugin.(*dynamicResources); ok {
-				got = pl
-			}
-		}
-		if got == nil {
-			t.Fatalf("%s: no DynamicResources entry", tc.args)
-		}
-		if a := (dynamicResourcesArgs{got.filterTimeout, got.bindingTimeout}); a != tc.want {
-			t.Errorf("%s: args %+v, want %+v", tc.args, a, tc.want)
-		}
 	}
 }
 
@@ -563,54 +520,9 @@ func TestArgsValidation(t *testing.T) {
 	}
 }
 
-// TestArgsDefaults checks upstream's v1 defaulting of the args
-// (defaults_test.go's plugin args cases).
+// TestArgsDefaults checks upstream's v1 defaulting of DefaultPreemption's
+// args through Build (the plugins' own defaults are their packages' tests).
 func TestArgsDefaults(t *testing.T) {
-	i32 := func(v int32) *int32 { return &v }
-	t.Run("DefaultPreemption", func(t *testing.T) {
-		for _, tc := range []struct {
-			in, want kschedv1.DefaultPreemptionArgs
-		}{
-			{kschedv1.DefaultPreemptionArgs{}, kschedv1.DefaultPreemptionArgs{MinCandidateNodesPercentage: i32(10), MinCandidateNodesAbsolute: i32(100)}},
-			{kschedv1.DefaultPreemptionArgs{MinCandidateNodesPercentage: i32(50)}, kschedv1.DefaultPreemptionArgs{MinCandidateNodesPercentage: i32(50), MinCandidateNodesAbsolute: i32(100)}},
-		} {
-			setDefaultsPreemption(&tc.in)
-			if diff := cmp.Diff(tc.want, tc.in); diff != "" {
-				t.Errorf("(-want, +got):\n%s", diff)
-			}
-		}
-	})
-	t.Run("NodeResourcesFit", func(t *testing.T) {
-		for _, tc := range []struct{ in, want kschedv1.NodeResourcesFitArgs }{
-			{kschedv1.NodeResourcesFitArgs{}, kschedv1.NodeResourcesFitArgs{ScoringStrategy: &kschedv1.ScoringStrategy{
-				Type: kschedv1.LeastAllocated, Resources: cpuMem}}},
-			{kschedv1.NodeResourcesFitArgs{ScoringStrategy: &kschedv1.ScoringStrategy{Type: kschedv1.MostAllocated}},
-				kschedv1.NodeResourcesFitArgs{ScoringStrategy: &kschedv1.ScoringStrategy{Type: kschedv1.MostAllocated, Resources: cpuMem}}},
-			{kschedv1.NodeResourcesFitArgs{ScoringStrategy: &kschedv1.ScoringStrategy{Type: kschedv1.MostAllocated,
-				Resources: []kschedv1.ResourceSpec{{Name: "cpu", Weight: 2}, {Name: "memory"}}}},
-				kschedv1.NodeResourcesFitArgs{ScoringStrategy: &kschedv1.ScoringStrategy{Type: kschedv1.MostAllocated,
-					Resources: []kschedv1.ResourceSpec{{Name: "cpu", Weight: 2}, {Name: "memory", Weight: 1}}}}},
-		} {
-			setDefaultsFit(&tc.in)
-			if diff := cmp.Diff(tc.want, tc.in); diff != "" {
-				t.Errorf("(-want, +got):\n%s", diff)
-			}
-		}
-	})
-	t.Run("NodeResourcesBalancedAllocation", func(t *testing.T) {
-		for _, tc := range []struct {
-			in, want kschedv1.NodeResourcesBalancedAllocationArgs
-		}{
-			{kschedv1.NodeResourcesBalancedAllocationArgs{}, kschedv1.NodeResourcesBalancedAllocationArgs{Resources: cpuMem}},
-			{kschedv1.NodeResourcesBalancedAllocationArgs{Resources: []kschedv1.ResourceSpec{{Name: "nvidia.com/gpu"}}},
-				kschedv1.NodeResourcesBalancedAllocationArgs{Resources: []kschedv1.ResourceSpec{{Name: "nvidia.com/gpu", Weight: 1}}}},
-		} {
-			setDefaultsBalanced(&tc.in)
-			if diff := cmp.Diff(tc.want, tc.in); diff != "" {
-				t.Errorf("(-want, +got):\n%s", diff)
-			}
-		}
-	})
 	t.Run("Build", func(t *testing.T) {
 		b, err := build(Listers{}, Config{PluginConfig: []kschedv1.PluginConfig{
 			rawArgs("DefaultPreemption", `minCandidateNodesAbsolute: 5`),
@@ -623,30 +535,5 @@ func TestArgsDefaults(t *testing.T) {
 		if want := (PreemptionArgs{10, 5}); b.Preemption != want {
 			t.Errorf("Preemption = %+v, want %+v", b.Preemption, want)
 		}
-		for _, e := range b.Entries {
-			switch pl := e.Plugin.(type) {
-			case interPodAffinity:
-				if pl.hardPodAffinityWeight != 1 || !pl.ignoreExistingPreferred {
-					t.Errorf("InterPodAffinity %+v, want weight 1 and ignoring the existing pods' preferred terms", pl)
-				}
-			case *podTopologySpread:
-				if pl.systemDefaulted || len(pl.defaults) != 0 {
-					t.Errorf("PodTopologySpread List without constraints: %+v, want no defaults", pl)
-				}
-			}
-		}
 	})
-}
-
-// TestArgsObject checks args already decoded as the plugin's args type, as
-// a configuration decoded with the scheme gives them.
-func TestArgsObject(t *testing.T) {
-	args := &kschedv1.NodeResourcesFitArgs{ScoringStrategy: &kschedv1.ScoringStrategy{Type: kschedv1.MostAllocated}}
-	pl := builtPlugin(t, "NodeResourcesFit", args).(nodeResourcesFit)
-	if pl.scorer == nil || pl.scorer.strategy != strategyMostAllocated || len(pl.scorer.resources) != 2 {
-		t.Errorf("scorer %+v, want MostAllocated over cpu and memory", pl.scorer)
-	}
-	if args.ScoringStrategy.Resources != nil {
-		t.Errorf("Build changed the caller's args: %+v", args.ScoringStrategy)
-	}
 }

@@ -1,9 +1,12 @@
-package framework
+package framework_test
 
 import (
 	"errors"
 	"fmt"
 	"testing"
+
+	. "github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -14,46 +17,46 @@ import (
 func TestPreparePreFilter(t *testing.T) {
 	tests := []struct {
 		name       string
-		pod        *podBuilder
+		pod        *ft.PodBuilder
 		want       *Status
 		wantNames  []string
 		wantAbsent *Status
 	}{
-		{name: "no restriction", pod: makePod()},
+		{name: "no restriction", pod: ft.MakePod()},
 		{name: "a term without names does not restrict",
-			pod: makePod().required(nameTerm("a"), labelTerm(expr("zone", v1.NodeSelectorOpExists)))},
+			pod: ft.MakePod().Required(ft.NameTerm("a"), ft.LabelTerm(ft.Expr("zone", v1.NodeSelectorOpExists)))},
 		{name: "names of the terms are united",
-			pod:        makePod().required(nameTerm("b"), nameTerm("a")),
+			pod:        ft.MakePod().Required(ft.NameTerm("b"), ft.NameTerm("a")),
 			wantNames:  []string{"a", "b"},
 			wantAbsent: &Status{Code: UnschedulableAndUnresolvable, Reasons: []string{"node(s) didn't satisfy plugin(s) [NodeAffinity]"}}},
 		{name: "names within a term are intersected",
-			pod: makePod().required(v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{
-				expr("metadata.name", v1.NodeSelectorOpIn, "a", "b"), expr("metadata.name", v1.NodeSelectorOpIn, "b", "c")}}),
+			pod: ft.MakePod().Required(v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{
+				ft.Expr("metadata.name", v1.NodeSelectorOpIn, "a", "b"), ft.Expr("metadata.name", v1.NodeSelectorOpIn, "b", "c")}}),
 			wantNames:  []string{"b"},
 			wantAbsent: &Status{Code: UnschedulableAndUnresolvable, Reasons: []string{"node(s) didn't satisfy plugin(s) [NodeAffinity]"}}},
 		{name: "terms that agree on no name conflict",
-			pod: makePod().required(v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{
-				expr("metadata.name", v1.NodeSelectorOpIn, "a"), expr("metadata.name", v1.NodeSelectorOpIn, "b")}}),
+			pod: ft.MakePod().Required(v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{
+				ft.Expr("metadata.name", v1.NodeSelectorOpIn, "a"), ft.Expr("metadata.name", v1.NodeSelectorOpIn, "b")}}),
 			want: &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity, Reasons: []string{"pod affinity terms conflict"}}},
 		{name: "NotIn does not restrict",
-			pod: makePod().required(v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{
-				expr("metadata.name", v1.NodeSelectorOpNotIn, "a")}})},
+			pod: ft.MakePod().Required(v1.NodeSelectorTerm{MatchFields: []v1.NodeSelectorRequirement{
+				ft.Expr("metadata.name", v1.NodeSelectorOpNotIn, "a")}})},
 		{name: "spec.nodeName",
-			pod:        makePod().node("a"),
+			pod:        ft.MakePod().Node("a"),
 			wantNames:  []string{"a"},
 			wantAbsent: &Status{Code: UnschedulableAndUnresolvable, Reasons: []string{"node(s) didn't satisfy plugin(s) [NodeName]"}}},
 		{name: "nodeName and affinity agree",
-			pod:        makePod().node("a").required(nameTerm("a"), nameTerm("b")),
+			pod:        ft.MakePod().Node("a").Required(ft.NameTerm("a"), ft.NameTerm("b")),
 			wantNames:  []string{"a"},
 			wantAbsent: &Status{Code: UnschedulableAndUnresolvable, Reasons: []string{"node(s) didn't satisfy plugin(s) [NodeAffinity NodeName]"}}},
 		{name: "nodeName and affinity disagree",
-			pod: makePod().node("a").required(nameTerm("b")),
+			pod: ft.MakePod().Node("a").Required(ft.NameTerm("b")),
 			want: &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
 				Reasons: []string{"node(s) didn't satisfy plugin(s) [NodeAffinity NodeName] simultaneously"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ps, st := prepare(tc.pod.info(), nil)
+			ps, st := prepare(tc.pod.Info(), nil)
 			if diff := cmp.Diff(tc.want, st); diff != "" {
 				t.Fatalf("Prepare status (-want, +got):\n%s", diff)
 			}
@@ -63,10 +66,10 @@ func TestPreparePreFilter(t *testing.T) {
 				}
 				return
 			}
-			if diff := cmp.Diff(tc.wantNames, ps.nodeNames); diff != "" {
+			if diff := cmp.Diff(tc.wantNames, ps.NodeNames()); diff != "" {
 				t.Errorf("node names (-want, +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantAbsent, ps.absent); diff != "" {
+			if diff := cmp.Diff(tc.wantAbsent, ps.Absent()); diff != "" {
 				t.Errorf("absent status (-want, +got):\n%s", diff)
 			}
 		})

@@ -1,10 +1,13 @@
-package framework
+package framework_test
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	. "github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -46,11 +49,11 @@ func TestNumFeasibleNodesToFind(t *testing.T) {
 func evenNodes(n int) []*cache.NodeInfo {
 	out := make([]*cache.NodeInfo, n)
 	for i := range out {
-		b := makeNode(fmt.Sprintf("n%d", i))
+		b := ft.MakeNode(fmt.Sprintf("n%d", i))
 		if i%2 == 1 {
-			b.unschedulable()
+			b.Unschedulable()
 		}
-		out[i] = b.info()
+		out[i] = b.Info()
 	}
 	return out
 }
@@ -58,7 +61,7 @@ func evenNodes(n int) []*cache.NodeInfo {
 func TestFindFeasible(t *testing.T) {
 	tests := []struct {
 		name         string
-		pod          *podBuilder
+		pod          *ft.PodBuilder
 		nodes        int
 		start, want  int
 		wantFeasible []string
@@ -66,25 +69,25 @@ func TestFindFeasible(t *testing.T) {
 		wantNext     int
 		wantMessage  string
 	}{
-		{name: "stops at want", pod: makePod(), nodes: 10, start: 0, want: 2,
+		{name: "stops at want", pod: ft.MakePod(), nodes: 10, start: 0, want: 2,
 			wantFeasible: []string{"n0", "n2"}, wantRejected: []string{"n1"}, wantNext: 3},
-		{name: "starts where the last cycle stopped", pod: makePod(), nodes: 10, start: 3, want: 2,
+		{name: "starts where the last cycle stopped", pod: ft.MakePod(), nodes: 10, start: 3, want: 2,
 			wantFeasible: []string{"n4", "n6"}, wantRejected: []string{"n3", "n5"}, wantNext: 7},
-		{name: "wraps around", pod: makePod(), nodes: 10, start: 9, want: 2,
+		{name: "wraps around", pod: ft.MakePod(), nodes: 10, start: 9, want: 2,
 			wantFeasible: []string{"n0", "n2"}, wantRejected: []string{"n1", "n9"}, wantNext: 3},
-		{name: "a start beyond the list wraps", pod: makePod(), nodes: 10, start: 23, want: 1,
+		{name: "a start beyond the list wraps", pod: ft.MakePod(), nodes: 10, start: 23, want: 1,
 			wantFeasible: []string{"n4"}, wantRejected: []string{"n3"}, wantNext: 5},
-		{name: "want 0 is every node", pod: makePod(), nodes: 6, start: 2, want: 0,
+		{name: "want 0 is every node", pod: ft.MakePod(), nodes: 6, start: 2, want: 0,
 			wantFeasible: []string{"n2", "n4", "n0"}, wantRejected: []string{"n1", "n3", "n5"}, wantNext: 2},
-		{name: "nothing fits", pod: makePod().selector("zone", "x"), nodes: 4, start: 1, want: 100,
+		{name: "nothing fits", pod: ft.MakePod().Selector("zone", "x"), nodes: 4, start: 1, want: 100,
 			wantRejected: []string{"n0", "n1", "n2", "n3"}, wantNext: 1,
 			wantMessage: "0/4 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 2 node(s) were unschedulable."},
-		{name: "restricted to named nodes", pod: makePod().required(nameTerm("n3"), nameTerm("n4"), nameTerm("gone")), nodes: 10, start: 5, want: 100,
+		{name: "restricted to named nodes", pod: ft.MakePod().Required(ft.NameTerm("n3"), ft.NameTerm("n4"), ft.NameTerm("gone")), nodes: 10, start: 5, want: 100,
 			wantFeasible: []string{"n4"}, wantRejected: []string{"n3"}, wantNext: 7},
-		{name: "restricted, nothing fits", pod: makePod().required(nameTerm("n3")), nodes: 10, start: 0, want: 100,
+		{name: "restricted, nothing fits", pod: ft.MakePod().Required(ft.NameTerm("n3")), nodes: 10, start: 0, want: 100,
 			wantRejected: []string{"n3"}, wantNext: 1,
 			wantMessage: "0/10 nodes are available: 1 node(s) were unschedulable, 9 node(s) didn't satisfy plugin(s) [NodeAffinity]."},
-		{name: "restricted to a node that is gone", pod: makePod().required(nameTerm("gone")), nodes: 3, start: 2, want: 100,
+		{name: "restricted to a node that is gone", pod: ft.MakePod().Required(ft.NameTerm("gone")), nodes: 3, start: 2, want: 100,
 			wantNext: 2, wantMessage: "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."},
 	}
 	for _, tc := range tests {
@@ -92,14 +95,14 @@ func TestFindFeasible(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/workers=%d", tc.name, workers), func(t *testing.T) {
 				nodes := evenNodes(tc.nodes)
 				var d Diagnosis
-				feasible, next := FindFeasible(context.Background(), tc.pod.state(), nodes, tc.start, tc.want, workers, &d)
-				if diff := cmp.Diff(tc.wantFeasible, names(feasible), cmpopts.EquateEmpty()); workers == 1 && diff != "" {
+				feasible, next := FindFeasible(context.Background(), state(tc.pod), nodes, tc.start, tc.want, workers, &d)
+				if diff := cmp.Diff(tc.wantFeasible, ft.Names(feasible), cmpopts.EquateEmpty()); workers == 1 && diff != "" {
 					t.Errorf("feasible (-want, +got):\n%s", diff)
 				}
 				if workers == 1 {
 					var rejected []string
 					for _, n := range nodes {
-						if _, ok := d.nodes[n.Name()]; ok {
+						if d.Rejected(n.Name()) {
 							rejected = append(rejected, n.Name())
 						}
 					}
@@ -127,21 +130,21 @@ func TestFindFeasible(t *testing.T) {
 // finds what the sequential one does, in the same order.
 func TestFindFeasibleWorkersAgree(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
-	var bs []*nodeBuilder
+	var bs []*ft.NodeBuilder
 	for i := range 1000 {
-		b := makeNode(fmt.Sprintf("n%d", i), "cpu", "1", "memory", "1Gi")
+		b := ft.MakeNode(fmt.Sprintf("n%d", i), "cpu", "1", "memory", "1Gi")
 		switch rnd.IntN(4) {
 		case 0:
-			b.unschedulable()
+			b.Unschedulable()
 		case 1:
-			b.with(makePod().req("cpu", "900m"))
+			b.With(ft.MakePod().Req("cpu", "900m"))
 		case 2:
-			b.label("zone", "b")
+			b.Label("zone", "b")
 		}
 		bs = append(bs, b)
 	}
-	nodes := infos(bs...)
-	ps := makePod().req("cpu", "200m").state()
+	nodes := ft.Infos(bs...)
+	ps := state(ft.MakePod().Req("cpu", "200m"))
 	type result struct {
 		Feasible []string
 		Next     int
@@ -151,7 +154,7 @@ func TestFindFeasibleWorkersAgree(t *testing.T) {
 	run := func(workers, want int) result {
 		var d Diagnosis
 		f, next := FindFeasible(context.Background(), ps, nodes, 123, want, workers, &d)
-		return result{names(f), next, d.Message(len(nodes)), d.UnschedulablePlugins()}
+		return result{ft.Names(f), next, d.Message(len(nodes)), d.UnschedulablePlugins()}
 	}
 	seq := run(1, 0)
 	if len(seq.Feasible) == 0 || len(seq.Feasible) == len(nodes) {
@@ -186,12 +189,12 @@ func TestFindFeasibleWorkersAgree(t *testing.T) {
 
 func TestFindFeasibleErrors(t *testing.T) {
 	nodes := evenNodes(4)
-	nodes[2] = makeNode("n2").infoWithoutNode()
+	nodes[2] = ft.MakeNode("n2").InfoWithoutNode()
 	for _, workers := range []int{1, 4} {
 		var d Diagnosis
-		f, _ := FindFeasible(context.Background(), makePod().state(), nodes, 1, 0, workers, &d)
+		f, _ := FindFeasible(context.Background(), state(ft.MakePod()), nodes, 1, 0, workers, &d)
 		if f != nil || d.Err() == nil {
-			t.Errorf("workers=%d: feasible %v, err %v; want none and an error", workers, names(f), d.Err())
+			t.Errorf("workers=%d: feasible %v, err %v; want none and an error", workers, ft.Names(f), d.Err())
 		}
 	}
 
@@ -199,13 +202,13 @@ func TestFindFeasibleErrors(t *testing.T) {
 	cancel()
 	for _, workers := range []int{1, 4} {
 		var d Diagnosis
-		if f, _ := FindFeasible(ctx, makePod().state(), evenNodes(10), 0, 0, workers, &d); len(f) != 0 {
-			t.Errorf("workers=%d: found %v after cancel", workers, names(f))
+		if f, _ := FindFeasible(ctx, state(ft.MakePod()), evenNodes(10), 0, 0, workers, &d); len(f) != 0 {
+			t.Errorf("workers=%d: found %v after cancel", workers, ft.Names(f))
 		}
 	}
 
 	var d Diagnosis
-	if f, next := FindFeasible(context.Background(), makePod().state(), nil, 5, 1, 1, &d); f != nil || next != 0 {
+	if f, next := FindFeasible(context.Background(), state(ft.MakePod()), nil, 5, 1, 1, &d); f != nil || next != 0 {
 		t.Errorf("no nodes: %v, %d", f, next)
 	}
 }

@@ -1,9 +1,11 @@
-package framework
+package framework_test
 
 import (
 	"context"
 	"errors"
 	"testing"
+
+	. "github.com/wasmsched/wasmsched/host/framework"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"

@@ -1,9 +1,14 @@
-package framework
+package framework_test
 
 import (
 	"fmt"
-	"strings"
+	"regexp"
 	"testing"
+
+	"github.com/wasmsched/wasmsched/abi"
+
+	. "github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -14,6 +19,10 @@ import (
 // TestDefaultProfile pins the default profile to upstream v1.37.1's
 // default_plugins.go: the order (less the plugins that live elsewhere) and
 // the weights.
+// pkgPrefix is the package of a type name, which the plugins' packages
+// add: the tests name the types alone.
+var pkgPrefix = regexp.MustCompile(`^(\*?)\w+\.`)
+
 func TestDefaultProfile(t *testing.T) {
 	wantPlugins := []string{"NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts",
 		"NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
@@ -43,37 +52,38 @@ func TestDefaultProfile(t *testing.T) {
 func TestPrepareSkips(t *testing.T) {
 	tests := []struct {
 		name        string
-		pod         *podBuilder
+		pod         *ft.PodBuilder
 		wantFilters []string
 		wantScorers []string
 	}{
-		{name: "no constraint, no request", pod: makePod(),
+		{name: "no constraint, no request", pod: ft.MakePod(),
 			wantFilters: []string{"nodeUnschedulable", "*taintFilter", "*fitFilter"},
 			wantScorers: []string{"*taintScorer", "*leastAllocatedScorer"}},
-		{name: "tolerates cordoned nodes", pod: makePod().toleration(v1.TaintNodeUnschedulable, v1.TolerationOpExists, "", ""),
+		{name: "tolerates cordoned nodes", pod: ft.MakePod().Toleration(v1.TaintNodeUnschedulable, v1.TolerationOpExists, "", ""),
 			wantFilters: []string{"*taintFilter", "*fitFilter"},
 			wantScorers: []string{"*taintScorer", "*leastAllocatedScorer"}},
-		{name: "every filter", pod: benchPod().node("n1"),
+		{name: "every filter", pod: benchPod().Node("n1"),
 			wantFilters: []string{"*nodeNameFilter", "nodeUnschedulable", "*taintFilter", "*affinityFilter",
 				"*nodePortsFilter", "*fitScalarsFilter"},
 			wantScorers: []string{"*taintScorer", "*leastAllocatedScorer", "*balancedScorer"}},
-		{name: "preferred affinity", pod: makePod().req("cpu", "1").preferred(1, labelTerm(expr("a", v1.NodeSelectorOpExists))),
+		{name: "preferred affinity", pod: ft.MakePod().Req("cpu", "1").Preferred(1, ft.LabelTerm(ft.Expr("a", v1.NodeSelectorOpExists))),
 			wantFilters: []string{"nodeUnschedulable", "*taintFilter", "*fitFilter"},
 			wantScorers: []string{"*taintScorer", "*affinityScorer", "*leastAllocatedScorer", "*balancedScorer"}},
 	}
-	typeName := func(v any) string { return strings.Replace(fmt.Sprintf("%T", v), "framework.", "", 1) }
+	typeName := func(v any) string { return pkgPrefix.ReplaceAllString(fmt.Sprintf("%T", v), "$1") }
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ps := tc.pod.state()
-			if st := ps.preScore(benchNodes(2)); st != nil {
+			ps := state(tc.pod)
+			scs, st := ps.Scorers(benchNodes(2))
+			if st != nil {
 				t.Fatalf("preScore: %v", st.Message())
 			}
 			var filters, scorers []string
-			for _, f := range ps.filters {
+			for _, f := range ps.Filters() {
 				filters = append(filters, typeName(f))
 			}
-			for _, s := range ps.scorers {
-				scorers = append(scorers, typeName(s.scorer))
+			for _, s := range scs {
+				scorers = append(scorers, typeName(s.Scorer))
 			}
 			if diff := cmp.Diff(tc.wantFilters, filters); diff != "" {
 				t.Errorf("filters (-want, +got):\n%s", diff)
@@ -88,7 +98,7 @@ func TestPrepareSkips(t *testing.T) {
 // TestFilterFeasibleNodeAllocatesNothing keeps the hot path free of
 // allocations: a node that passes every filter of benchPod.
 func TestFilterFeasibleNodeAllocatesNothing(t *testing.T) {
-	ps := benchPod().state()
+	ps := state(benchPod())
 	ni := benchNodes(1)[0]
 	if st := Filter(ps, ni); st != nil {
 		t.Fatalf("Filter = %+v, want the node feasible", st)
@@ -104,9 +114,9 @@ func TestNewProfileRefuses(t *testing.T) {
 		entries []Entry
 	}{
 		{"no plugin", []Entry{{}}},
-		{"twice", []Entry{{Plugin: nodeName{}}, {Plugin: nodeName{}}}},
-		{"scorer without weight", []Entry{{Plugin: taintToleration{}}}},
-		{"PreFilter off, filter on", []Entry{{Plugin: nodeName{}, NoPreFilter: true}}},
+		{"twice", []Entry{{Plugin: pluginOf(abi.PluginNodeName)}, {Plugin: pluginOf(abi.PluginNodeName)}}},
+		{"scorer without weight", []Entry{{Plugin: pluginOf(abi.PluginTaintToleration)}}},
+		{"PreFilter off, filter on", []Entry{{Plugin: pluginOf(abi.PluginNodeName), NoPreFilter: true}}},
 	} {
 		if _, err := NewProfile(tc.entries...); err == nil {
 			t.Errorf("%s: NewProfile succeeded, want an error", tc.name)
@@ -143,31 +153,31 @@ func (f *countingFilter) RemovePod(*cache.PodInfo, *cache.NodeInfo) { f.pods-- }
 // updates reach its filters, not the original's, and a pod without such a
 // filter clones for free.
 func TestPodUpdater(t *testing.T) {
-	if ps := makePod().state(); ps.Clone() != ps {
+	if ps := state(ft.MakePod()); ps.Clone() != ps {
 		t.Errorf("Clone of a state without updaters copied it")
 	}
-	p, err := NewProfile(Entry{Plugin: nodeUnschedulable{}}, Entry{Plugin: counting{limit: 1}})
+	p, err := NewProfile(Entry{Plugin: pluginOf(abi.PluginNodeUnschedulable)}, Entry{Plugin: counting{limit: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, st := p.Prepare(makePod().info(), nil)
+	ps, st := p.Prepare(ft.MakePod().Info(), nil)
 	if st != nil {
 		t.Fatal(st)
 	}
-	ni := makeNode("n1").info()
+	ni := ft.MakeNode("n1").Info()
 	c := ps.Clone()
-	c.AddPod(makePod().info(), ni)
+	c.AddPod(ft.MakePod().Info(), ni)
 	if got := Filter(c, ni); got != statusCounting {
 		t.Errorf("clone after AddPod: Filter = %+v, want %+v", got, statusCounting)
 	}
 	if got := Filter(ps, ni); got != nil {
 		t.Errorf("original after the clone's AddPod: Filter = %+v, want nil", got)
 	}
-	c.RemovePod(makePod().info(), ni)
+	c.RemovePod(ft.MakePod().Info(), ni)
 	if got := Filter(c, ni); got != nil {
 		t.Errorf("clone after RemovePod: Filter = %+v, want nil", got)
 	}
-	if got := Filter(ps, makeNode("n2").unschedulable().info()); got != statusUnschedulable {
+	if got := Filter(ps, ft.MakeNode("n2").Unschedulable().Info()); !cmp.Equal(got, statusUnschedulable) {
 		t.Errorf("the profile's other filter: Filter = %+v, want %+v", got, statusUnschedulable)
 	}
 }
@@ -176,11 +186,11 @@ func TestPodUpdater(t *testing.T) {
 // arrays a PodState keeps its filters and scorers in (Prepare would then
 // allocate for them): grow filterArr or scorerArr with the plugin.
 func TestStateArraysHoldDefault(t *testing.T) {
-	var ps PodState
-	if n, limit := len(defaultProfile().FilterPlugins()), len(ps.filterArr); n > limit {
+	filterLimit, scorerLimit := ArrayLimits()
+	if n, limit := len(defaultProfile().FilterPlugins()), filterLimit; n > limit {
 		t.Errorf("the default profile has %d filters, PodState.filterArr holds %d", n, limit)
 	}
-	if n, limit := len(defaultProfile().ScorePlugins()), len(ps.scorerArr); n > limit {
+	if n, limit := len(defaultProfile().ScorePlugins()), scorerLimit; n > limit {
 		t.Errorf("the default profile has %d scorers, PodState.scorerArr holds %d", n, limit)
 	}
 }
@@ -189,9 +199,9 @@ func TestStateArraysHoldDefault(t *testing.T) {
 // extension points out: a score left out needs no weight.
 func TestNewProfileNoPoints(t *testing.T) {
 	p, err := NewProfile(
-		Entry{Plugin: taintToleration{}, NoScore: true},
-		Entry{Plugin: nodeAffinity{}, NoFilter: true, Weight: 2},
-		Entry{Plugin: nodePorts{}, NoPreFilter: true, NoFilter: true},
+		Entry{Plugin: pluginOf(abi.PluginTaintToleration), NoScore: true},
+		Entry{Plugin: pluginOf(abi.PluginNodeAffinity), NoFilter: true, Weight: 2},
+		Entry{Plugin: pluginOf(abi.PluginNodePorts), NoPreFilter: true, NoFilter: true},
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package framework
+package framework_test
 
 import (
 	"context"
@@ -8,6 +8,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	. "github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
+	intree "github.com/wasmsched/wasmsched/host/framework/plugins"
 
 	v1 "k8s.io/api/core/v1"
 	kschedv1 "k8s.io/kube-scheduler/config/v1"
@@ -104,7 +108,7 @@ func entriesOf(bs []*binder) []Entry {
 }
 
 func reservePod() *v1.Pod {
-	p := makePod().p
+	p := ft.MakePod().P
 	p.Name = "p"
 	p.Spec.NodeName = "n1"
 	return p
@@ -112,7 +116,7 @@ func reservePod() *v1.Pod {
 
 func TestReserveOrderAndUnreserveReversed(t *testing.T) {
 	log := &callLog{}
-	prof := mustProfile(entriesOf(binders(log, "A", "B", "C"))...)
+	prof := MustProfile(entriesOf(binders(log, "A", "B", "C"))...)
 	if got, want := prof.ReservePlugins(), []string{"A", "B", "C"}; !slices.Equal(got, want) {
 		t.Fatalf("ReservePlugins = %v, want %v", got, want)
 	}
@@ -162,7 +166,7 @@ func TestReserveAndPreBindStopAtFirstFailure(t *testing.T) {
 				} else {
 					bs[1].preBind = tc.status
 				}
-				prof := mustProfile(entriesOf(bs)...)
+				prof := MustProfile(entriesOf(bs)...)
 				pod := reservePod()
 				ps, _ := prof.Prepare(cache.NewPodInfo(pod), nil)
 				var st *Status
@@ -201,7 +205,7 @@ func TestReserveAndPreBindStopAtFirstFailure(t *testing.T) {
 func TestReserveDisabledPerPoint(t *testing.T) {
 	log := &callLog{}
 	bs := binders(log, "A", "B", "C")
-	prof := mustProfile(Entry{Plugin: bs[0], NoReserve: true}, Entry{Plugin: bs[1], NoPreBind: true}, Entry{Plugin: bs[2]})
+	prof := MustProfile(Entry{Plugin: bs[0], NoReserve: true}, Entry{Plugin: bs[1], NoPreBind: true}, Entry{Plugin: bs[2]})
 	if got, want := prof.ReservePlugins(), []string{"B", "C"}; !slices.Equal(got, want) {
 		t.Errorf("ReservePlugins = %v, want %v", got, want)
 	}
@@ -283,13 +287,13 @@ func TestBuildReservePreBindPerPoint(t *testing.T) {
 			wantNoBind: true, wantNoFilter: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, eff, err := InTree().effective(Config{Plugins: tc.plugins})
+			eff, err := intree.InTree().Effective(Config{Plugins: tc.plugins})
 			if err != nil {
 				t.Fatal(err)
 			}
 			on := func(pt Point) bool { return slices.Contains(eff[pt], abi.PluginVolumeBinding) }
 			p := &binder{name: abi.PluginVolumeBinding, log: &callLog{}}
-			e, ok := entryFor(p, on(PointPreFilter), on, 1)
+			e, ok := EntryFor(p, on(PointPreFilter), on, 1)
 			if ok == tc.disabled {
 				t.Fatalf("entry kept %v, want %v", ok, !tc.disabled)
 			}
@@ -332,7 +336,7 @@ func (w *wrappedFilter) Unwrap() PodFilter                 { return w.inner }
 func TestPodStatePluginFilterAndData(t *testing.T) {
 	log := &callLog{}
 	bs := binders(log, "A", "B")
-	prof := mustProfile(Entry{Plugin: &wrappedPlugin{bs[0]}, NoFilter: true}, Entry{Plugin: bs[1]},
+	prof := MustProfile(Entry{Plugin: &wrappedPlugin{bs[0]}, NoFilter: true}, Entry{Plugin: bs[1]},
 		Entry{Plugin: counting{limit: 1}})
 	pod := reservePod()
 	ps, st := prof.Prepare(cache.NewPodInfo(pod), nil)
@@ -362,7 +366,7 @@ func TestPodStatePluginFilterAndData(t *testing.T) {
 	if _, ok := ps.Read("x"); ok {
 		t.Error("Read found a deleted key")
 	}
-	if plain := mustProfile(Entry{Plugin: counting{limit: 1}}); plain.keep != nil {
+	if plain := MustProfile(Entry{Plugin: counting{limit: 1}}); plain.Keeps() {
 		t.Error("a profile without reserve or preBind keeps filters")
 	}
 }
@@ -383,7 +387,7 @@ func TestPluginTimer(t *testing.T) {
 	log := &callLog{}
 	bs := binders(log, "A", "B")
 	bs[1].preBind = &Status{Code: Error, Err: errors.New("boom")}
-	plain := mustProfile(entriesOf(bs)...)
+	plain := MustProfile(entriesOf(bs)...)
 	timer := &fakeTimer{}
 	timed := plain.WithPluginTimer(timer)
 	pod := reservePod()
@@ -432,7 +436,7 @@ func TestPreBindPreFlight(t *testing.T) {
 			for i, b := range bs {
 				b.preflight = tc.preflight[i]
 			}
-			prof := mustProfile(entriesOf(bs)...)
+			prof := MustProfile(entriesOf(bs)...)
 			pod := reservePod()
 			ps, st := prof.Prepare(cache.NewPodInfo(pod), nil)
 			if st != nil {

@@ -1,7 +1,10 @@
-package framework
+package framework_test
 
 import (
 	"testing"
+
+	. "github.com/wasmsched/wasmsched/host/framework"
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -82,10 +85,10 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := makePod()
-			b.p.Name = "pod-a" // not the sequence's: the texts must not depend on the tests run before
-			tc.spec(&b.p.Spec)
-			ps, st := prepare(b.info(), nil)
+			b := ft.MakePod()
+			b.P.Name = "pod-a" // not the sequence's: the texts must not depend on the tests run before
+			tc.spec(&b.P.Spec)
+			ps, st := prepare(b.Info(), nil)
 			if diff := cmp.Diff(tc.want, st); diff != "" {
 				t.Fatalf("Prepare status (-want, +got):\n%s", diff)
 			}
@@ -102,22 +105,22 @@ func TestPrepareRefusesUnsupportedConstraints(t *testing.T) {
 // profile is a placeholder any more: a test one stands in.
 func TestUnsupportedConstraintMessage(t *testing.T) {
 	const reason = "wasmsched does not support priorityClassName x yet"
-	ph := &unsupportedPlugin{"Placeholder", []unsupportedCheck{{reason, func(p *v1.Pod) bool { return p.Spec.PriorityClassName == "x" }}}}
-	p := mustProfile(Entry{Plugin: ph}, Entry{Plugin: nodeName{}})
-	b := makePod()
-	b.p.Spec.PriorityClassName = "x"
-	_, st := p.Prepare(b.info(), nil)
+	ph := NewPlaceholder("Placeholder", reason, func(p *v1.Pod) bool { return p.Spec.PriorityClassName == "x" })
+	p := MustProfile(Entry{Plugin: ph}, Entry{Plugin: pluginOf(abi.PluginNodeName)})
+	b := ft.MakePod()
+	b.P.Spec.PriorityClassName = "x"
+	_, st := p.Prepare(b.Info(), nil)
 	var d Diagnosis
 	d.RecordPreFilter(st)
 	want := "0/3 nodes are available: " + reason + "."
 	if got := d.Message(3); got != want {
 		t.Errorf("Message = %q, want %q", got, want)
 	}
-	if diff := cmp.Diff([]string{"Placeholder"}, d.unschedulable); diff != "" {
+	if diff := cmp.Diff([]string{"Placeholder"}, d.UnschedulablePlugins()); diff != "" {
 		t.Errorf("unschedulable plugins (-want, +got):\n%s", diff)
 	}
-	b.p.Spec.PriorityClassName = ""
-	if _, st := p.Prepare(b.info(), nil); st != nil {
+	b.P.Spec.PriorityClassName = ""
+	if _, st := p.Prepare(b.Info(), nil); st != nil {
 		t.Errorf("Prepare of a pod without the constraint = %v, want nil", st)
 	}
 }
