@@ -13,6 +13,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/framework/plugins/defaultpreemption"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/dynamicresources"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/interpodaffinity"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/nodeaffinity"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodename"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodeports"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/noderesources"
@@ -41,7 +42,7 @@ func InTree() *framework.Registry {
 		nodename.Row(),
 		nodeunschedulable.Row(),
 		framework.TaintTolerationRow(),
-		framework.NodeAffinityRow(),
+		nodeaffinity.Row(),
 		nodeports.Row(),
 		noderesources.FitRow(),
 		volumerestrictions.Row(),

@@ -1,20 +1,25 @@
-package framework
+// Package nodeaffinity is upstream's NodeAffinity plugin
+// (pkg/scheduler/framework/plugins/nodeaffinity): the node must match the
+// pod's nodeSelector and required node affinity; the weights of the
+// preferred terms a node matches score. Extension points: PreFilter, Filter,
+// PreScore, Score, NormalizeScore. Rejects: UnschedulableAndUnresolvable
+// (ReasonNodeAffinity, ReasonAffinityConflict). Weight 2.
+package nodeaffinity
 
 import (
 	"fmt"
 	"slices"
 
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-
-	kschedv1 "k8s.io/kube-scheduler/config/v1"
-
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	kschedv1 "k8s.io/kube-scheduler/config/v1"
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // Upstream's NodeAffinity reasons.
@@ -29,9 +34,9 @@ const (
 )
 
 var (
-	statusNodeAffinity = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
+	statusNodeAffinity = &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
 		Reasons: []string{ReasonNodeAffinity}}
-	statusEnforcedNodeAffinity = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
+	statusEnforcedNodeAffinity = &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
 		Reasons: []string{ReasonEnforcedNodeAffinity}}
 )
 
@@ -59,14 +64,14 @@ type nodeAffinity struct {
 }
 
 var (
-	_ PreFilterPlugin = nodeAffinity{}
-	_ PreScorePlugin  = nodeAffinity{}
-	_ ScoreNormalizer = (*affinityScorer)(nil)
+	_ framework.PreFilterPlugin = nodeAffinity{}
+	_ framework.PreScorePlugin  = nodeAffinity{}
+	_ framework.ScoreNormalizer = (*affinityScorer)(nil)
 )
 
 func (nodeAffinity) Name() string { return abi.PluginNodeAffinity }
 
-func (pl nodeAffinity) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
+func (pl nodeAffinity) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	spec := &pod.Pod.Spec
 	var required *v1.NodeSelector
 	if a := spec.Affinity; a != nil && a.NodeAffinity != nil {
@@ -81,7 +86,7 @@ func (pl nodeAffinity) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilt
 	f := &affinityFilter{required: nodeaffinity.GetRequiredNodeAffinity(pod.Pod), added: pl.added}
 	names, ok := affinityNodeNames(required)
 	if ok && len(names) == 0 {
-		return nil, nil, &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
+		return nil, nil, &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginNodeAffinity,
 			Reasons: []string{ReasonAffinityConflict}}
 	}
 	if !ok {
@@ -99,7 +104,7 @@ type affinityFilter struct {
 	addedOnly bool
 }
 
-func (f *affinityFilter) Filter(ni *cache.NodeInfo) *Status {
+func (f *affinityFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	if f.added != nil && !f.added.Match(ni.Node()) {
 		return statusEnforcedNodeAffinity
 	}
@@ -152,7 +157,7 @@ func affinityNodeNames(required *v1.NodeSelector) ([]string, bool) {
 	return names, true
 }
 
-func (pl nodeAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (PodScorer, *Status) {
+func (pl nodeAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	a := pod.Pod.Spec.Affinity
 	if a == nil || a.NodeAffinity == nil || len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 0 {
 		if pl.addedPref != nil {
@@ -163,7 +168,7 @@ func (pl nodeAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cach
 	terms, err := nodeaffinity.NewPreferredSchedulingTerms(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
 	if err != nil {
 		// API validation rejects such a pod; upstream fails its PreScore.
-		return nil, &Status{Code: Error, Plugin: abi.PluginNodeAffinity,
+		return nil, &framework.Status{Code: framework.Error, Plugin: abi.PluginNodeAffinity,
 			Err: fmt.Errorf("parse preferred node affinity of pod %s/%s: %w", pod.Pod.Namespace, pod.Pod.Name, err)}
 	}
 	if pl.addedPref != nil {
@@ -191,7 +196,9 @@ func (s *addedAffinityScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 }
 
 // NormalizeScores is upstream's DefaultNormalizeScore.
-func (*addedAffinityScorer) NormalizeScores(scores []int64) { DefaultNormalizeScore(false, scores) }
+func (*addedAffinityScorer) NormalizeScores(scores []int64) {
+	framework.DefaultNormalizeScore(false, scores)
+}
 
 // affinityScorer is the parsed preferred terms.
 type affinityScorer nodeaffinity.PreferredSchedulingTerms
@@ -208,19 +215,21 @@ func (s *affinityScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 }
 
 // NormalizeScores is upstream's DefaultNormalizeScore.
-func (*affinityScorer) NormalizeScores(scores []int64) { DefaultNormalizeScore(false, scores) }
+func (*affinityScorer) NormalizeScores(scores []int64) {
+	framework.DefaultNormalizeScore(false, scores)
+}
 
-// NodeAffinityRow is the plugin's registry row.
-func NodeAffinityRow() Row {
-	return Row{Name: abi.PluginNodeAffinity, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore), Default: true,
+// Row is the plugin's registry row.
+func Row() framework.Row {
+	return framework.Row{Name: abi.PluginNodeAffinity, Points: framework.PointsOf(framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore), Default: true,
 		Weight: weightNodeAffinity, FilterAlone: true, ScoreAlone: true, Args: nodeAffinityArgs,
-		New: func(_ Handle, args any) (Plugin, error) { return args.(nodeAffinity), nil }}
+		New: func(_ framework.Handle, args any) (framework.Plugin, error) { return args.(nodeAffinity), nil }}
 }
 
 // nodeAffinityArgs is NodeAffinity's Row.Args.
 func nodeAffinityArgs(pc *kschedv1.PluginConfig, path *field.Path) (any, error) {
 	var args kschedv1.NodeAffinityArgs
-	if err := DecodeArgs(pc, path, &args); err != nil {
+	if err := framework.DecodeArgs(pc, path, &args); err != nil {
 		return nil, err
 	}
 	return newNodeAffinity(path, &args)
