@@ -20,6 +20,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodeunschedulable"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodevolumelimits"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/podtopologyspread"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/tainttoleration"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumebinding"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumerestrictions"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumezone"
@@ -41,7 +42,7 @@ func InTree() *framework.Registry {
 		framework.Row{Name: abi.PluginPrioritySort, Points: framework.PointsOf(framework.PointQueueSort), Default: true},
 		nodename.Row(),
 		nodeunschedulable.Row(),
-		framework.TaintTolerationRow(),
+		tainttoleration.Row(),
 		nodeaffinity.Row(),
 		nodeports.Row(),
 		noderesources.FitRow(),

@@ -1,17 +1,26 @@
-package framework
+// Package tainttoleration is upstream's TaintToleration plugin
+// (pkg/scheduler/framework/plugins/tainttoleration): the pod must tolerate
+// every NoSchedule and NoExecute taint of the node; fewer untolerated
+// PreferNoSchedule taints score higher. Extension points: PreFilter, Filter,
+// PreScore, Score, NormalizeScore (reversed). Rejects:
+// UnschedulableAndUnresolvable (ReasonUntoleratedTaint). Weight 3.
+package tainttoleration
 
 import (
+	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/helper"
 )
 
 // ReasonUntoleratedTaint is upstream's TaintToleration reason.
 const ReasonUntoleratedTaint = "node(s) had untolerated taint(s)"
 
-var statusTaint = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginTaintToleration,
+var statusTaint = &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginTaintToleration,
 	Reasons: []string{ReasonUntoleratedTaint}}
 
 // weightTaintToleration is upstream's default score weight.
@@ -32,18 +41,18 @@ const weightTaintToleration = 3
 type taintToleration struct{}
 
 var (
-	_ PreFilterPlugin = taintToleration{}
-	_ PreScorePlugin  = taintToleration{}
-	_ ScoreNormalizer = (*taintScorer)(nil)
+	_ framework.PreFilterPlugin = taintToleration{}
+	_ framework.PreScorePlugin  = taintToleration{}
+	_ framework.ScoreNormalizer = (*taintScorer)(nil)
 )
 
 func (taintToleration) Name() string { return abi.PluginTaintToleration }
 
-func (taintToleration) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
+func (taintToleration) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	return (*taintFilter)(pod), nil, nil
 }
 
-func (taintToleration) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (PodScorer, *Status) {
+func (taintToleration) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	return (*taintScorer)(pod), nil
 }
 
@@ -54,19 +63,16 @@ type taintFilter cache.PodInfo
 // (upstream's FindMatchingUntoleratedTaint with
 // DoNotScheduleTaintsFilterFunc, which copies the filtered taints on every
 // call; this loops over them in place with the same toleration check).
-func (f *taintFilter) Filter(ni *cache.NodeInfo) *Status {
-	taints := ni.Node().Spec.Taints
-	for i := range taints {
-		t := &taints[i]
-		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
-			continue
-		}
-		if !corev1helpers.TolerationsTolerateTaint(discard, f.Pod.Spec.Tolerations, t, false) {
-			return statusTaint
-		}
+func (f *taintFilter) Filter(ni *cache.NodeInfo) *framework.Status {
+	if !helper.ToleratesScheduleTaints(f.Pod.Spec.Tolerations, ni.Node().Spec.Taints) {
+		return statusTaint
 	}
 	return nil
 }
+
+// discard is the logger the component-helpers toleration checks log parse
+// errors of Lt/Gt tolerations to; those operators are off, so it never logs.
+var discard = logr.Discard()
 
 // taintScorer's state is the pod itself.
 type taintScorer cache.PodInfo
@@ -92,11 +98,11 @@ func (s *taintScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 
 // NormalizeScores is upstream's DefaultNormalizeScore, reversed: no
 // untolerated taint anywhere is the best score everywhere.
-func (*taintScorer) NormalizeScores(scores []int64) { DefaultNormalizeScore(true, scores) }
+func (*taintScorer) NormalizeScores(scores []int64) { framework.DefaultNormalizeScore(true, scores) }
 
-// TaintTolerationRow is the plugin's registry row.
-func TaintTolerationRow() Row {
-	return Row{Name: abi.PluginTaintToleration, Points: PointsOf(PointPreFilter, PointFilter, PointPreScore, PointScore), Default: true,
+// Row is the plugin's registry row.
+func Row() framework.Row {
+	return framework.Row{Name: abi.PluginTaintToleration, Points: framework.PointsOf(framework.PointPreFilter, framework.PointFilter, framework.PointPreScore, framework.PointScore), Default: true,
 		Weight: weightTaintToleration, FilterAlone: true,
-		New: func(Handle, any) (Plugin, error) { return taintToleration{}, nil }}
+		New: func(framework.Handle, any) (framework.Plugin, error) { return taintToleration{}, nil }}
 }
