@@ -12,6 +12,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/defaultpreemption"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/dynamicresources"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/imagelocality"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/interpodaffinity"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodeaffinity"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodename"
@@ -55,7 +56,7 @@ func InTree() *framework.Registry {
 		dynamicresources.Row(),
 		defaultpreemption.Row(),
 		noderesources.BalancedAllocationRow(),
-		framework.ImageLocalityRow(),
+		imagelocality.Row(),
 		framework.Row{Name: abi.PluginDefaultBinder, Points: framework.PointsOf(framework.PointBind), Default: true},
 		framework.NodeDeclaredFeaturesRow(),
 		framework.Row{Name: abi.PluginGangScheduling, Points: framework.PointsOf(framework.PointPreEnqueue, framework.PointPermit)},

@@ -1,14 +1,20 @@
-package framework
+// Package imagelocality is upstream's ImageLocality plugin
+// (pkg/scheduler/framework/plugins/imagelocality): nodes that already hold
+// the pod's container images score higher, by the images' sizes spread over
+// the nodes that have them. Extension points: PreScore, Score. No filter.
+// Weight 1.
+package imagelocality
 
 import (
 	"strings"
 
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
-// pluginImageLocality is the plugin's upstream name. It only scores, so no
+// Name is the plugin's upstream name. It only scores, so no
 // rejection or hint names it and abi/ has no constant.
-const pluginImageLocality = "ImageLocality"
+const Name = "ImageLocality"
 
 // weightImageLocality is upstream's default score weight.
 const weightImageLocality = 1
@@ -35,11 +41,11 @@ const (
 // tests') pays nothing for it.
 type imageLocality struct{}
 
-var _ PreScorePlugin = imageLocality{}
+var _ framework.PreScorePlugin = imageLocality{}
 
-func (imageLocality) Name() string { return pluginImageLocality }
+func (imageLocality) Name() string { return Name }
 
-func (imageLocality) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, snap *cache.Snapshot) (PodScorer, *Status) {
+func (imageLocality) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, snap *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	if !snap.HasImages() {
 		return nil, nil
 	}
@@ -94,7 +100,7 @@ func (s *imageScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 			}
 		}
 		sum = min(max(sum, minImageThreshold), maxThreshold)
-		scores[i] = MaxNodeScore * (sum - minImageThreshold) / (maxThreshold - minImageThreshold)
+		scores[i] = framework.MaxNodeScore * (sum - minImageThreshold) / (maxThreshold - minImageThreshold)
 	}
 }
 
@@ -107,8 +113,8 @@ func normalizedImageName(name string) string {
 	return name
 }
 
-// ImageLocalityRow is the plugin's registry row.
-func ImageLocalityRow() Row {
-	return Row{Name: pluginImageLocality, Points: PointsOf(PointScore), Default: true, Weight: weightImageLocality,
-		New: func(Handle, any) (Plugin, error) { return imageLocality{}, nil }}
+// Row is the plugin's registry row.
+func Row() framework.Row {
+	return framework.Row{Name: Name, Points: framework.PointsOf(framework.PointScore), Default: true, Weight: weightImageLocality,
+		New: func(framework.Handle, any) (framework.Plugin, error) { return imageLocality{}, nil }}
 }

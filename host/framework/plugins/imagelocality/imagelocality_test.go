@@ -1,4 +1,4 @@
-package framework
+package imagelocality
 
 import (
 	"testing"
@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // imageNode is a node whose status lists images, each given as its size in
@@ -75,7 +76,7 @@ func TestImageLocalityScore(t *testing.T) {
 			[]*v1.Node{imageNode("node1", node403002000...), imageNode("node2", node25010...)}, []int64{7, 0}},
 		{"if exceed limit, use limit",
 			v1.PodSpec{Containers: containers("gcr.io/10", "gcr.io/4000")},
-			[]*v1.Node{imageNode("node1", node400030...), imageNode("node2", node25010...)}, []int64{MaxNodeScore, 0}},
+			[]*v1.Node{imageNode("node1", node400030...), imageNode("node2", node25010...)}, []int64{framework.MaxNodeScore, 0}},
 		{"if exceed limit, use limit (with node which has no images present)",
 			v1.PodSpec{Containers: containers("gcr.io/10", "gcr.io/4000")},
 			[]*v1.Node{imageNode("node1", node400030...), imageNode("node2", node25010...), imageNode("node3")}, []int64{66, 0, 0}},
