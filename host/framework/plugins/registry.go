@@ -15,6 +15,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/framework/plugins/imagelocality"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/interpodaffinity"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodeaffinity"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/nodedeclaredfeatures"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodename"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/nodeports"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/noderesources"
@@ -58,7 +59,7 @@ func InTree() *framework.Registry {
 		noderesources.BalancedAllocationRow(),
 		imagelocality.Row(),
 		framework.Row{Name: abi.PluginDefaultBinder, Points: framework.PointsOf(framework.PointBind), Default: true},
-		framework.NodeDeclaredFeaturesRow(),
+		nodedeclaredfeatures.Row(),
 		framework.Row{Name: abi.PluginGangScheduling, Points: framework.PointsOf(framework.PointPreEnqueue, framework.PointPermit)},
 		framework.Row{Name: "DeferredPodScheduling", NotImplemented: "InPlacePodVerticalScalingSchedulerPreemption, alpha"},
 		framework.Row{Name: "TopologyPlacementGenerator", NotImplemented: "TopologyAwareWorkloadScheduling, alpha"},

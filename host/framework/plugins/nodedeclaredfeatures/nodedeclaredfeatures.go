@@ -1,4 +1,10 @@
-package framework
+// Package nodedeclaredfeatures is upstream's NodeDeclaredFeatures plugin
+// (pkg/scheduler/framework/plugins/nodedeclaredfeatures, GA in v1.37): the
+// node must declare in status.declaredFeatures every feature the pod's spec
+// needs. Extension points: PreFilter, Filter. Rejects:
+// UnschedulableAndUnresolvable (ReasonRequiredFeatures). No score; last in
+// the profile, as upstream.
+package nodedeclaredfeatures
 
 import (
 	"fmt"
@@ -8,6 +14,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
+	"github.com/wasmsched/wasmsched/host/framework"
 )
 
 // ReasonRequiredFeatures is upstream's NodeDeclaredFeatures reason.
@@ -18,7 +25,7 @@ const ReasonRequiredFeatures = "node(s) didn't match Pod's required features"
 // with a MaxVersion below it is assumed on every node.
 var targetVersion = version.MustParse("v1.37.1")
 
-var statusRequiredFeatures = &Status{Code: UnschedulableAndUnresolvable, Plugin: abi.PluginNodeDeclaredFeatures,
+var statusRequiredFeatures = &framework.Status{Code: framework.UnschedulableAndUnresolvable, Plugin: abi.PluginNodeDeclaredFeatures,
 	Reasons: []string{ReasonRequiredFeatures}}
 
 // nodeDeclaredFeatures is upstream's NodeDeclaredFeatures plugin (GA in
@@ -33,14 +40,14 @@ var statusRequiredFeatures = &Status{Code: UnschedulableAndUnresolvable, Plugin:
 // upstream.
 type nodeDeclaredFeatures struct{}
 
-var _ PreFilterPlugin = nodeDeclaredFeatures{}
+var _ framework.PreFilterPlugin = nodeDeclaredFeatures{}
 
 func (nodeDeclaredFeatures) Name() string { return abi.PluginNodeDeclaredFeatures }
 
-func (nodeDeclaredFeatures) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (PodFilter, []string, *Status) {
+func (nodeDeclaredFeatures) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	reqs, err := ndf.DefaultFramework.InferForPodScheduling(&ndf.PodInfo{Spec: &pod.Pod.Spec}, targetVersion)
 	if err != nil {
-		return nil, nil, &Status{Code: Error, Plugin: abi.PluginNodeDeclaredFeatures,
+		return nil, nil, &framework.Status{Code: framework.Error, Plugin: abi.PluginNodeDeclaredFeatures,
 			Err: fmt.Errorf("infer the node features pod %s/%s needs: %w", pod.Pod.Namespace, pod.Pod.Name, err)}
 	}
 	if reqs.IsEmpty() {
@@ -57,11 +64,11 @@ type featuresFilter struct {
 // Filter maps the node's declared features here (upstream keeps them mapped
 // in its NodeInfo): only pods that need a feature reach it, so that costs
 // nothing to the others.
-func (f *featuresFilter) Filter(ni *cache.NodeInfo) *Status {
+func (f *featuresFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	node := ni.Node()
 	m, err := ndf.DefaultFramework.MatchNode(f.features, node)
 	if err != nil {
-		return &Status{Code: Error, Plugin: abi.PluginNodeDeclaredFeatures,
+		return &framework.Status{Code: framework.Error, Plugin: abi.PluginNodeDeclaredFeatures,
 			Err: fmt.Errorf("match the declared features of node %s: %w", node.Name, err)}
 	}
 	if !m.IsMatch {
@@ -70,8 +77,8 @@ func (f *featuresFilter) Filter(ni *cache.NodeInfo) *Status {
 	return nil
 }
 
-// NodeDeclaredFeaturesRow is the plugin's registry row.
-func NodeDeclaredFeaturesRow() Row {
-	return Row{Name: abi.PluginNodeDeclaredFeatures, Points: PointsOf(PointPreFilter, PointFilter), Default: true,
-		New: func(Handle, any) (Plugin, error) { return nodeDeclaredFeatures{}, nil }}
+// Row is the plugin's registry row.
+func Row() framework.Row {
+	return framework.Row{Name: abi.PluginNodeDeclaredFeatures, Points: framework.PointsOf(framework.PointPreFilter, framework.PointFilter), Default: true,
+		New: func(framework.Handle, any) (framework.Plugin, error) { return nodeDeclaredFeatures{}, nil }}
 }
