@@ -42,6 +42,11 @@ help: ## List the targets.
 	@echo "Usage: make <target>"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+.PHONY: build
+build: ## Build bin/wasmsched (the scheduler) and bin/wasmsched-bench (the in-memory benchmark).
+	$(GO) build -o bin/wasmsched ./cmd/wasmsched
+	$(GO) build -o bin/wasmsched-bench ./cmd/wasmsched-bench
+
 .PHONY: demo
 demo: ## Start etcd, kube-apiserver and KWOK, run bin/wasmsched on a sample workload, print what happened, clean up.
 	@hack/cluster.sh build kube-apiserver etcd kwok >/dev/null
