@@ -98,16 +98,17 @@ flake: ## Run the timing-sensitive packages under -race -count=20 beside 2 busy 
 	hack/flake.sh
 
 .PHONY: check
-check: lint ## gofmt, go vet, staticcheck, go mod tidy -diff, then make test.
+check: lint ## gofmt, go vet, staticcheck, the import rules, go mod tidy -diff, then make test.
 	$(MAKE) test
 
 .PHONY: lint
-lint: ## gofmt, go vet, staticcheck and go mod tidy -diff only.
+lint: ## gofmt, go vet, staticcheck, the import rules (hack/imports.sh) and go mod tidy -diff only.
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then \
 	  echo "lint: these files are not gofmt-ed (run 'gofmt -w' on them):" >&2; \
 	  sed 's/^/  /' <<<"$$unformatted" >&2; exit 1; fi
 	$(GO) vet ./...
 	GO="$(GO)" STATICCHECK="$(STATICCHECK)" hack/staticcheck.sh
+	GO="$(GO)" hack/imports.sh
 	@if ! $(GO) mod tidy -diff; then \
 	  echo "lint: go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2; exit 1; fi
 
