@@ -193,6 +193,8 @@ var keys = func() []key {
 			"failed calls within sandbox.breakerWindow that open a slot's circuit breaker: the native default then answers, without calling the module, until a new module is loaded (0: no breaker)"),
 		durationKey("sandbox.breakerWindow", 10*time.Second, time.Second, time.Hour, func(c *Config) *time.Duration { return &c.Sandbox.BreakerWindow },
 			"window in which sandbox.breakerFailures failed calls open a slot's circuit breaker"),
+		stringKey("sandbox.compilationCacheDir", "", nil, func(c *Config) *string { return &c.Sandbox.CompilationCacheDir },
+			"directory that keeps the compiled machine code of policy modules across restarts (wazero's file cache; created if missing), so that a restart skips compiling them: put it on a volume that outlives the process; only the scheduler may write there, since the code in it is run as found (empty: in memory only; a change needs a restart)"),
 
 		boolKey("policies.adminEndpoint", false, func(c *Config) *bool { return &c.AdminEndpoint },
 			"serve POST /policies/{slot} on the metrics listener, which loads a new module into a slot of a running scheduler; it has no authentication, so it is refused unless metrics.bindAddress is a loopback address (reach it with kubectl port-forward)"),

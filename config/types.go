@@ -146,6 +146,12 @@ type Sandbox struct {
 	// calling its module, until a new module is loaded. 0 disables it.
 	BreakerFailures int
 	BreakerWindow   time.Duration
+	// CompilationCacheDir, when set, keeps the machine code of compiled
+	// modules in this directory as well as in memory, so that a restarted
+	// scheduler (with a persistent volume there) skips compiling them.
+	// "" keeps it in memory only. It is the runtime's, so a change needs a
+	// restart.
+	CompilationCacheDir string
 }
 
 // Module is a slot's configured policy: a module loaded from a file, or the

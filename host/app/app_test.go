@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -411,6 +412,23 @@ func TestConfigDefaultsMatchRuntime(t *testing.T) {
 	got, want := Limits(cfg.Sandbox), wasm.DefaultLimits()
 	if got.MemoryPages != want.MemoryPages || got.Deadline != want.Deadline {
 		t.Errorf("config defaults %+v disagree with the runtime's %+v", got, want)
+	}
+}
+
+// TestCompilationCacheDir: sandbox.compilationCacheDir reaches the Wasm
+// runtime, which keeps the compiled built-in modules there.
+func TestCompilationCacheDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	newTestApp(t, map[string]string{"sandbox.compilationCacheDir": dir}, nil)
+	var files int
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files++
+		}
+		return err
+	})
+	if err != nil || files == 0 {
+		t.Errorf("compilation cache %s: %d files, %v; want the compiled modules", dir, files, err)
 	}
 }
 

@@ -265,8 +265,15 @@ func (s *swapper) reload(ctx context.Context, why string) {
 			}
 		}
 	}
-	if s.current != nil && cfg.Sandbox != s.current.Sandbox {
-		s.log.Warn("configuration reload: sandbox limits apply to modules loaded from now on; restart to apply them everywhere")
+	if s.current != nil {
+		old, cur := s.current.Sandbox, cfg.Sandbox
+		if old.CompilationCacheDir != cur.CompilationCacheDir {
+			s.log.Warn("configuration reload: sandbox.compilationCacheDir applies after a restart")
+		}
+		old.CompilationCacheDir, cur.CompilationCacheDir = "", ""
+		if old != cur {
+			s.log.Warn("configuration reload: sandbox limits apply to modules loaded from now on; restart to apply them everywhere")
+		}
 	}
 	s.current = cfg
 }
