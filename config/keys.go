@@ -185,8 +185,11 @@ var keys = func() []key {
 			"memory limit of a policy module, in 64 KiB pages"),
 		durationKey("sandbox.deadline", 100*time.Millisecond, time.Millisecond, time.Minute, func(c *Config) *time.Duration { return &c.Sandbox.Deadline },
 			"deadline of one call into a policy module"),
+		// The default is host/wasm's DefaultPoolSize (host/app's
+		// TestConfigDefaultsMatchRuntime holds every sandbox default to the
+		// runtime's).
 		intKey("sandbox.poolSize", 4, 0, 1024, func(c *Config) *int { return &c.Sandbox.PoolSize },
-			"idle instances kept per policy module"),
+			"idle instances kept per policy module for the next call; a call that finds none instantiates the module, and an instance released to a full pool is closed (0: a new instance for every call)"),
 		durationKey("sandbox.watchdogTick", time.Millisecond, 100*time.Microsecond, time.Second, func(c *Config) *time.Duration { return &c.Sandbox.WatchdogTick },
 			"how often the watchdog looks for calls past their deadline"),
 		intKey("sandbox.breakerFailures", 5, 0, 1000, func(c *Config) *int { return &c.Sandbox.BreakerFailures },

@@ -136,7 +136,8 @@ type Sandbox struct {
 	MemoryPages uint32
 	// Deadline bounds one call into a module.
 	Deadline time.Duration
-	// PoolSize is how many idle instances of a module are kept for reuse.
+	// PoolSize is how many idle instances of a module are kept for reuse
+	// (wasm.Limits.PoolSize): a bound on the pool, not on the instances.
 	PoolSize int
 	// WatchdogTick is how often the watchdog checks for overrunning calls; a
 	// call is stopped within Deadline plus two ticks.
