@@ -25,7 +25,7 @@ func TestRefusalReason(t *testing.T) {
 		}
 		return b
 	}
-	fault := func(name string) []byte { return read("host", "policy", "testdata", "faults", name+".wasm") }
+	fault := func(name string) []byte { return read("host", "policy", "wasmslot", "testdata", "faults", name+".wasm") }
 	prio := read("guest-sdk", "examples", "prioritysort", "prioritysort.wasm")
 	rt, err := wasm.NewRuntime(ctx)
 	if err != nil {

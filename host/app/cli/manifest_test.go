@@ -70,7 +70,7 @@ func TestPolicyManifest(t *testing.T) {
 		code int
 		want string
 	}{
-		{"forbidden import", []string{filepath.Join("..", "..", "..", "host", "policy", "testdata", "faults", "queueSort-fs.wasm"), "--slot", "queueSort"}, 1, "refused: load module \"../../../host/policy/testdata/faults/queueSort-fs.wasm\": forbidden imports"},
+		{"forbidden import", []string{filepath.Join("..", "..", "..", "host", "policy", "wasmslot", "testdata", "faults", "queueSort-fs.wasm"), "--slot", "queueSort"}, 1, "refused: load module \"../../../host/policy/wasmslot/testdata/faults/queueSort-fs.wasm\": forbidden imports"},
 		{"wrong slot", []string{fifo, "--slot", "preEnqueue"}, 1, "cannot serve the preEnqueue slot: it does not export wasmsched_pre_enqueue"},
 		{"unknown slot", []string{fifo, "--slot", "filter"}, 2, `--slot "filter": want one of queueSort, backoffSort`},
 		{"no slot", []string{fifo}, 2, `--slot "": want one of`},
