@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/wasmsched/wasmsched/abi"
-	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
-	"github.com/wasmsched/wasmsched/host/wasm"
 )
 
 // FromUnstructured converts what the dynamic informer holds. The
@@ -82,20 +80,6 @@ func SlotNames() []string {
 	return out
 }
 
-// Limits are base with the spec's sandbox overrides applied.
-func (s *Spec) Limits(base wasm.Limits) wasm.Limits {
-	if s.Sandbox == nil {
-		return base
-	}
-	if s.Sandbox.MemoryPages != nil {
-		base.MemoryPages = uint32(max(*s.Sandbox.MemoryPages, 0))
-	}
-	if s.Sandbox.Deadline != nil {
-		base.Deadline = s.Sandbox.Deadline.Duration
-	}
-	return base
-}
-
 // SlotKey is one slot of one profile.
 type SlotKey struct {
 	Profile string // the scheduler name, never "" (see Holders)
@@ -141,28 +125,6 @@ func Holders(objs []*SchedulingPolicy, defaultProfile string) map[SlotKey]*Sched
 		}
 	}
 	return out
-}
-
-// RefusalReason is the Accepted condition's reason for an error of
-// wasmslot.Set.Load.
-func RefusalReason(err error) string {
-	switch {
-	case errors.Is(err, wasm.ErrForbiddenImport):
-		return ReasonForbiddenImport
-	case errors.Is(err, wasm.ErrABIMismatch):
-		return ReasonABIMismatch
-	case errors.Is(err, wasm.ErrTooLarge):
-		return ReasonTooLarge
-	}
-	switch wasmslot.Refusal(err) {
-	case "slot":
-		return ReasonABIMismatch // the module does not export the slot's functions
-	case "sha256":
-		return ReasonSHA256Mismatch
-	case "smoke":
-		return ReasonSmokeFailed
-	}
-	return ReasonInvalid
 }
 
 // Condition returns the Accepted condition in conds, or nil.
