@@ -23,7 +23,6 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
-	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/policyapi"
 	"github.com/wasmsched/wasmsched/host/wasm/instrument"
 )
@@ -123,7 +122,7 @@ func (s *swapper) register(mux *http.ServeMux, upload bool) {
 func (s *swapper) post(w http.ResponseWriter, r *http.Request) {
 	slot, ok := abi.ParseSlot(r.PathValue("slot"))
 	if !ok {
-		http.Error(w, fmt.Sprintf("unknown slot %q: want one of %s", r.PathValue("slot"), policy.SlotNames()), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("unknown slot %q: want one of %s", r.PathValue("slot"), abi.SlotNames()), http.StatusNotFound)
 		return
 	}
 	p := s.profile(r.URL.Query().Get("profile"))

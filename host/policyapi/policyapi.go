@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -55,7 +54,7 @@ var sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 func (s *Spec) Validate() error {
 	var errs []error
 	if _, ok := abi.ParseSlot(s.Slot); !ok {
-		errs = append(errs, fmt.Errorf("spec.slot %q: want one of %s", s.Slot, strings.Join(SlotNames(), ", ")))
+		errs = append(errs, fmt.Errorf("spec.slot %q: want one of %s", s.Slot, abi.SlotNames()))
 	}
 	switch {
 	case len(s.Module.Inline) > 0 && s.Module.ConfigMapRef != nil:
@@ -69,15 +68,6 @@ func (s *Spec) Validate() error {
 		errs = append(errs, fmt.Errorf("spec.sha256 %q: want 64 lowercase hex digits (sha256sum FILE prints them)", s.SHA256))
 	}
 	return errors.Join(errs...)
-}
-
-// SlotNames are the values spec.slot allows, in the ABI's order.
-func SlotNames() []string {
-	out := make([]string, len(abi.Slots))
-	for i, s := range abi.Slots {
-		out[i] = s.String()
-	}
-	return out
 }
 
 // SlotKey is one slot of one profile.
