@@ -21,20 +21,8 @@ var (
 // storageChange returns the objects of a storage event: before (absent on
 // Add) and after (absent on Delete).
 func storageChange(ev abi.EventView) (old abi.StorageView, hasOld bool, obj abi.StorageView, hasNew bool, err error) {
-	if ev.NewBytes() != nil {
-		if obj, hasNew = ev.NewStorage(); !hasNew {
-			return old, false, obj, false, errNoNewStorage
-		}
-	}
-	if ev.OldBytes() != nil {
-		if old, hasOld = ev.OldStorage(); !hasOld {
-			return old, false, obj, false, errNoOldStorage
-		}
-	}
-	if !hasOld && !hasNew {
-		return old, false, obj, false, errNoStorage
-	}
-	return old, hasOld, obj, hasNew, nil
+	old, hasOld, obj, hasNew, f := ev.StorageChange()
+	return old, hasOld, obj, hasNew, changeErr(f, errNoNewStorage, errNoOldStorage, errNoStorage)
 }
 
 // claimChanged mirrors the PersistentVolumeClaim hints of VolumeBinding,
