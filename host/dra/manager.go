@@ -513,28 +513,33 @@ func (c classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 	return c.l.Get(name)
 }
 
-// shared are the Managers by claim informer (Shared).
+// shared are the Managers by the store of their claim informer (Shared).
 var (
 	sharedMu sync.Mutex
-	shared   = map[toolscache.SharedIndexInformer]*Manager{}
+	shared   = map[toolscache.Indexer]*Manager{}
 )
 
 // Shared returns the Manager of o.Claims, built on first use: every profile
 // built over the same informers shares it. A nil o.Claims gets a Manager of
 // its own each time.
+//
+// The informer is recognised by its store: client-go's typed informers
+// (v0.37) wrap the shared informer anew on every Informer() call, and two
+// handles on one informer compare unequal.
 func Shared(o Options) (*Manager, error) {
 	if o.Claims == nil {
 		return New(o)
 	}
+	key := o.Claims.GetIndexer()
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
-	if m := shared[o.Claims]; m != nil {
+	if m := shared[key]; m != nil {
 		return m, nil
 	}
 	m, err := New(o)
 	if err != nil {
 		return nil, err
 	}
-	shared[o.Claims] = m
+	shared[key] = m
 	return m, nil
 }

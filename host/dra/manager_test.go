@@ -176,3 +176,30 @@ func TestSubscribersSeeTheAppliedChange(t *testing.T) {
 		t.Errorf("on the deallocation: %+v, want the device free", s)
 	}
 }
+
+// TestSharedByInformerNotByHandle: client-go's typed informers wrap the
+// shared informer anew on each Informer() call; two handles on one
+// informer must still get one Manager (one assume cache, one set of
+// in-flight allocations), and another informer another.
+func TestSharedByInformerNotByHandle(t *testing.T) {
+	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	a, err := Shared(Options{Claims: factory.Resource().V1().ResourceClaims().Informer()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Shared(Options{Claims: factory.Resource().V1().ResourceClaims().Informer()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Error("two handles on one claim informer got two Managers")
+	}
+	other := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	c, err := Shared(Options{Claims: other.Resource().V1().ResourceClaims().Informer()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c == a {
+		t.Error("another claim informer got the same Manager")
+	}
+}
