@@ -255,6 +255,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 			queue.WithMaxInUnschedulable(cfg.Queue.MaxInUnschedulable),
 			queue.WithPopFromBackoffQ(cfg.Queue.PopFromBackoffQ),
 			queue.WithRecorder(queueRec), queue.WithGroupMembers(members.Count),
+			queue.WithProfile(pc.SchedulerName), queue.WithLogger(log.With("component", "queue")),
 		}
 		if !gangs {
 			qopts = append(qopts, queue.WithoutGroups())

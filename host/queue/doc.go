@@ -27,8 +27,8 @@
 // DeletePodGroup; MoveOnEvent for events built with host/podview, and
 // MoveOnEventFor for an event that concerns only some pods (a freed
 // nomination: those of lower or equal priority). Its
-// consumer is the scheduling cycle: Pop, then Done (bound or dropped) or
-// AddUnschedulableIfNotPresent (failed) for each popped pod, and
+// consumer is the scheduling cycle: Pop, then Scheduled (bound), Done
+// (dropped) or AddUnschedulableIfNotPresent (failed) for each popped pod, and
 // AddAttemptedGroupIfNeeded for a popped group. Run drives the periodic
 // flushes; Close ends them and unblocks Pop.
 //
