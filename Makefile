@@ -42,6 +42,11 @@ help: ## List the targets.
 	@echo "Usage: make <target>"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+.PHONY: build
+build: ## Build bin/wasmsched (the scheduler) and bin/wasmsched-bench (the in-memory benchmark).
+	$(GO) build -o bin/wasmsched ./cmd/wasmsched
+	$(GO) build -o bin/wasmsched-bench ./cmd/wasmsched-bench
+
 .PHONY: demo
 demo: ## Start etcd, kube-apiserver and KWOK, run bin/wasmsched on a sample workload, print what happened, clean up.
 	@hack/cluster.sh build kube-apiserver etcd kwok >/dev/null
@@ -93,16 +98,17 @@ flake: ## Run the timing-sensitive packages under -race -count=20 beside 2 busy 
 	hack/flake.sh
 
 .PHONY: check
-check: lint ## gofmt, go vet, staticcheck, go mod tidy -diff, then make test.
+check: lint ## gofmt, go vet, staticcheck, the import rules, go mod tidy -diff, then make test.
 	$(MAKE) test
 
 .PHONY: lint
-lint: ## gofmt, go vet, staticcheck and go mod tidy -diff only.
+lint: ## gofmt, go vet, staticcheck, the import rules (hack/imports.sh) and go mod tidy -diff only.
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then \
 	  echo "lint: these files are not gofmt-ed (run 'gofmt -w' on them):" >&2; \
 	  sed 's/^/  /' <<<"$$unformatted" >&2; exit 1; fi
 	$(GO) vet ./...
 	GO="$(GO)" STATICCHECK="$(STATICCHECK)" hack/staticcheck.sh
+	GO="$(GO)" hack/imports.sh
 	@if ! $(GO) mod tidy -diff; then \
 	  echo "lint: go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2; exit 1; fi
 

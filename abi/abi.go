@@ -28,6 +28,8 @@
 // record lacks as zero.
 package abi
 
+import "strings"
+
 // Version of the contract. The host refuses a module whose major differs and
 // accepts any minor (records are forward compatible within a major).
 //
@@ -145,6 +147,10 @@ func (s Slot) String() string {
 	}
 	return "unknown"
 }
+
+// SlotNames lists the slots' names in the order of Slots, comma-separated,
+// for messages that say which slots there are.
+func SlotNames() string { return strings.Join(slotNames[:], ", ") }
 
 // ParseSlot is the inverse of Slot.String.
 func ParseSlot(name string) (Slot, bool) {

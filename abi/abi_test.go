@@ -96,6 +96,9 @@ func TestSlot(t *testing.T) {
 			}
 		}
 	}
+	if got := abi.SlotNames(); got != strings.Join(want, ", ") {
+		t.Errorf("SlotNames() = %q, want %q", got, strings.Join(want, ", "))
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("slot names (-want +got):\n%s", diff)
 	}

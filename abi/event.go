@@ -74,6 +74,59 @@ func (e EventView) NewPodGroup() (PodGroupView, bool) { return groupOf(e.NewByte
 func (e EventView) OldStorage() (StorageView, bool)   { return storageOf(e.OldBytes()) }
 func (e EventView) NewStorage() (StorageView, bool)   { return storageOf(e.NewBytes()) }
 
+// ChangeFault says why the objects of an event cannot be read as a change
+// (PodChange, NodeChange, StorageChange).
+type ChangeFault uint8
+
+const (
+	// ChangeOK: the objects there are readable, and one at least is there.
+	ChangeOK ChangeFault = iota
+	// ChangeBadNew: the new object is there but is not a readable record
+	// of the kind asked for.
+	ChangeBadNew
+	// ChangeBadOld: the old object is there but is not readable.
+	ChangeBadOld
+	// ChangeEmpty: the event carries neither object.
+	ChangeEmpty
+)
+
+// PodChange returns the pods of a pod event that may be an Add (no old pod),
+// an update (both) or a Delete (no new pod), as upstream tells them apart by
+// nil objects. An object that is there but unreadable, or an event with
+// neither, is a fault; the views are then not to be read.
+func (e EventView) PodChange() (old PodView, hasOld bool, pod PodView, hasNew bool, fault ChangeFault) {
+	return change(e, podOf)
+}
+
+// NodeChange is PodChange for a node event.
+func (e EventView) NodeChange() (old NodeView, hasOld bool, node NodeView, hasNew bool, fault ChangeFault) {
+	return change(e, nodeOf)
+}
+
+// StorageChange is PodChange for a storage or DRA event.
+func (e EventView) StorageChange() (old StorageView, hasOld bool, obj StorageView, hasNew bool, fault ChangeFault) {
+	return change(e, storageOf)
+}
+
+// change reads an event's objects with of, the reader of their kind: the
+// one rule PodChange, NodeChange and StorageChange share.
+func change[V any](e EventView, of func([]byte) (V, bool)) (old V, hasOld bool, obj V, hasNew bool, fault ChangeFault) {
+	if b := e.NewBytes(); b != nil {
+		if obj, hasNew = of(b); !hasNew {
+			return old, false, obj, false, ChangeBadNew
+		}
+	}
+	if b := e.OldBytes(); b != nil {
+		if old, hasOld = of(b); !hasOld {
+			return old, false, obj, false, ChangeBadOld
+		}
+	}
+	if !hasOld && !hasNew {
+		return old, false, obj, false, ChangeEmpty
+	}
+	return old, hasOld, obj, hasNew, ChangeOK
+}
+
 func storageOf(b []byte) (StorageView, bool) {
 	if b == nil {
 		return StorageView{}, false

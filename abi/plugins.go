@@ -21,10 +21,8 @@ const (
 	// PluginDefaultPreemption rejects a pod that cannot preempt (KEP-902).
 	PluginDefaultPreemption = "DefaultPreemption"
 
-	// Upstream default-profile plugins the host does not implement yet: a
-	// pod carrying a hard constraint that only they check is rejected
-	// (UnschedulableAndUnresolvable) in their name rather than placed
-	// without it.
+	// The volume, topology-spread, inter-pod affinity and DRA plugins of
+	// upstream's default profile, native in the host like those above.
 	PluginVolumeRestrictions = "VolumeRestrictions"
 	PluginNodeVolumeLimits   = "NodeVolumeLimits"
 	PluginVolumeBinding      = "VolumeBinding"

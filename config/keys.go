@@ -185,14 +185,19 @@ var keys = func() []key {
 			"memory limit of a policy module, in 64 KiB pages"),
 		durationKey("sandbox.deadline", 100*time.Millisecond, time.Millisecond, time.Minute, func(c *Config) *time.Duration { return &c.Sandbox.Deadline },
 			"deadline of one call into a policy module"),
+		// The default is host/wasm's DefaultPoolSize (host/app's
+		// TestConfigDefaultsMatchRuntime holds every sandbox default to the
+		// runtime's).
 		intKey("sandbox.poolSize", 4, 0, 1024, func(c *Config) *int { return &c.Sandbox.PoolSize },
-			"idle instances kept per policy module"),
+			"idle instances kept per policy module for the next call; a call that finds none instantiates the module, and an instance released to a full pool is closed (0: a new instance for every call)"),
 		durationKey("sandbox.watchdogTick", time.Millisecond, 100*time.Microsecond, time.Second, func(c *Config) *time.Duration { return &c.Sandbox.WatchdogTick },
 			"how often the watchdog looks for calls past their deadline"),
 		intKey("sandbox.breakerFailures", 5, 0, 1000, func(c *Config) *int { return &c.Sandbox.BreakerFailures },
 			"failed calls within sandbox.breakerWindow that open a slot's circuit breaker: the native default then answers, without calling the module, until a new module is loaded (0: no breaker)"),
 		durationKey("sandbox.breakerWindow", 10*time.Second, time.Second, time.Hour, func(c *Config) *time.Duration { return &c.Sandbox.BreakerWindow },
 			"window in which sandbox.breakerFailures failed calls open a slot's circuit breaker"),
+		stringKey("sandbox.compilationCacheDir", "", nil, func(c *Config) *string { return &c.Sandbox.CompilationCacheDir },
+			"directory that keeps the compiled machine code of policy modules across restarts (wazero's file cache; created if missing), so that a restart skips compiling them: put it on a volume that outlives the process; only the scheduler may write there, since the code in it is run as found (empty: in memory only; a change needs a restart)"),
 
 		boolKey("policies.adminEndpoint", false, func(c *Config) *bool { return &c.AdminEndpoint },
 			"serve POST /policies/{slot} on the metrics listener, which loads a new module into a slot of a running scheduler; it has no authentication, so it is refused unless metrics.bindAddress is a loopback address (reach it with kubectl port-forward)"),

@@ -59,6 +59,7 @@ func TestKeyRoundTrip(t *testing.T) {
 	add(one("sandbox.watchdogTick", "3ms", func(c *Config) { c.Sandbox.WatchdogTick = 3 * time.Millisecond }))
 	add(one("sandbox.breakerFailures", "9", func(c *Config) { c.Sandbox.BreakerFailures = 9 }))
 	add(one("sandbox.breakerWindow", "9s", func(c *Config) { c.Sandbox.BreakerWindow = 9 * time.Second }))
+	add(one("sandbox.compilationCacheDir", "/var/cache/wasmsched", func(c *Config) { c.Sandbox.CompilationCacheDir = "/var/cache/wasmsched" }))
 	add(one("policies.adminEndpoint", "true", func(c *Config) { c.AdminEndpoint = true }))
 	add(one("policyAPI.enabled", "false", func(c *Config) { c.PolicyAPI.Enabled = false }))
 	add(one("policyAPI.namespace", "kube-system", func(c *Config) { c.PolicyAPI.Namespace = "kube-system" }))

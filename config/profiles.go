@@ -32,12 +32,8 @@ func (p profileValues) set(name, sub string, v any) {
 // unknownProfileKey is the error for a key under profiles.<name> that is not
 // policies.<slot>.<field>.
 func unknownProfileKey(full string) error {
-	slots := make([]string, len(abi.Slots))
-	for i, s := range abi.Slots {
-		slots[i] = s.String()
-	}
 	return fmt.Errorf("unknown key %q: a profile's keys are %s, with <slot> one of %s",
-		full, profileKeyPattern, strings.Join(slots, ", "))
+		full, profileKeyPattern, abi.SlotNames())
 }
 
 // addFile adds the profiles subtree of the YAML file.

@@ -136,7 +136,8 @@ type Sandbox struct {
 	MemoryPages uint32
 	// Deadline bounds one call into a module.
 	Deadline time.Duration
-	// PoolSize is how many idle instances of a module are kept for reuse.
+	// PoolSize is how many idle instances of a module are kept for reuse
+	// (wasm.Limits.PoolSize): a bound on the pool, not on the instances.
 	PoolSize int
 	// WatchdogTick is how often the watchdog checks for overrunning calls; a
 	// call is stopped within Deadline plus two ticks.
@@ -146,6 +147,12 @@ type Sandbox struct {
 	// calling its module, until a new module is loaded. 0 disables it.
 	BreakerFailures int
 	BreakerWindow   time.Duration
+	// CompilationCacheDir, when set, keeps the machine code of compiled
+	// modules in this directory as well as in memory, so that a restarted
+	// scheduler (with a persistent volume there) skips compiling them.
+	// "" keeps it in memory only. It is the runtime's, so a change needs a
+	// restart.
+	CompilationCacheDir string
 }
 
 // Module is a slot's configured policy: a module loaded from a file, or the

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,29 +55,84 @@ func schedulerBinary(t *testing.T) string {
 // proc is a running wasmsched (testenv.StartWasmsched).
 type proc struct{ *testenv.Wasmsched }
 
+// flushRescues is the counter of the pods that only the periodic flush of
+// unschedulable pods, not an event, brought to the attempt that scheduled
+// them; rescueLog is the line wasmsched logs for each.
+const (
+	flushRescues = "wasmsched_queue_flush_rescues_total"
+	rescueLog    = "pod scheduled after the unschedulable-pods flush moved it"
+)
+
+// e2eMaxInUnschedulable is the e2e suite's podMaxInUnschedulablePodsDuration
+// (queue.maxInUnschedulable; 5 min by default): a wake-up no event
+// delivered then shows within a scenario's waits as a flush rescue, which
+// the suite fails (startScheduler), rather than as a timeout. The flush
+// runs every 30 s, so a pod waits 20 to 50 s for it.
+const e2eMaxInUnschedulable = "20s"
+
 // startScheduler runs wasmsched with the kubeconfig and extra flags, at log
-// level debug, and waits until it is ready; it is stopped (SIGTERM, then
-// SIGKILL) at the end of the test, and its log is printed if the test
-// failed.
+// level debug and with e2eMaxInUnschedulable (args may override it), and
+// waits until it is ready. At the end of the test it fails the test if
+// wasmsched_queue_flush_rescues_total is not 0 (read from /metrics, or
+// from the log for an instance the test stopped), then stops it (SIGTERM,
+// then SIGKILL); its log is printed if the test failed.
 func startScheduler(t *testing.T, kubeconfig string, args ...string) *proc {
 	t.Helper()
 	w, err := testenv.StartWasmsched(context.Background(), testenv.WasmschedOptions{
 		Bin:        schedulerBinary(t),
 		Kubeconfig: kubeconfig,
-		Args:       append([]string{"-log-level", "debug"}, args...),
-		LogPath:    filepath.Join(t.TempDir(), "wasmsched.log"),
+		Args: append([]string{"-log-level", "debug", "-set", "queue.maxInUnschedulable=" + e2eMaxInUnschedulable},
+			args...),
+		LogPath: filepath.Join(t.TempDir(), "wasmsched.log"),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &proc{w}
 	t.Cleanup(func() {
+		p.checkNoFlushRescues(t)
 		p.stop()
 		if t.Failed() {
 			t.Logf("wasmsched log (tail of %s):\n%s", p.LogPath(), p.Tail(200))
 		}
 	})
 	return p
+}
+
+// checkNoFlushRescues fails t if the periodic flush of unschedulable pods
+// brought a pod to the attempt that scheduled it: a wake-up that some
+// event or QueueingHint should have delivered (upstream's would have).
+func (p *proc) checkNoFlushRescues(t *testing.T) {
+	t.Helper()
+	var lines []string
+	for _, l := range strings.Split(p.Log(), "\n") {
+		if strings.Contains(l, rescueLog) {
+			lines = append(lines, l)
+		}
+	}
+	if exited, _ := p.Exited(); exited {
+		// Stopped by the test: its log is what is left to read.
+		if len(lines) > 0 {
+			t.Errorf("%s: %d pods scheduled only after the unschedulable-pods flush moved them (missed wake-ups):\n%s",
+				flushRescues, len(lines), strings.Join(lines, "\n"))
+		}
+		return
+	}
+	body, err := p.Get(context.Background(), "/metrics")
+	if err != nil {
+		t.Errorf("read %s: GET /metrics: %v", flushRescues, err)
+		return
+	}
+	if n := testenv.SumSamples(body, flushRescues); n != 0 {
+		var samples []string
+		for _, l := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(l, flushRescues+"{") {
+				samples = append(samples, l)
+			}
+		}
+		t.Errorf("%s = %v, want 0: pods scheduled only after the unschedulable-pods flush moved them (missed wake-ups)\n%s\n%s",
+			flushRescues, n, strings.Join(samples, "\n"), strings.Join(lines, "\n"))
+	}
 }
 
 // stop sends SIGTERM and waits, then kills.

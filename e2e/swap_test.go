@@ -192,7 +192,7 @@ func (p *proc) postModule(t *testing.T, slot string, module []byte) (int, swapRe
 
 func fixture(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "host", "policy", "testdata", "faults", name+".wasm"))
+	b, err := os.ReadFile(filepath.Join("..", "host", "policy", "wasmslot", "testdata", "faults", name+".wasm"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: [FLAKE_COUNT=20] [FLAKE_LOAD=2] [FLAKE_PKGS="./host/wasm/... ./host/policy ./host/queue"]
+# Usage: [FLAKE_COUNT=20] [FLAKE_LOAD=2] [FLAKE_PKGS="./host/wasm/... ./host/policy/... ./host/queue"]
 #        [FLAKE_RUN=regexp] [FLAKE_TIMEOUT=3h] hack/flake.sh [go test flags...]
 #
 # Looks for flaky tests: runs `go test -race -count=$FLAKE_COUNT` over the
@@ -18,7 +18,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 GO=${GO:-go}
 count=${FLAKE_COUNT:-20}
 load=${FLAKE_LOAD:-2}
-pkgs=${FLAKE_PKGS:-./host/wasm/... ./host/policy ./host/queue}
+pkgs=${FLAKE_PKGS:-./host/wasm/... ./host/policy/... ./host/queue}
 timeout=${FLAKE_TIMEOUT:-3h}
 log=build/flake.log
 

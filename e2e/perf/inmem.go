@@ -15,7 +15,7 @@ import (
 	"github.com/wasmsched/wasmsched/e2e/perf/report"
 )
 
-// inMemory is the workload without an apiserver: `wasmsched bench` runs the
+// inMemory is the workload without an apiserver: `wasmsched-bench` runs the
 // real scheduler wiring against a fake clientset with a no-op binder, so
 // only the scheduler's own cost is measured. Upstream has no such mode, so
 // only native and wasm run it.
@@ -23,7 +23,7 @@ const inMemory = "InMemory"
 
 func inMemoryWorkload(scale float64) report.Workload {
 	return report.Workload{Name: inMemory, InMemory: true, Description: fmt.Sprintf(
-		"wasmsched bench: the scheduler in one process against a fake clientset (informers on client-go's fake, binding sets spec.nodeName in the fake), %d nodes, %d initial pods, %d measured pods; no apiserver, network or serialisation",
+		"wasmsched-bench: the scheduler in one process against a fake clientset (informers on client-go's fake, binding sets spec.nodeName in the fake), %d nodes, %d initial pods, %d measured pods; no apiserver, network or serialisation",
 		scaled(inMemoryNodes, scale), scaled(inMemoryInit, scale), scaled(inMemoryPods, scale))}
 }
 
@@ -35,7 +35,7 @@ const (
 	inMemoryPods  = 30000
 )
 
-// benchResult is `wasmsched bench -json`'s output.
+// benchResult is `wasmsched-bench -json`'s output.
 type benchResult struct {
 	Pods           int       `json:"pods"`
 	ElapsedSeconds float64   `json:"elapsedSeconds"`
@@ -50,10 +50,10 @@ type benchResult struct {
 	Policies     map[string]string `json:"policies"`
 }
 
-// measureInMemory runs `wasmsched bench` for kind (native or wasm).
+// measureInMemory runs `wasmsched-bench` for kind (native or wasm).
 func (h *harness) measureInMemory(ctx context.Context, kind string, round int, scale float64) report.Run {
 	out := report.Run{Workload: inMemory, Scheduler: kind, Round: round}
-	args := []string{"bench", "-json", "-log-level", "warn",
+	args := []string{"-json", "-log-level", "warn",
 		"-nodes", strconv.Itoa(scaled(inMemoryNodes, scale)), "-init-pods", strconv.Itoa(scaled(inMemoryInit, scale)),
 		"-pods", strconv.Itoa(scaled(inMemoryPods, scale))}
 	if kind == schedNative {
@@ -63,18 +63,18 @@ func (h *harness) measureInMemory(ctx context.Context, kind string, round int, s
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, h.wasmsched, args...)
+	cmd := exec.CommandContext(ctx, h.bench, args...)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = os.Stderr // its progress
-	h.logf("[%s-%s-%d] %s %v", inMemory, kind, round, h.wasmsched, args)
+	h.logf("[%s-%s-%d] %s %v", inMemory, kind, round, h.bench, args)
 	if err := cmd.Run(); err != nil {
-		out.Err = fmt.Sprintf("wasmsched bench: %v", err)
+		out.Err = fmt.Sprintf("wasmsched-bench: %v", err)
 		return out
 	}
 	var res benchResult
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		out.Err = fmt.Sprintf("wasmsched bench -json: %v: %q", err, stdout.String())
+		out.Err = fmt.Sprintf("wasmsched-bench -json: %v: %q", err, stdout.String())
 		return out
 	}
 	if kind == schedNative {

@@ -4,7 +4,7 @@
 // runs each workload under (a) upstream kube-scheduler v1.37.1, (b) wasmsched
 // with the reference policies compiled natively and (c) wasmsched with the
 // same policies as Wasm modules, alternating the order from round to round,
-// then the in-memory variant (wasmsched bench) and the QueueingHints memory
+// then the in-memory variant (wasmsched-bench) and the QueueingHints memory
 // soak, and writes the results (markdown, JSON, PNG plots) to -out.
 //
 //	go run ./e2e/perf -out docs/benchmarks            # everything, ~60 min on 2 cores
@@ -47,6 +47,7 @@ func main() {
 type harness struct {
 	env       *testenv.Env
 	wasmsched string // binary
+	bench     string // the wasmsched-bench binary, for the in-memory variant
 	log       io.Writer
 	seq       int
 	lastProg  time.Time
@@ -78,6 +79,7 @@ type options struct {
 	settle     time.Duration
 	out        string
 	wasmsched  string
+	bench      string
 	profileDir string
 }
 
@@ -99,6 +101,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.out, "out", "", "directory for README.md, results.json and the PNG plots (empty: print only)")
 	fs.StringVar(&o.profileDir, "cpuprofile-dir", "", "write a CPU profile of each run's scheduler over (the first 15 s of) its measured phase into this directory; profiling costs a few percent, so not for the figures")
 	fs.StringVar(&o.wasmsched, "wasmsched", "", "the wasmsched binary (empty: go build ./cmd/wasmsched into a temporary directory)")
+	fs.StringVar(&o.bench, "wasmsched-bench", "", "the wasmsched-bench binary of the in-memory variant (empty: go build ./cmd/wasmsched-bench into a temporary directory)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -178,25 +181,33 @@ func execute(ctx context.Context, o options, log io.Writer) (*report.Report, err
 		}
 	}
 	rep := &report.Report{Title: "wasmsched vs kube-scheduler v1.37.1", Started: time.Now().UTC(), Machine: machine(), Versions: map[string]string{}}
-	if o.wasmsched == "" {
+	if o.wasmsched == "" || o.bench == "" {
 		dir, err := os.MkdirTemp("", "wasmsched-perf-bin-")
 		if err != nil {
 			return nil, err
 		}
 		defer os.RemoveAll(dir)
-		o.wasmsched = filepath.Join(dir, "wasmsched")
-		h.logf("building wasmsched")
 		root, err := testenv.RepoRoot()
 		if err != nil {
 			return nil, err
 		}
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", o.wasmsched, "./cmd/wasmsched")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("go build ./cmd/wasmsched: %v\n%s", err, out)
+		for _, b := range []struct {
+			bin *string
+			pkg string
+		}{{&o.wasmsched, "./cmd/wasmsched"}, {&o.bench, "./cmd/wasmsched-bench"}} {
+			if *b.bin != "" {
+				continue
+			}
+			*b.bin = filepath.Join(dir, filepath.Base(b.pkg))
+			h.logf("building %s", filepath.Base(b.pkg))
+			cmd := exec.CommandContext(ctx, "go", "build", "-o", *b.bin, b.pkg)
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+			}
 		}
 	}
-	h.wasmsched = o.wasmsched
+	h.wasmsched, h.bench = o.wasmsched, o.bench
 
 	h.logf("starting etcd and kube-apiserver")
 	// Deleting a run's thousands of pods is most of the time between runs:

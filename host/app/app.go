@@ -159,6 +159,16 @@ func registry(o options) (*framework.Registry, error) {
 	return r, nil
 }
 
+// runtimeOptions are the Wasm runtime's options from the sandbox settings
+// that are the runtime's rather than a module's.
+func runtimeOptions(s config.Sandbox, log *slog.Logger) []wasm.Option {
+	opts := []wasm.Option{wasm.WithLogger(log), wasm.WithWatchdogTick(s.WatchdogTick)}
+	if s.CompilationCacheDir != "" {
+		opts = append(opts, wasm.WithCompilationCacheDir(s.CompilationCacheDir))
+	}
+	return opts
+}
+
 // Limits maps the sandbox configuration onto the runtime's limits.
 func Limits(s config.Sandbox) wasm.Limits {
 	return wasm.Limits{MemoryPages: s.MemoryPages, Deadline: s.Deadline, PoolSize: s.PoolSize}
@@ -208,7 +218,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 		return nil, err
 	}
 
-	rt, err := wasm.NewRuntime(ctx, wasm.WithLogger(log.With("component", "wasm")), wasm.WithWatchdogTick(cfg.Sandbox.WatchdogTick))
+	rt, err := wasm.NewRuntime(ctx, runtimeOptions(cfg.Sandbox, log.With("component", "wasm"))...)
 	if err != nil {
 		return nil, err
 	}
@@ -245,6 +255,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 			queue.WithMaxInUnschedulable(cfg.Queue.MaxInUnschedulable),
 			queue.WithPopFromBackoffQ(cfg.Queue.PopFromBackoffQ),
 			queue.WithRecorder(queueRec), queue.WithGroupMembers(members.Count),
+			queue.WithProfile(pc.SchedulerName), queue.WithLogger(log.With("component", "queue")),
 		}
 		if !gangs {
 			qopts = append(qopts, queue.WithoutGroups())

@@ -5,11 +5,13 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/wasm"
 	"github.com/wasmsched/wasmsched/policies"
 )
@@ -403,14 +406,63 @@ func TestNewRefusesBadModule(t *testing.T) {
 	}
 }
 
+// TestConfigDefaultsMatchRuntime: every sandbox default of the
+// configuration is the default of the part of the runtime it configures,
+// field by field, so that a new field of config.Sandbox or wasm.Limits
+// fails here until its defaults are held together.
 func TestConfigDefaultsMatchRuntime(t *testing.T) {
 	cfg, err := config.Load(config.Source{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, want := Limits(cfg.Sandbox), wasm.DefaultLimits()
-	if got.MemoryPages != want.MemoryPages || got.Deadline != want.Deadline {
-		t.Errorf("config defaults %+v disagree with the runtime's %+v", got, want)
+	// Each config.Sandbox field, and the runtime's default for it.
+	runtimeDefault := map[string]any{
+		"WatchdogTick":        wasm.DefaultWatchdogTick,
+		"BreakerFailures":     wasmslot.DefaultBreakerFailures,
+		"BreakerWindow":       wasmslot.DefaultBreakerWindow,
+		"CompilationCacheDir": "", // in memory only: NewRuntime without WithCompilationCacheDir
+	}
+	limits := reflect.ValueOf(wasm.DefaultLimits())
+	for i := range limits.NumField() {
+		f := limits.Type().Field(i)
+		if _, ok := reflect.TypeOf(config.Sandbox{}).FieldByName(f.Name); !ok {
+			t.Errorf("wasm.Limits.%s has no config.Sandbox field of that name: add one, or map it here", f.Name)
+			continue
+		}
+		runtimeDefault[f.Name] = limits.Field(i).Interface()
+	}
+	got := reflect.ValueOf(cfg.Sandbox)
+	for i := range got.NumField() {
+		name := got.Type().Field(i).Name
+		want, ok := runtimeDefault[name]
+		if !ok {
+			t.Errorf("config.Sandbox.%s: no runtime default to compare it with: add it to this test", name)
+			continue
+		}
+		if g := got.Field(i).Interface(); g != want {
+			t.Errorf("config.Sandbox.%s defaults to %v (%T); the runtime's default is %v (%T)", name, g, g, want, want)
+		}
+	}
+	// Limits carries every field that wasm.Limits has.
+	if diff := cmp.Diff(wasm.DefaultLimits(), Limits(cfg.Sandbox)); diff != "" {
+		t.Errorf("Limits(config defaults) (-want, +got):\n%s", diff)
+	}
+}
+
+// TestCompilationCacheDir: sandbox.compilationCacheDir reaches the Wasm
+// runtime, which keeps the compiled built-in modules there.
+func TestCompilationCacheDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	newTestApp(t, map[string]string{"sandbox.compilationCacheDir": dir}, nil)
+	var files int
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files++
+		}
+		return err
+	})
+	if err != nil || files == 0 {
+		t.Errorf("compilation cache %s: %d files, %v; want the compiled modules", dir, files, err)
 	}
 }
 

@@ -271,7 +271,7 @@ func (w *policyWatch) sync(ctx context.Context, refresh bool) {
 // load loads p's module into its slot unless this very module, pin and
 // limits were tried last. The caller holds swap.mu.
 func (w *policyWatch) load(ctx context.Context, prof *profile, key policyapi.SlotKey, p *policyapi.SchedulingPolicy) {
-	limits := p.Spec.Limits(w.limits)
+	limits := specLimits(&p.Spec, w.limits)
 	bin, err := w.module(p)
 	a := &attempt{uid: p.UID, pin: p.Spec.SHA256, limits: limits}
 	if bin != nil {
@@ -289,12 +289,49 @@ func (w *policyWatch) load(ctx context.Context, prof *profile, key policyapi.Slo
 	}
 	start := time.Now()
 	if err := prof.set.LoadWithLimits(ctx, key.Slot, "schedulingpolicy/"+p.Name, bin, p.Spec.SHA256, limits); err != nil {
-		a.err, a.reason = err, policyapi.RefusalReason(err)
+		a.err, a.reason = err, refusalReason(err)
 		w.log.Warn("SchedulingPolicy refused; the previous module keeps serving", "object", p.Name, "profile", key.Profile, "slot", key.Slot.String(), "reason", a.reason, "err", err)
 		return
 	}
 	w.log.Info("policy swapped", "trigger", "SchedulingPolicy", "object", p.Name, "profile", key.Profile, "slot", key.Slot.String(),
 		"sha256", a.sum, "took", time.Since(start).Round(time.Microsecond))
+}
+
+// specLimits are base with the spec's sandbox overrides applied.
+func specLimits(s *policyapi.Spec, base wasm.Limits) wasm.Limits {
+	if s.Sandbox == nil {
+		return base
+	}
+	if s.Sandbox.MemoryPages != nil {
+		base.MemoryPages = uint32(max(*s.Sandbox.MemoryPages, 0))
+	}
+	if s.Sandbox.Deadline != nil {
+		base.Deadline = s.Sandbox.Deadline.Duration
+	}
+	return base
+}
+
+// refusalReason is the Accepted condition's reason for an error of
+// wasmslot.Set.Load. It is here, not in package policyapi, so that the API
+// types do not link the Wasm runtime.
+func refusalReason(err error) string {
+	switch {
+	case errors.Is(err, wasm.ErrForbiddenImport):
+		return policyapi.ReasonForbiddenImport
+	case errors.Is(err, wasm.ErrABIMismatch):
+		return policyapi.ReasonABIMismatch
+	case errors.Is(err, wasm.ErrTooLarge):
+		return policyapi.ReasonTooLarge
+	}
+	switch wasmslot.Refusal(err) {
+	case "slot":
+		return policyapi.ReasonABIMismatch // the module does not export the slot's functions
+	case "sha256":
+		return policyapi.ReasonSHA256Mismatch
+	case "smoke":
+		return policyapi.ReasonSmokeFailed
+	}
+	return policyapi.ReasonInvalid
 }
 
 func keepsCurrent(cur wasmslot.ModuleInfo) string {

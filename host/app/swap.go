@@ -23,7 +23,6 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
-	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/policyapi"
 	"github.com/wasmsched/wasmsched/host/wasm/instrument"
 )
@@ -123,7 +122,7 @@ func (s *swapper) register(mux *http.ServeMux, upload bool) {
 func (s *swapper) post(w http.ResponseWriter, r *http.Request) {
 	slot, ok := abi.ParseSlot(r.PathValue("slot"))
 	if !ok {
-		http.Error(w, fmt.Sprintf("unknown slot %q: want one of %s", r.PathValue("slot"), policy.SlotNames()), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("unknown slot %q: want one of %s", r.PathValue("slot"), abi.SlotNames()), http.StatusNotFound)
 		return
 	}
 	p := s.profile(r.URL.Query().Get("profile"))
@@ -265,8 +264,15 @@ func (s *swapper) reload(ctx context.Context, why string) {
 			}
 		}
 	}
-	if s.current != nil && cfg.Sandbox != s.current.Sandbox {
-		s.log.Warn("configuration reload: sandbox limits apply to modules loaded from now on; restart to apply them everywhere")
+	if s.current != nil {
+		old, cur := s.current.Sandbox, cfg.Sandbox
+		if old.CompilationCacheDir != cur.CompilationCacheDir {
+			s.log.Warn("configuration reload: sandbox.compilationCacheDir applies after a restart")
+		}
+		old.CompilationCacheDir, cur.CompilationCacheDir = "", ""
+		if old != cur {
+			s.log.Warn("configuration reload: sandbox limits apply to modules loaded from now on; restart to apply them everywhere")
+		}
 	}
 	s.current = cfg
 }

@@ -280,10 +280,15 @@ func (cl *Cluster) register() error {
 }
 
 // storageInformer is a storage resource's informer and the actions whose
-// events reach the queues.
+// events reach the queues. viaDRA stands for the ResourceClaim informer,
+// whose events come through host/dra's Manager instead (registerStorage).
+// It is a flag, not a comparison with the listers' informer: client-go's
+// typed informers (v0.37) wrap the shared informer anew on every
+// Informer() call, so two handles on one informer never compare equal.
 type storageInformer struct {
 	inf     cache.SharedIndexInformer
 	actions abi.ActionType
+	viaDRA  bool
 }
 
 // storageEvents are the union of what upstream's VolumeBinding,
@@ -294,13 +299,13 @@ func (cl *Cluster) storageEvents() []storageInformer {
 	core, storage := cl.factory.Core().V1(), cl.factory.Storage().V1()
 	addUpdate := abi.ActionAdd | abi.ActionUpdate
 	return []storageInformer{
-		{core.PersistentVolumes().Informer(), addUpdate},
-		{core.PersistentVolumeClaims().Informer(), addUpdate},
-		{storage.StorageClasses().Informer(), addUpdate},
-		{storage.CSINodes().Informer(), addUpdate},
-		{storage.CSIDrivers().Informer(), abi.ActionUpdate},
-		{storage.CSIStorageCapacities().Informer(), addUpdate},
-		{storage.VolumeAttachments().Informer(), abi.ActionDelete},
+		{inf: core.PersistentVolumes().Informer(), actions: addUpdate},
+		{inf: core.PersistentVolumeClaims().Informer(), actions: addUpdate},
+		{inf: storage.StorageClasses().Informer(), actions: addUpdate},
+		{inf: storage.CSINodes().Informer(), actions: addUpdate},
+		{inf: storage.CSIDrivers().Informer(), actions: abi.ActionUpdate},
+		{inf: storage.CSIStorageCapacities().Informer(), actions: addUpdate},
+		{inf: storage.VolumeAttachments().Informer(), actions: abi.ActionDelete},
 	}
 }
 
@@ -315,10 +320,10 @@ func (cl *Cluster) draEvents() []storageInformer {
 	dra := cl.factory.Resource().V1()
 	addUpdate := abi.ActionAdd | abi.ActionUpdate
 	return []storageInformer{
-		{dra.ResourceClaims().Informer(), abi.ActionAll},
-		{dra.ResourceSlices().Informer(), addUpdate},
-		{dra.DeviceClasses().Informer(), addUpdate},
-		{dra.DeviceTaintRules().Informer(), abi.ActionAll},
+		{inf: dra.ResourceClaims().Informer(), actions: abi.ActionAll, viaDRA: true},
+		{inf: dra.ResourceSlices().Informer(), actions: addUpdate},
+		{inf: dra.DeviceClasses().Informer(), actions: addUpdate},
+		{inf: dra.DeviceTaintRules().Informer(), actions: abi.ActionAll},
 	}
 }
 
@@ -326,7 +331,6 @@ func (cl *Cluster) draEvents() []storageInformer {
 // events (podview.StorageEvent), skipping updates no hint can act on
 // (podview.StorageUpdateActions).
 func (cl *Cluster) registerStorage(add func(cache.SharedIndexInformer, cache.ResourceEventHandler) error) error {
-	claimInf := cl.factory.Resource().V1().ResourceClaims().Informer()
 	for _, e := range append(cl.storageEvents(), cl.draEvents()...) {
 		h := cache.ResourceEventHandlerFuncs{}
 		if e.actions&abi.ActionAdd != 0 {
@@ -351,9 +355,11 @@ func (cl *Cluster) registerStorage(add func(cache.SharedIndexInformer, cache.Res
 				cl.storageChanged(abi.ActionDelete, o, nil)
 			}
 		}
-		if e.inf == claimInf && cl.claimEvents != nil {
+		if e.viaDRA && cl.claimEvents != nil {
 			// After the DRA state has the change: a pod the event moves
-			// must not find the device it frees still taken.
+			// must not find the device it frees still taken. A second
+			// handler on the informer would run on a goroutine of its
+			// own, in no order with the Manager's.
 			cl.claimEvents.Subscribe(h)
 			cl.synced = append(cl.synced, cl.claimEvents.Synced)
 			continue

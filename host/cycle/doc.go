@@ -11,9 +11,13 @@
 // each filter rejected, and a requeue that names the rejecting plugins, so
 // the QueueingHint slot can bring it back when a cluster event may help.
 //
-// A pod group (gang) popped as one entity is placed all-or-nothing: each
-// member is placed on the snapshot in turn, and only when every member fits
-// are they assumed and bound; otherwise none is.
+// A pod group popped as one entity is placed against its quorum, as
+// upstream's pod-group cycle does: each member is placed on the snapshot in
+// turn, and when the group's members already bound plus those placed reach
+// minCount (a gang's spec.schedulingPolicy.gang.minCount, KEP-4671; 1 for a
+// basic group), the placed members are assumed and bound and a member that
+// did not fit waits on its own; otherwise none is bound and the group may
+// preempt.
 //
 // # Notes
 //

@@ -29,6 +29,9 @@ import (
 type Queue interface {
 	Pop(ctx context.Context) (queue.Entity, error)
 	Done(uid types.UID)
+	// Scheduled is Done for a pod that was bound (the queue counts the
+	// pods the unschedulable flush, not an event, brought to it).
+	Scheduled(uid types.UID)
 	AddUnschedulableIfNotPresent(p *queue.Pod, rejected podview.Plugins) error
 	AddAttemptedGroupIfNeeded(g *queue.Group, r queue.GroupResult) error
 	// Hold keeps an entity whose attempt preempted out of activeQ and
@@ -474,7 +477,7 @@ func (s *Scheduler) bind(ctx context.Context, p *queue.Pod, assumed *v1.Pod, pro
 			if err := s.cache.FinishBinding(assumed); err != nil {
 				s.opts.log.Warn("finish binding in the cache", "pod", klogRef(assumed), "err", err)
 			}
-			s.q.Done(p.UID())
+			s.q.Scheduled(p.UID())
 			now := s.opts.clock.Now()
 			s.opts.rec.Attempt(s.opts.profile, ResultScheduled, now.Sub(start))
 			s.opts.rec.Scheduled(s.opts.profile, p.Attempts(), now.Sub(p.InitialAttemptTime()))

@@ -14,7 +14,8 @@ var _ queue.Recorder = (*Queue)(nil)
 // kube-scheduler's names and labels (scheduler_pending_pods,
 // scheduler_queued_entities, scheduler_queue_incoming_pods_total,
 // scheduler_inflight_events), plus
-// wasmsched_queue_inflight_overflows_total for the in-flight cap.
+// wasmsched_queue_inflight_overflows_total for the in-flight cap and
+// wasmsched_queue_flush_rescues_total for the wake-ups no event delivered.
 type Queue struct {
 	// The queue labels are known: their children are bound once, and the
 	// map is read-only after NewQueue.
@@ -25,6 +26,7 @@ type Queue struct {
 	incoming   *prometheus.CounterVec
 	inflight   *prometheus.GaugeVec
 	overflows  prometheus.Counter
+	rescues    *prometheus.CounterVec
 
 	mu            sync.Mutex // guards the caches below
 	incomingByKey map[[2]string]prometheus.Counter
@@ -59,7 +61,13 @@ func NewQueue(reg prometheus.Registerer) (*Queue, error) {
 		Name: "wasmsched_queue_inflight_overflows_total",
 		Help: "Times the scheduling queue reached its in-flight event cap and dropped the recorded events (the pods then in flight are requeued when they fail).",
 	})
-	for _, c := range []prometheus.Collector{pending, entities, incoming, inflight, overflows} {
+	rescues := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wasmsched_queue_flush_rescues_total",
+		Help: "Pods scheduled by the attempt that the periodic flush of unschedulable pods (podMaxInUnschedulablePodsDuration), " +
+			"not an event, brought, by profile and by each plugin that had rejected them: wake-ups some event or QueueingHint " +
+			"should have delivered. Expected to stay 0.",
+	}, []string{"profile", "plugin"})
+	for _, c := range []prometheus.Collector{pending, entities, incoming, inflight, overflows, rescues} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -67,7 +75,7 @@ func NewQueue(reg prometheus.Registerer) (*Queue, error) {
 	q := &Queue{
 		pending: map[string]prometheus.Gauge{}, pendingVec: pending, incoming: incoming, inflight: inflight,
 		entities: map[[2]string]prometheus.Gauge{}, entityVec: entities,
-		overflows: overflows, incomingByKey: map[[2]string]prometheus.Counter{}, inflightByKey: map[string]prometheus.Gauge{},
+		overflows: overflows, rescues: rescues, incomingByKey: map[[2]string]prometheus.Counter{}, inflightByKey: map[string]prometheus.Gauge{},
 	}
 	for _, l := range []string{queue.QueueActive, queue.QueueBackoff, queue.QueueUnschedulable, queue.QueueGated,
 		queue.QueuePending, queue.QueueIncomplete} {
@@ -127,3 +135,6 @@ func (q *Queue) InFlightEvents(event string, delta int) {
 
 // InFlightOverflow counts wasmsched_queue_inflight_overflows_total.
 func (q *Queue) InFlightOverflow() { q.overflows.Inc() }
+
+// FlushRescue counts wasmsched_queue_flush_rescues_total{profile,plugin}.
+func (q *Queue) FlushRescue(profile, plugin string) { q.rescues.WithLabelValues(profile, plugin).Inc() }

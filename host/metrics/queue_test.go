@@ -28,6 +28,9 @@ func TestQueueRecorder(t *testing.T) {
 	q.InFlightEvents("NodeAdd", -5)
 	q.InFlightEvents(queue.EventPodPopped, -2)
 	q.InFlightOverflow()
+	q.FlushRescue("wasmsched", "DynamicResources")
+	q.FlushRescue("wasmsched", "DynamicResources")
+	q.FlushRescue("other", "NodeAffinity")
 	q.QueuedEntities(queue.QueueActive, queue.EntityPod, 2)
 	q.QueuedEntities(queue.QueueActive, queue.EntityPodGroup, 1)
 	q.QueuedEntities(queue.QueueActive, queue.EntityPod, -1)
@@ -45,9 +48,14 @@ scheduler_queue_incoming_pods_total{event="UnscheduledPodAdd",queue="active"} 3
 # HELP wasmsched_queue_inflight_overflows_total Times the scheduling queue reached its in-flight event cap and dropped the recorded events (the pods then in flight are requeued when they fail).
 # TYPE wasmsched_queue_inflight_overflows_total counter
 wasmsched_queue_inflight_overflows_total 1
+# HELP wasmsched_queue_flush_rescues_total Pods scheduled by the attempt that the periodic flush of unschedulable pods (podMaxInUnschedulablePodsDuration), not an event, brought, by profile and by each plugin that had rejected them: wake-ups some event or QueueingHint should have delivered. Expected to stay 0.
+# TYPE wasmsched_queue_flush_rescues_total counter
+wasmsched_queue_flush_rescues_total{plugin="DynamicResources",profile="wasmsched"} 2
+wasmsched_queue_flush_rescues_total{plugin="NodeAffinity",profile="other"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"scheduler_inflight_events", "scheduler_queue_incoming_pods_total", "wasmsched_queue_inflight_overflows_total"); err != nil {
+		"scheduler_inflight_events", "scheduler_queue_incoming_pods_total", "wasmsched_queue_inflight_overflows_total",
+		"wasmsched_queue_flush_rescues_total"); err != nil {
 		t.Error(err)
 	}
 	for l, v := range map[string]float64{queue.QueueActive: 2, queue.QueueGated: 1, queue.QueueBackoff: 0, queue.QueueIncomplete: 0} {

@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"strings"
-
 	"github.com/wasmsched/wasmsched/abi"
 )
 
@@ -97,13 +95,4 @@ func SpecOf(slot abi.Slot) (*Spec, bool) {
 		return nil, false
 	}
 	return &table[slot], true
-}
-
-// SlotNames lists the slots' names, comma-separated, for messages.
-func SlotNames() string {
-	names := make([]string, len(abi.Slots))
-	for i, s := range abi.Slots {
-		names[i] = s.String()
-	}
-	return strings.Join(names, ", ")
 }

@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/wasmsched/wasmsched/abi"
-	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
-	"github.com/wasmsched/wasmsched/host/wasm"
 )
 
 // FromUnstructured converts what the dynamic informer holds. The
@@ -57,7 +54,7 @@ var sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 func (s *Spec) Validate() error {
 	var errs []error
 	if _, ok := abi.ParseSlot(s.Slot); !ok {
-		errs = append(errs, fmt.Errorf("spec.slot %q: want one of %s", s.Slot, strings.Join(SlotNames(), ", ")))
+		errs = append(errs, fmt.Errorf("spec.slot %q: want one of %s", s.Slot, abi.SlotNames()))
 	}
 	switch {
 	case len(s.Module.Inline) > 0 && s.Module.ConfigMapRef != nil:
@@ -71,29 +68,6 @@ func (s *Spec) Validate() error {
 		errs = append(errs, fmt.Errorf("spec.sha256 %q: want 64 lowercase hex digits (sha256sum FILE prints them)", s.SHA256))
 	}
 	return errors.Join(errs...)
-}
-
-// SlotNames are the values spec.slot allows, in the ABI's order.
-func SlotNames() []string {
-	out := make([]string, len(abi.Slots))
-	for i, s := range abi.Slots {
-		out[i] = s.String()
-	}
-	return out
-}
-
-// Limits are base with the spec's sandbox overrides applied.
-func (s *Spec) Limits(base wasm.Limits) wasm.Limits {
-	if s.Sandbox == nil {
-		return base
-	}
-	if s.Sandbox.MemoryPages != nil {
-		base.MemoryPages = uint32(max(*s.Sandbox.MemoryPages, 0))
-	}
-	if s.Sandbox.Deadline != nil {
-		base.Deadline = s.Sandbox.Deadline.Duration
-	}
-	return base
 }
 
 // SlotKey is one slot of one profile.
@@ -141,28 +115,6 @@ func Holders(objs []*SchedulingPolicy, defaultProfile string) map[SlotKey]*Sched
 		}
 	}
 	return out
-}
-
-// RefusalReason is the Accepted condition's reason for an error of
-// wasmslot.Set.Load.
-func RefusalReason(err error) string {
-	switch {
-	case errors.Is(err, wasm.ErrForbiddenImport):
-		return ReasonForbiddenImport
-	case errors.Is(err, wasm.ErrABIMismatch):
-		return ReasonABIMismatch
-	case errors.Is(err, wasm.ErrTooLarge):
-		return ReasonTooLarge
-	}
-	switch wasmslot.Refusal(err) {
-	case "slot":
-		return ReasonABIMismatch // the module does not export the slot's functions
-	case "sha256":
-		return ReasonSHA256Mismatch
-	case "smoke":
-		return ReasonSmokeFailed
-	}
-	return ReasonInvalid
 }
 
 // Condition returns the Accepted condition in conds, or nil.

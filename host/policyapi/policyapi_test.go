@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wasmsched/wasmsched/abi"
-	"github.com/wasmsched/wasmsched/host/wasm"
 )
 
 func obj(name string, created int64, profile, slot string) *SchedulingPolicy {
@@ -71,22 +70,6 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Validate: %v, want an error containing %q", err, tc.want)
 			}
 		})
-	}
-}
-
-func TestLimits(t *testing.T) {
-	base := wasm.Limits{MemoryPages: 256, Deadline: 100 * time.Millisecond, PoolSize: 4}
-	pages := int32(32)
-	s := Spec{Sandbox: &Sandbox{MemoryPages: &pages}}
-	if got := s.Limits(base); got != (wasm.Limits{MemoryPages: 32, Deadline: 100 * time.Millisecond, PoolSize: 4}) {
-		t.Errorf("memoryPages only: %+v", got)
-	}
-	s.Sandbox.Deadline = &metav1.Duration{Duration: 5 * time.Millisecond}
-	if got := s.Limits(base); got != (wasm.Limits{MemoryPages: 32, Deadline: 5 * time.Millisecond, PoolSize: 4}) {
-		t.Errorf("both: %+v", got)
-	}
-	if got := (&Spec{}).Limits(base); got != base {
-		t.Errorf("no sandbox: %+v, want the base", got)
 	}
 }
 

@@ -82,8 +82,9 @@
 //     order given: each on the best-scoring feasible node (framework.Score,
 //     ties to the first in node name order) among all nodes; upstream runs
 //     its scheduling algorithm per member (adaptive sampling of feasible
-//     nodes, round robin). Like wasmsched's pod-group cycle, Group requires
-//     every member to fit; upstream's gang PlacementFeasible asks only for
-//     minCount scheduled pods (1 for a basic group) and places as many as it
-//     can. The two agree when minCount is the group's size. See required.
+//     nodes, round robin). As upstream's gang PlacementFeasible and
+//     wasmsched's pod-group cycle, Group asks for the group's quorum, not
+//     every member: minCount scheduled pods (1 for a basic group), the
+//     group's pods already scheduled counting, placing as many members as
+//     fit. See required.
 package preempt

@@ -207,14 +207,11 @@ type placement struct {
 
 // required is the number of members that must be placed for the group to
 // count as schedulable, as upstream's gang PlacementFeasible and
-// wasmsched's pod-group cycle ask: minCount (1 for a basic group) less the
-// group's pods already scheduled, and at least one.
+// wasmsched's pod-group cycle ask: the group's quorum (podview.MinCount:
+// minCount, 1 for a basic group) less the group's pods already scheduled,
+// and at least one.
 func required(pg *schedv1beta1.PodGroup, scheduled int) int {
-	minCount := 1
-	if g := pg.Spec.SchedulingPolicy.Gang; g != nil {
-		minCount = int(g.MinCount)
-	}
-	return max(minCount-scheduled, 1)
+	return max(int(podview.MinCount(pg))-scheduled, 1)
 }
 
 // place puts members, in order, on snap: each on the feasible node (with

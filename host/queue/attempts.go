@@ -40,6 +40,7 @@ func (q *Queue) AddUnschedulableIfNotPresent(p *Pod, rejected podview.Plugins) e
 	events, blind := q.flight.since(p, q.scr.events[:0])
 	q.flight.done(p)
 	p.where = locLimbo
+	p.rescue = false
 	q.amu.Unlock()
 	defer func() {
 		clear(events)
@@ -174,4 +175,25 @@ func (q *Queue) AddAttemptedGroupIfNeeded(g *Group, r GroupResult) error {
 	}
 	q.commit()
 	return nil
+}
+
+// flushRescued reports a pod scheduled by the attempt the leftover flush
+// brought (Scheduled): once per plugin that had rejected it, unschedulable
+// or pending (its group's, for a member that recorded none), as the pod
+// last recorded them. mu held.
+func (q *Queue) flushRescued(p *Pod) {
+	r := p.plugins
+	if r.empty() && p.grp != nil {
+		r = p.grp.rejected
+	}
+	plugins := append(slices.Clone(r.Unschedulable), r.Pending...)
+	if len(plugins) == 0 {
+		plugins = []string{""}
+	}
+	for _, pl := range plugins {
+		q.rec.FlushRescue(q.profile, pl)
+	}
+	q.log.Info("pod scheduled after the unschedulable-pods flush moved it: no event or hint requeued it",
+		"profile", q.profile, "pod", p.obj.Namespace+"/"+p.obj.Name,
+		"unschedulablePlugins", r.Unschedulable, "pendingPlugins", r.Pending)
 }

@@ -27,8 +27,8 @@
 // DeletePodGroup; MoveOnEvent for events built with host/podview, and
 // MoveOnEventFor for an event that concerns only some pods (a freed
 // nomination: those of lower or equal priority). Its
-// consumer is the scheduling cycle: Pop, then Done (bound or dropped) or
-// AddUnschedulableIfNotPresent (failed) for each popped pod, and
+// consumer is the scheduling cycle: Pop, then Scheduled (bound), Done
+// (dropped) or AddUnschedulableIfNotPresent (failed) for each popped pod, and
 // AddAttemptedGroupIfNeeded for a popped group. Run drives the periodic
 // flushes; Close ends them and unblocks Pop.
 //
@@ -105,13 +105,14 @@
 //     from backoffQ; if the backoff-sort slot vetoes it (MayPop), Pop waits.
 //   - After Close, Pop returns ErrClosed even if entities remain.
 //
-// Left for the scheduling cycle (issue 4): the informer handlers (skip
-// updates of assumed pods, send Delete for pods bound elsewhere, call
+// What the queue leaves to its callers: the informer handlers (host/cluster)
+// skip updates of assumed pods, send Delete for pods bound elsewhere, call
 // MoveOnEvent after Add for unscheduled pods and after the PodGroup
-// methods, pass the cache's member count with WithGroupMembers). Left for
-// the pod-group cycle (issue 5): what to do with the popped
-// members (each handed back with Done or AddUnschedulableIfNotPresent, then
-// AddAttemptedGroupIfNeeded); composite pod groups (alpha upstream).
+// methods, and build the queue with the cache's member count
+// (WithGroupMembers); the pod-group cycle (host/cycle) hands each popped
+// member back (Done or AddUnschedulableIfNotPresent), then the group
+// (AddAttemptedGroupIfNeeded). Composite pod groups (alpha and off
+// upstream) are not supported: a PodGroup is its own root.
 //
 // A group's member count in records (abi.PodView.GroupMembers) comes from
 // WithGroupMembers (the scheduler cache) or else from the pods the queue

@@ -137,6 +137,10 @@ type entity struct {
 	errCount       int       // consecutive attempts that failed with an error
 	gating         string    // plugin that holds the entity at PreEnqueue
 	gateReason     string
+	// flushed: the entity last left the unschedulable pool by the leftover
+	// flush, not by an event, and has not been popped since (Pop hands it
+	// to its pods' rescue).
+	flushed bool
 
 	// held: a preemption the entity started is being written (Hold).
 	// heldWant and heldEvent are the strongest move decided for it
@@ -256,6 +260,9 @@ type Pod struct {
 
 	fl      fnode // in-flight list node
 	deleted bool  // deleted while in flight
+	// rescue: the attempt in flight was brought by the leftover flush
+	// (entity.flushed at Pop); Scheduled counts it.
+	rescue bool
 	// latest is the newest object received (Update) while the pod was in
 	// flight; it replaces obj when the pod is handed back.
 	latest *v1.Pod

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -99,11 +100,12 @@ type recorder struct {
 	incoming  map[[2]string]int // queue, event
 	inflight  map[string]int
 	overflows int
+	rescues   map[[2]string]int // profile, plugin
 }
 
 func newRecorder() *recorder {
 	return &recorder{pending: map[string]int{}, entities: map[[2]string]int{}, incoming: map[[2]string]int{},
-		inflight: map[string]int{}}
+		inflight: map[string]int{}, rescues: map[[2]string]int{}}
 }
 
 func (r *recorder) PendingPods(q string, d int) { r.mu.Lock(); r.pending[q] += d; r.mu.Unlock() }
@@ -119,6 +121,18 @@ func (r *recorder) IncomingPods(q, ev string, n int) {
 }
 func (r *recorder) InFlightEvents(ev string, d int) { r.mu.Lock(); r.inflight[ev] += d; r.mu.Unlock() }
 func (r *recorder) InFlightOverflow()               { r.mu.Lock(); r.overflows++; r.mu.Unlock() }
+func (r *recorder) FlushRescue(profile, plugin string) {
+	r.mu.Lock()
+	r.rescues[[2]string{profile, plugin}]++
+	r.mu.Unlock()
+}
+
+// flushRescues is wasmsched_queue_flush_rescues_total by profile and plugin.
+func (r *recorder) flushRescues() map[[2]string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.rescues)
+}
 
 // inFlightTotal is scheduler_inflight_events summed over its labels.
 func (r *recorder) inFlightTotal() int {

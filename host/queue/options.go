@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"log/slog"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -42,6 +43,8 @@ type options struct {
 	preEnqueue         policy.PreEnqueue
 	hint               policy.QueueingHint
 	rec                Recorder
+	profile            string
+	log                *slog.Logger
 	maxInFlightEvents  int
 	groupMembers       func(namespace, name string) (int32, bool)
 	noGroups           bool
@@ -59,6 +62,7 @@ func defaultOptions() options {
 		preEnqueue:         policy.Admit{},
 		hint:               policy.AlwaysQueue{},
 		rec:                Discard{},
+		log:                slog.New(slog.DiscardHandler),
 		maxInFlightEvents:  DefaultMaxInFlightEvents,
 	}
 }
@@ -101,6 +105,13 @@ func WithQueueingHint(h policy.QueueingHint) Option { return func(o *options) { 
 
 // WithRecorder sets where the queue reports its metrics.
 func WithRecorder(r Recorder) Option { return func(o *options) { o.rec = r } }
+
+// WithProfile names the profile (scheduler name) the queue serves, for the
+// metrics and logs that carry it (Recorder.FlushRescue).
+func WithProfile(name string) Option { return func(o *options) { o.profile = name } }
+
+// WithLogger sets the queue's logger (nothing is logged by default).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 // WithMaxInFlightEvents bounds the cluster events recorded for in-flight
 // pods (10,000 by default). Past the bound the queue drops the recorded

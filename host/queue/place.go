@@ -161,6 +161,10 @@ func (q *Queue) placeLocked(e *entity, l location, event string, prev location) 
 		e.upos = len(q.pool)
 		q.pool = append(q.pool, e)
 	}
+	// Which move took e out of the pool: the leftover flush, or an event.
+	if prev.inPool() && !l.inPool() {
+		e.flushed = event == EventUnschedulableTimeout
+	}
 	e.where = l
 	q.countEntity(l, e, 1)
 	switch {

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -29,6 +30,8 @@ type Queue struct {
 	groupMembers       func(namespace, name string) (int32, bool)
 	noGroups           bool
 	rec                Recorder
+	profile            string
+	log                *slog.Logger
 	stop               chan struct{} // closed by Close
 	closeOnce          sync.Once
 
@@ -130,6 +133,9 @@ func New(opts ...Option) *Queue {
 	if o.hint == nil {
 		o.hint = d.hint
 	}
+	if o.log == nil {
+		o.log = d.log
+	}
 	if o.maxInFlightEvents < 0 {
 		o.maxInFlightEvents = 0
 	}
@@ -142,6 +148,8 @@ func New(opts ...Option) *Queue {
 		groupMembers:       o.groupMembers,
 		noGroups:           o.noGroups,
 		rec:                o.rec,
+		profile:            o.profile,
+		log:                o.log,
 		stop:               make(chan struct{}),
 		pods:               map[types.UID]*Pod{},
 		groups:             map[groupKey]*Group{},
@@ -280,7 +288,10 @@ func (q *Queue) popLocked(e *entity, from location, fromBackoff bool) Entity {
 	e.where = locInFlight
 	e.attempts++
 	e.patch()
+	flushed := e.flushed
+	e.flushed = false
 	if p := e.pod; p != nil {
+		p.rescue = flushed
 		q.flight.add(p)
 		return p
 	}
@@ -288,6 +299,7 @@ func (q *Queue) popLocked(e *entity, from location, fromBackoff bool) Entity {
 	g.popped, g.members = g.members, nil
 	g.poppedPG = g.pg
 	for _, p := range g.popped {
+		p.rescue = flushed
 		p.where = locInFlight
 		p.attempts++
 		p.patch()
@@ -298,8 +310,17 @@ func (q *Queue) popLocked(e *entity, from location, fromBackoff bool) Entity {
 
 // Done hands back a popped pod that needs no requeue: bound, or dropped
 // by the caller. The queue forgets it. Done is a no-op for a pod that is
-// not in flight.
-func (q *Queue) Done(uid types.UID) {
+// not in flight. A pod that was bound is handed back with Scheduled.
+func (q *Queue) Done(uid types.UID) { q.done(uid, false) }
+
+// Scheduled is Done for a pod whose attempt succeeded (it was bound). A pod
+// that the unschedulable-leftover flush moved, rather than an event, to
+// the attempt that scheduled it is a wake-up no event or hint delivered:
+// it is counted (Recorder.FlushRescue, once per plugin that had rejected
+// it) and logged.
+func (q *Queue) Scheduled(uid types.UID) { q.done(uid, true) }
+
+func (q *Queue) done(uid types.UID, scheduled bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	p := q.pods[uid]
@@ -314,7 +335,12 @@ func (q *Queue) Done(uid types.UID) {
 	q.flight.done(p)
 	p.where = locNone
 	delete(q.pods, uid)
+	rescued := scheduled && p.rescue
+	p.rescue = false
 	q.amu.Unlock()
+	if rescued {
+		q.flushRescued(p)
+	}
 	if g := p.grp; g != nil {
 		g.known--
 		g.gen++

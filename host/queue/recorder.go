@@ -59,6 +59,11 @@ type Recorder interface {
 	// the recorded events were dropped (every in-flight pod is then treated
 	// as if an event had made it schedulable).
 	InFlightOverflow()
+	// FlushRescue counts a pod of profile that was scheduled by the attempt
+	// the unschedulable-leftover flush (podMaxInUnschedulablePodsDuration)
+	// brought, not an event, once for each plugin that had rejected it:
+	// a wake-up some event or QueueingHint should have delivered.
+	FlushRescue(profile, plugin string)
 }
 
 // Discard is a Recorder that records nothing.
@@ -69,3 +74,4 @@ func (Discard) QueuedEntities(string, string, int) {}
 func (Discard) IncomingPods(string, string, int)   {}
 func (Discard) InFlightEvents(string, int)         {}
 func (Discard) InFlightOverflow()                  {}
+func (Discard) FlushRescue(string, string)         {}

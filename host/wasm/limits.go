@@ -3,7 +3,6 @@ package wasm
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 )
 
@@ -47,15 +46,26 @@ const minInitDeadline = time.Second
 //   - a 100 ms deadline per call: far above a healthy batched call (well under
 //     1 ms for 10k pods) and short enough that a spinning guest costs one
 //     scheduling decision, not a stalled queue.
-//   - a pool of 2*GOMAXPROCS idle instances: enough for every P to hold one
-//     while another is being released.
+//   - a pool of [DefaultPoolSize] idle instances.
 func DefaultLimits() Limits {
 	return Limits{
 		MemoryPages: 256,
 		Deadline:    100 * time.Millisecond,
-		PoolSize:    2 * runtime.GOMAXPROCS(0),
+		PoolSize:    DefaultPoolSize,
 	}
 }
+
+// DefaultPoolSize is how many idle instances a module keeps unless
+// configured otherwise (sandbox.poolSize, whose default is this value). It
+// bounds what the pool keeps, not the instances: a call that finds the pool
+// empty instantiates one, and Release closes it if the pool is full. Four
+// covers the few goroutines that call one slot's module at the same time
+// (the queue's, the scheduling cycle's, the event handlers') without
+// instantiating on every call, and does not grow with the machine: every idle instance keeps its memory, up
+// to the module's limit (16 MiB by default), so a pool sized by GOMAXPROCS
+// would hold hundreds of megabytes per module on a large node for calls that
+// do not come.
+const DefaultPoolSize = 4
 
 // Validate reports what is wrong with l.
 func (l Limits) Validate() error {

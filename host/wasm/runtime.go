@@ -53,7 +53,8 @@ func WithClock(c clock.WithTicker) Option {
 }
 
 // WithCompilationCacheDir keeps compiled modules in dir as well as in memory,
-// so that a restart skips compilation. By default the cache is in memory only.
+// so that a restart skips compilation (the scheduler's
+// sandbox.compilationCacheDir). By default the cache is in memory only.
 func WithCompilationCacheDir(dir string) Option {
 	return func(o *options) { o.cacheDir = dir }
 }

@@ -2,7 +2,7 @@
 // host/app, built by app.New as `wasmsched run` builds it, runs in this
 // process against an in-memory cluster of Ready nodes served by client-go's
 // fake clientset, while the benchmark creates pods and counts the bindings.
-// `wasmsched bench` is its command line.
+// `wasmsched-bench` (package host/app/cli/benchcli) is its command line.
 //
 // A binding sets spec.nodeName on the fake's copy of the pod, so the
 // informer sees the pod bound and the cache confirms it, as in a real
@@ -51,7 +51,7 @@ type Size struct {
 	Nodes, InitPods, Pods int
 }
 
-// Result is a run's measure (the -json output of `wasmsched bench`).
+// Result is a run's measure (the -json output of `wasmsched-bench`).
 type Result struct {
 	Nodes          int     `json:"nodes"`
 	InitPods       int     `json:"initPods"`

@@ -1,6 +1,6 @@
 // Package estimate computes figures from gathered Prometheus samples, the
 // way PromQL computes them, for the tools that read a scheduler's metrics
-// (wasmsched bench, e2e/perf). It imports only the standard library, so
+// (wasmsched-bench, e2e/perf). It imports only the standard library, so
 // that a harness can use it without the scheduler.
 package estimate
 

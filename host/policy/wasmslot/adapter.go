@@ -82,7 +82,7 @@ func build[A adapter, P any](f func(*wasm.Module, abi.Slot, P, policy.Recorder) 
 func New(m *wasm.Module, slot abi.Slot, fallback any, rec policy.Recorder) (any, error) {
 	spec, ok := policy.SpecOf(slot)
 	if !ok {
-		return nil, fmt.Errorf("no slot %d: use one of %s", slot, policy.SlotNames())
+		return nil, fmt.Errorf("no slot %d: use one of %s", slot, abi.SlotNames())
 	}
 	if fallback == nil {
 		fallback = spec.Default

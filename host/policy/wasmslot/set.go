@@ -194,7 +194,7 @@ func (s *Set) LoadWithLimits(ctx context.Context, slot abi.Slot, name string, bi
 	spec, ok := policy.SpecOf(slot)
 	if !ok {
 		s.rec.Swapped(slot, "slot")
-		return fmt.Errorf("load policy %q: unknown slot %d: use one of %s", name, slot, policy.SlotNames())
+		return fmt.Errorf("load policy %q: unknown slot %d: use one of %s", name, slot, abi.SlotNames())
 	}
 	ss := &s.slots[slot]
 	ss.mu.Lock()
@@ -319,7 +319,7 @@ func (s *Set) LoadNative(slot abi.Slot, name string, impl any) error {
 	spec, ok := policy.SpecOf(slot)
 	if !ok {
 		s.rec.Swapped(slot, "slot")
-		return fmt.Errorf("load native policy %q: unknown slot %d: use one of %s", full, slot, policy.SlotNames())
+		return fmt.Errorf("load native policy %q: unknown slot %d: use one of %s", full, slot, abi.SlotNames())
 	}
 	ss := &s.slots[slot]
 	ss.mu.Lock()

@@ -46,42 +46,32 @@ func nodes(ev abi.EventView) (old abi.NodeView, hasOld bool, node abi.NodeView, 
 
 // nodeChange returns the nodes of a node event that may be an Add (no old
 // node), an update (both) or a Delete (no new node), as upstream tells them
-// by nil objects. An object that is there but unreadable, or an event with
-// neither, is an error.
+// by nil objects (abi.EventView.NodeChange). An object that is there but
+// unreadable, or an event with neither, is an error.
 func nodeChange(ev abi.EventView) (old abi.NodeView, hasOld bool, node abi.NodeView, hasNew bool, err error) {
-	if ev.NewBytes() != nil {
-		if node, hasNew = ev.NewNode(); !hasNew {
-			return old, false, node, false, errNoNewNode
-		}
-	}
-	if ev.OldBytes() != nil {
-		if old, hasOld = ev.OldNode(); !hasOld {
-			return old, false, node, false, errNoOldNode
-		}
-	}
-	if !hasOld && !hasNew {
-		return old, false, node, false, errNoNode
-	}
-	return old, hasOld, node, hasNew, nil
+	old, hasOld, node, hasNew, f := ev.NodeChange()
+	return old, hasOld, node, hasNew, changeErr(f, errNoNewNode, errNoOldNode, errNoNode)
 }
 
 // podChange is nodeChange for a pod event: the pod before (absent on Add)
 // and after (absent on Delete).
 func podChange(ev abi.EventView) (old abi.PodView, hasOld bool, pod abi.PodView, hasNew bool, err error) {
-	if ev.NewBytes() != nil {
-		if pod, hasNew = ev.NewPod(); !hasNew {
-			return old, false, pod, false, errNoNewPod
-		}
+	old, hasOld, pod, hasNew, f := ev.PodChange()
+	return old, hasOld, pod, hasNew, changeErr(f, errNoNewPod, errNoOldPod, errNoPod)
+}
+
+// changeErr is the hint's error for a fault of an event's objects: the
+// unreadable new object, the unreadable old one, or neither there.
+func changeErr(f abi.ChangeFault, noNew, noOld, none error) error {
+	switch f {
+	case abi.ChangeBadNew:
+		return noNew
+	case abi.ChangeBadOld:
+		return noOld
+	case abi.ChangeEmpty:
+		return none
 	}
-	if ev.OldBytes() != nil {
-		if old, hasOld = ev.OldPod(); !hasOld {
-			return old, false, pod, false, errNoOldPod
-		}
-	}
-	if !hasOld && !hasNew {
-		return old, false, pod, false, errNoPod
-	}
-	return old, hasOld, pod, hasNew, nil
+	return nil
 }
 
 // podPair returns the pod of an update event before and after it.

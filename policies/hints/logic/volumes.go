@@ -21,20 +21,27 @@ var (
 // storageChange returns the objects of a storage event: before (absent on
 // Add) and after (absent on Delete).
 func storageChange(ev abi.EventView) (old abi.StorageView, hasOld bool, obj abi.StorageView, hasNew bool, err error) {
-	if ev.NewBytes() != nil {
-		if obj, hasNew = ev.NewStorage(); !hasNew {
-			return old, false, obj, false, errNoNewStorage
-		}
+	old, hasOld, obj, hasNew, f := ev.StorageChange()
+	return old, hasOld, obj, hasNew, changeErr(f, errNoNewStorage, errNoOldStorage, errNoStorage)
+}
+
+// storageUpdate opens the hints that compare a storage object before and
+// after an update: ok is false when the hint is decided without comparing,
+// with abi.HintQueue and err: an unreadable object, a Delete (no new
+// object: errNoNewStorage), or an Add, which answers onAdd (nil where a new
+// object queues, errNoOldStorage where the hint is registered for updates
+// only).
+func storageUpdate(ev abi.EventView, onAdd error) (old, obj abi.StorageView, ok bool, err error) {
+	old, hasOld, obj, hasNew, err := storageChange(ev)
+	switch {
+	case err != nil:
+		return old, obj, false, err
+	case !hasNew:
+		return old, obj, false, errNoNewStorage
+	case !hasOld:
+		return old, obj, false, onAdd
 	}
-	if ev.OldBytes() != nil {
-		if old, hasOld = ev.OldStorage(); !hasOld {
-			return old, false, obj, false, errNoOldStorage
-		}
-	}
-	if !hasOld && !hasNew {
-		return old, false, obj, false, errNoStorage
-	}
-	return old, hasOld, obj, hasNew, nil
+	return old, obj, true, nil
 }
 
 // claimChanged mirrors the PersistentVolumeClaim hints of VolumeBinding,
@@ -65,14 +72,9 @@ func hasVolumes(p abi.PodView) bool {
 // when its allowedTopologies changed (the other fields a filter reads are
 // immutable).
 func bindingAfterStorageClassChange(ev abi.EventView, _ abi.PodView) (abi.Hint, error) {
-	old, hasOld, sc, hasNew, err := storageChange(ev)
-	switch {
-	case err != nil:
+	old, sc, ok, err := storageUpdate(ev, nil)
+	if !ok {
 		return abi.HintQueue, err
-	case !hasNew:
-		return abi.HintQueue, errNoNewStorage
-	case !hasOld:
-		return abi.HintQueue, nil
 	}
 	return queueIf(!sameTerms(old.Topology(), sc.Topology())), nil
 }
@@ -81,14 +83,9 @@ func bindingAfterStorageClassChange(ev abi.EventView, _ abi.PodView) (abi.Hint, 
 // isSchedulableAfterCSINodeChange: a new CSINode queues; an update when its
 // migrated-plugins annotation changed.
 func bindingAfterCSINodeChange(ev abi.EventView, _ abi.PodView) (abi.Hint, error) {
-	old, hasOld, n, hasNew, err := storageChange(ev)
-	switch {
-	case err != nil:
+	old, n, ok, err := storageUpdate(ev, nil)
+	if !ok {
 		return abi.HintQueue, err
-	case !hasNew:
-		return abi.HintQueue, errNoNewStorage
-	case !hasOld:
-		return abi.HintQueue, nil
 	}
 	return queueIf(old.MigratedPlugins() != n.MigratedPlugins()), nil
 }
@@ -99,14 +96,9 @@ func bindingAfterCSINodeChange(ev abi.EventView, _ abi.PodView) (abi.Hint, error
 // volume of that driver; but the capacity check applies to the claims
 // VolumeBinding provisions, so any pod with a claim is queued too.
 func bindingAfterCSIDriverChange(ev abi.EventView, p abi.PodView) (abi.Hint, error) {
-	old, hasOld, d, hasNew, err := storageChange(ev)
-	switch {
-	case err != nil:
+	old, d, ok, err := storageUpdate(ev, errNoOldStorage)
+	if !ok {
 		return abi.HintQueue, err
-	case !hasNew:
-		return abi.HintQueue, errNoNewStorage
-	case !hasOld:
-		return abi.HintQueue, errNoOldStorage
 	}
 	if !old.CapacityTracking() || d.CapacityTracking() {
 		return abi.HintSkip, nil
@@ -119,14 +111,9 @@ func bindingAfterCSIDriverChange(ev abi.EventView, p abi.PodView) (abi.Hint, err
 // update when the volume limit appeared or grew (and, here, when it moved to
 // another class).
 func bindingAfterCapacityChange(ev abi.EventView, _ abi.PodView) (abi.Hint, error) {
-	old, hasOld, c, hasNew, err := storageChange(ev)
-	switch {
-	case err != nil:
+	old, c, ok, err := storageUpdate(ev, nil)
+	if !ok {
 		return abi.HintQueue, err
-	case !hasNew:
-		return abi.HintQueue, errNoNewStorage
-	case !hasOld:
-		return abi.HintQueue, nil
 	}
 	oldLimit, hadLimit := old.Capacity()
 	limit, hasLimit := c.Capacity()
@@ -155,14 +142,9 @@ var zoneTopologyLabels = [...]string{
 // sets ("a__b" lists); the raw values are compared here, which queues also
 // when only their spelling changed.
 func zoneAfterVolumeChange(ev abi.EventView, _ abi.PodView) (abi.Hint, error) {
-	old, hasOld, pv, hasNew, err := storageChange(ev)
-	switch {
-	case err != nil:
+	old, pv, ok, err := storageUpdate(ev, nil)
+	if !ok {
 		return abi.HintQueue, err
-	case !hasNew:
-		return abi.HintQueue, errNoNewStorage
-	case !hasOld:
-		return abi.HintQueue, nil
 	}
 	ol, nl := old.Labels(), pv.Labels()
 	for _, k := range zoneTopologyLabels {
@@ -221,14 +203,9 @@ func limitsAfterVolumeAttachmentDelete(ev abi.EventView, p abi.PodView) (abi.Hin
 // drivers with no count raised or removed. A change of the migrated-plugins
 // annotation (which changes what counts as CSI) queues as well.
 func limitsAfterCSINodeUpdate(ev abi.EventView, _ abi.PodView) (abi.Hint, error) {
-	old, hasOld, n, hasNew, err := storageChange(ev)
-	switch {
-	case err != nil:
+	old, n, ok, err := storageUpdate(ev, errNoOldStorage)
+	if !ok {
 		return abi.HintQueue, err
-	case !hasNew:
-		return abi.HintQueue, errNoNewStorage
-	case !hasOld:
-		return abi.HintQueue, errNoOldStorage
 	}
 	if old.MigratedPlugins() != n.MigratedPlugins() {
 		return abi.HintQueue, nil

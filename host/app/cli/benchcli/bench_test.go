@@ -1,6 +1,8 @@
-package main
+package benchcli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"slices"
@@ -13,11 +15,17 @@ import (
 	"github.com/wasmsched/wasmsched/host/app/bench"
 )
 
+func runCLI(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := Run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
 // TestBenchJSON runs a small benchmark through the CLI: every pod bound,
 // the samples adding up to the pods, ordered positive quantiles, and the
 // policies that served.
 func TestBenchJSON(t *testing.T) {
-	code, out, errOut := runCLI("bench", "-nodes", "50", "-init-pods", "20", "-pods", "200", "-json", "-timeout", "2m")
+	code, out, errOut := runCLI("-nodes", "50", "-init-pods", "20", "-pods", "200", "-json", "-timeout", "2m")
 	if code != 0 {
 		t.Fatalf("bench: code %d, stderr:\n%s", code, errOut)
 	}
@@ -81,7 +89,7 @@ func TestBenchJSON(t *testing.T) {
 
 // TestBenchSummary: without -json, a summary for people on stdout.
 func TestBenchSummary(t *testing.T) {
-	code, out, errOut := runCLI("bench", "-nodes", "10", "-init-pods", "0", "-pods", "30")
+	code, out, errOut := runCLI("-nodes", "10", "-init-pods", "0", "-pods", "30")
 	if code != 0 {
 		t.Fatalf("bench: code %d, stderr:\n%s", code, errOut)
 	}
@@ -113,7 +121,7 @@ func TestBenchErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := runCLI(append([]string{"bench"}, tt.args...)...)
+			code, out, errOut := runCLI(tt.args...)
 			if code != tt.code || !strings.Contains(errOut, tt.contains) {
 				t.Errorf("code %d, stderr:\n%s\nwant code %d and %q", code, errOut, tt.code, tt.contains)
 			}

@@ -1,4 +1,4 @@
-package policy_test
+package wasmslot_test
 
 import (
 	"context"

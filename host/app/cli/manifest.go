@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
+	"github.com/wasmsched/wasmsched/host/app/cli/internal/flags"
 	"github.com/wasmsched/wasmsched/host/policyapi"
 )
 
@@ -27,12 +28,12 @@ import (
 func policyManifestCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("policy manifest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	slotName := fs.String("slot", "", "the slot the module serves: "+strings.Join(policyapi.SlotNames(), ", "))
+	slotName := fs.String("slot", "", "the slot the module serves: "+abi.SlotNames())
 	profile := fs.String("profile", "", "scheduler name of the profile (default: the default profile)")
 	name := fs.String("name", "", "the object's name (default: the file's name without .wasm, plus the slot)")
 	cmRef := fs.String("configmap", "", "NAME/KEY: refer to a binaryData key of a ConfigMap in the scheduler's namespace instead of putting the module inline")
 	cfgFile := fs.String("config", "", "configuration file (YAML) whose sandbox limits the module is validated under")
-	var sets setFlags
+	var sets flags.Sets
 	fs.Var(&sets, "set", "override a configuration key, key=value (repeatable)")
 	// The module may come before the flags, as in the usage line.
 	var file string
@@ -49,7 +50,7 @@ func policyManifestCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	slot, ok := abi.ParseSlot(*slotName)
 	if !ok {
-		return fmt.Errorf("%w: --slot %q: want one of %s", errUsage, *slotName, strings.Join(policyapi.SlotNames(), ", "))
+		return fmt.Errorf("%w: --slot %q: want one of %s", errUsage, *slotName, abi.SlotNames())
 	}
 	if *name == "" {
 		*name = strings.ToLower(strings.TrimSuffix(filepath.Base(file), ".wasm")) + "-" + strings.ToLower(slot.String())

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"crypto/sha256"
@@ -20,7 +20,7 @@ import (
 // the loader, or that does not serve the slot, prints nothing and exits 1
 // with the reason.
 func TestPolicyManifest(t *testing.T) {
-	fifo := filepath.Join("..", "..", "guest-sdk", "examples", "fifosort", "fifosort.wasm")
+	fifo := filepath.Join("..", "..", "..", "guest-sdk", "examples", "fifosort", "fifosort.wasm")
 	bin, err := os.ReadFile(fifo)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestPolicyManifest(t *testing.T) {
 		code int
 		want string
 	}{
-		{"forbidden import", []string{filepath.Join("..", "..", "host", "policy", "testdata", "faults", "queueSort-fs.wasm"), "--slot", "queueSort"}, 1, "refused: load module \"../../host/policy/testdata/faults/queueSort-fs.wasm\": forbidden imports"},
+		{"forbidden import", []string{filepath.Join("..", "..", "..", "host", "policy", "wasmslot", "testdata", "faults", "queueSort-fs.wasm"), "--slot", "queueSort"}, 1, "refused: load module \"../../../host/policy/wasmslot/testdata/faults/queueSort-fs.wasm\": forbidden imports"},
 		{"wrong slot", []string{fifo, "--slot", "preEnqueue"}, 1, "cannot serve the preEnqueue slot: it does not export wasmsched_pre_enqueue"},
 		{"unknown slot", []string{fifo, "--slot", "filter"}, 2, `--slot "filter": want one of queueSort, backoffSort`},
 		{"no slot", []string{fifo}, 2, `--slot "": want one of`},

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -9,13 +9,13 @@ import (
 )
 
 func policyModule(name string) string {
-	return filepath.Join("..", "..", "policies", name, name+".wasm")
+	return filepath.Join("..", "..", "..", "policies", name, name+".wasm")
 }
 
 // casesFile is one of the case files of package guest-sdk/policytest, which
 // owns the format.
 func casesFile(name string) string {
-	return filepath.Join("..", "..", "guest-sdk", "policytest", "testdata", "cases", name+".yaml")
+	return filepath.Join("..", "..", "..", "guest-sdk", "policytest", "testdata", "cases", name+".yaml")
 }
 
 // noDeadline raises the sandbox deadline of `policy test` to one no case
@@ -80,7 +80,7 @@ func TestPolicyTestFails(t *testing.T) {
 // the configured deadline) fails, even though the native fallback's answer
 // is the one wanted.
 func TestPolicyTestModuleFailure(t *testing.T) {
-	slow := filepath.Join("..", "..", "host", "policy", "testdata", "faults", "preEnqueue-slow.wasm")
+	slow := filepath.Join("..", "..", "..", "host", "policy", "wasmslot", "testdata", "faults", "preEnqueue-slow.wasm")
 	code, out, errOut := runCLI("policy", "test", slow, "--cases", casesFile("preenqueue-any"), "-set", "sandbox.deadline=50ms")
 	if code != 1 {
 		t.Fatalf("code %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -100,7 +100,7 @@ func TestPolicyTestRefused(t *testing.T) {
 		want          []string
 	}{
 		{policyModule("backoffpop"), casesFile("preenqueue"), []string{"slot preEnqueue", "does not export wasmsched_pre_enqueue"}},
-		{filepath.Join("..", "..", "host", "policy", "testdata", "faults", "preEnqueue-fs.wasm"), casesFile("preenqueue-any"), []string{"preEnqueue-fs.wasm", "forbidden imports wasi_snapshot_preview1.path_open"}},
+		{filepath.Join("..", "..", "..", "host", "policy", "wasmslot", "testdata", "faults", "preEnqueue-fs.wasm"), casesFile("preenqueue-any"), []string{"preEnqueue-fs.wasm", "forbidden imports wasi_snapshot_preview1.path_open"}},
 	} {
 		code, out, errOut := runCLI("policy", "test", tc.module, "--cases", tc.cases)
 		if code != 1 || out != "" {

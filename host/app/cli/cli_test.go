@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 
 func runCLI(args ...string) (int, string, string) {
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), args, &out, &errOut)
+	code := Run(context.Background(), args, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -32,7 +32,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestPolicyValidate(t *testing.T) {
-	example := filepath.Join("..", "..", "guest-sdk", "examples", "prioritysort", "prioritysort.wasm")
+	example := filepath.Join("..", "..", "..", "guest-sdk", "examples", "prioritysort", "prioritysort.wasm")
 	code, out, errOut := runCLI("policy", "validate", example)
 	if code != 0 {
 		t.Fatalf("validate %s: code %d, stderr %q", example, code, errOut)
@@ -51,7 +51,7 @@ func TestPolicyValidate(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "bad.wasm") {
 		t.Errorf("garbage module: code %d, stderr %q; want 1 and a message naming the module", code, errOut)
 	}
-	forbidden := filepath.Join("..", "..", "host", "wasm", "testdata", "forbidden_wasi.wasm")
+	forbidden := filepath.Join("..", "..", "..", "host", "wasm", "testdata", "forbidden_wasi.wasm")
 	code, _, errOut = runCLI("policy", "validate", forbidden)
 	if code != 1 || !strings.Contains(errOut, "forbidden") {
 		t.Errorf("forbidden import: code %d, stderr %q", code, errOut)
@@ -59,7 +59,7 @@ func TestPolicyValidate(t *testing.T) {
 }
 
 func TestPolicyValidateUsesConfig(t *testing.T) {
-	example := filepath.Join("..", "..", "guest-sdk", "examples", "prioritysort", "prioritysort.wasm")
+	example := filepath.Join("..", "..", "..", "guest-sdk", "examples", "prioritysort", "prioritysort.wasm")
 	code, out, errOut := runCLI("policy", "validate", "-set", "sandbox.memoryPages=64", example)
 	if code != 0 || !strings.Contains(out, "limit 64 pages") {
 		t.Errorf("-set sandbox.memoryPages=64: code %d, out %q, stderr %q", code, out, errOut)
@@ -69,7 +69,7 @@ func TestPolicyValidateUsesConfig(t *testing.T) {
 		t.Errorf("unknown key: code %d, stderr %q", code, errOut)
 	}
 	// A module whose initial memory is above the configured limit is refused.
-	code, _, errOut = runCLI("policy", "validate", "-set", "sandbox.memoryPages=2", filepath.Join("..", "..", "host", "wasm", "testdata", "bigmem.wasm"))
+	code, _, errOut = runCLI("policy", "validate", "-set", "sandbox.memoryPages=2", filepath.Join("..", "..", "..", "host", "wasm", "testdata", "bigmem.wasm"))
 	if code != 1 || !strings.Contains(errOut, "bigmem") {
 		t.Errorf("module over the memory limit: code %d, stderr %q", code, errOut)
 	}
@@ -81,5 +81,13 @@ func TestHelpConfigNative(t *testing.T) {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("help config: code %d, output lacks %q", code, want)
 		}
+	}
+}
+
+// TestBenchMoved: `wasmsched bench` says where the benchmark went.
+func TestBenchMoved(t *testing.T) {
+	code, _, errOut := runCLI("bench", "-nodes", "10")
+	if code != 2 || !strings.Contains(errOut, "wasmsched-bench") {
+		t.Errorf("bench: code %d, stderr %q; want 2 and a pointer to wasmsched-bench", code, errOut)
 	}
 }

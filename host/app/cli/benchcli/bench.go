@@ -1,4 +1,9 @@
-package main
+// Package benchcli is the wasmsched-bench command: the scheduler's whole
+// pipeline in one process against client-go's fake clientset (package
+// host/app/bench). It is a command of its own, not a subcommand of
+// wasmsched, so that the production binary does not link the fake
+// clientset; cmd/wasmsched-bench is its main.
+package benchcli
 
 import (
 	"context"
@@ -14,20 +19,24 @@ import (
 	"github.com/wasmsched/wasmsched/config"
 	"github.com/wasmsched/wasmsched/host/app"
 	"github.com/wasmsched/wasmsched/host/app/bench"
+	"github.com/wasmsched/wasmsched/host/app/cli/internal/flags"
 )
 
-const benchHelp = `usage: wasmsched bench [-nodes N] [-init-pods N] [-pods N] [-config FILE]
+// benchUsage is what a usage error prints; -h prints benchHelp.
+const benchUsage = `usage: wasmsched-bench [-nodes N] [-init-pods N] [-pods N] [-config FILE]
                        [-set key=value]... [-json] [-timeout D] [-log-level L]
+`
 
-bench measures what the scheduler itself costs: the pipeline of 'wasmsched
-run' (informers, cache, queue, policy modules, scheduling cycles, binding),
-in this process, against an in-memory cluster of N Ready nodes (4 cpu, 32Gi,
-110 pods each, spread over zones) served by client-go's fake clientset. A
-binding sets spec.nodeName on the fake's copy of the pod, so the informer
-sees the pod bound and the cache confirms it, as in a real cluster; nothing
-leaves the process. It creates the -init-pods and waits for them to be bound,
-then creates the -pods as fast as the fake takes them and samples the number
-bound every second until all are bound.
+const benchHelp = benchUsage + `
+wasmsched-bench measures what the scheduler itself costs: the pipeline of
+'wasmsched run' (informers, cache, queue, policy modules, scheduling cycles,
+binding), in this process, against an in-memory cluster of N Ready nodes
+(4 cpu, 32Gi, 110 pods each, spread over zones) served by client-go's fake
+clientset. A binding sets spec.nodeName on the fake's copy of the pod, so
+the informer sees the pod bound and the cache confirms it, as in a real
+cluster; nothing leaves the process. It creates the -init-pods and waits
+for them to be bound, then creates the -pods as fast as the fake takes them
+and samples the number bound every second until all are bound.
 
 It reports the pods bound in each one-second sample (the first is dropped, as
 scheduler_perf does, since creating and sampling start independently), the
@@ -49,9 +58,18 @@ the process's lifetime peak, setup included.
 flags:
 `
 
-// benchCmd is `wasmsched bench`.
-func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+// errUsage marks errors whose remedy is the usage text.
+var errUsage = flags.ErrUsage
+
+// Run is the whole wasmsched-bench command: args are the arguments after
+// the program name, and it returns the exit code (0, 1 on failure, 2 on a
+// usage error). opts are passed to app.New after the command's own.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...app.Option) int {
+	return flags.Exit(benchCmd(ctx, args, stdout, stderr, opts), stderr, "wasmsched-bench", benchUsage+"(wasmsched-bench -h says what it measures and lists the flags)\n")
+}
+
+func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, extra []app.Option) error {
+	fs := flag.NewFlagSet("wasmsched-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), benchHelp)
@@ -64,7 +82,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout instead of a summary")
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up if the pods are not all bound within this time")
 	logLevel := fs.String("log-level", "warn", "log level of the scheduler (on stderr): debug, info, warn or error")
-	var sets setFlags
+	var sets flags.Sets
 	fs.Var(&sets, "set", "override a configuration key, key=value (repeatable), e.g. -set policies.queueSort.module=FILE")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -88,17 +106,21 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("%w: %d pods do not fit on %d nodes (%d pods each): raise -nodes or lower -pods",
 			errUsage, *initPods+*pods, *nodes, bench.PodsPerNode)
 	}
-	level, err := parseLogLevel(*logLevel)
+	level, err := flags.LogLevel(*logLevel)
 	if err != nil {
 		return err
 	}
-	overrides := sets.overrides()
+	overrides := sets.Overrides()
 	// Nothing listens and nothing is elected: the process is alone with its
 	// fake cluster.
 	overrides["metrics.bindAddress"] = ""
 	overrides["secureServing.bindAddress"] = ""
 	overrides["leaderElection.enabled"] = "false"
-	src := config.Source{File: *cfgFile, Environ: os.Environ(), Overrides: overrides}
+	plugins, err := app.Registry()
+	if err != nil {
+		return err
+	}
+	src := config.Source{File: *cfgFile, Environ: os.Environ(), Overrides: overrides, Plugins: plugins}
 	cfg, err := config.Load(src)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
@@ -107,7 +129,8 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ctx, cancel := context.WithTimeoutCause(ctx, *timeout, fmt.Errorf("-timeout %v reached", *timeout))
 	defer cancel()
 	size := bench.Size{Nodes: *nodes, InitPods: *initPods, Pods: *pods}
-	res, err := bench.Run(ctx, cfg, size, stderr, app.WithLogger(log), app.WithReload(src))
+	opts := append([]app.Option{app.WithLogger(log), app.WithReload(src)}, extra...)
+	res, err := bench.Run(ctx, cfg, size, stderr, opts...)
 	if err != nil {
 		return err
 	}

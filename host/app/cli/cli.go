@@ -1,13 +1,26 @@
-package main
+// Package cli is the wasmsched command: its flags, subcommands and help, as
+// kube-scheduler's cmd/kube-scheduler/app holds its command, so that
+// cmd/wasmsched's main stays a signal handler around Run and a Go program
+// can build its own wasmsched binary with extra app options:
+//
+//	func main() {
+//		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//		code := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, app.WithXxx(...))
+//		stop()
+//		os.Exit(code)
+//	}
+//
+// The in-memory benchmark is a command of its own, package benchcli
+// (cmd/wasmsched-bench), so that this one does not link client-go's fake
+// clientset.
+package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -16,6 +29,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
 	"github.com/wasmsched/wasmsched/host/app"
+	"github.com/wasmsched/wasmsched/host/app/cli/internal/flags"
 	"github.com/wasmsched/wasmsched/host/wasm"
 )
 
@@ -26,13 +40,6 @@ commands:
       [-metrics-bind-address ADDR] [-leader-elect] [-set key=value]...
                             schedule the pods whose spec.schedulerName is one
                             of the configured profiles (default: wasmsched)
-  bench [-nodes 5000] [-init-pods 500] [-pods 5000] [-config FILE]
-      [-set key=value]... [-json] [-timeout 5m] [-log-level warn]
-                            measure the scheduler's own cost: run its whole
-                            pipeline in this process against an in-memory
-                            cluster (no apiserver) and report pods/s,
-                            attempt latency, CPU and peak memory
-                            (wasmsched bench -h says what it leaves out)
   help [config]             this text, or every configuration key with its
                             default, environment variable and meaning
   version                   print the version and the policy ABI it speaks
@@ -44,21 +51,30 @@ commands:
   policy test [-config FILE] [-set key=value]... MODULE --cases CASES.yaml
                             run a table of inputs through one slot of a module,
                             loaded as by validate, and compare the answers with
-                            the expected ones (see cmd/wasmsched/testdata);
-                            exits 1 if a case fails or the module is refused
+                            the expected ones (examples in
+                            guest-sdk/policytest/testdata/cases); exits 1 if a
+                            case fails or the module is refused
   policy manifest MODULE --slot SLOT [--profile P] [--name N]
       [--configmap NAME/KEY] [-config FILE] [-set key=value]...
                             validate the module as validate does, then print
                             the SchedulingPolicy that puts it in the slot, with
                             its sha256 (the module inline, or a ConfigMap key):
                             wasmsched policy manifest fifo.wasm --slot queueSort | kubectl apply -f -
+
+The in-memory benchmark is the command wasmsched-bench (go run
+./cmd/wasmsched-bench -h), kept out of this binary.
 `
 
 // errUsage marks errors whose remedy is the usage text.
-var errUsage = errors.New("usage")
+var errUsage = flags.ErrUsage
 
-// run is the whole CLI, so tests can drive it: it returns the exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// Run is the whole wasmsched command, so tests and other main packages can
+// drive it: args are the arguments after the program name, and it returns
+// the exit code (0, 1 on failure, 2 on a usage error). opts are passed to
+// app.New by `wasmsched run`, after the command's own, so a binary built
+// around Run can add to the scheduler (or override an option) without a
+// fork of this package.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...app.Option) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -66,9 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "run":
-		err = serveCmd(ctx, args[1:], stdout, stderr)
-	case "bench":
-		err = benchCmd(ctx, args[1:], stdout, stderr)
+		err = serveCmd(ctx, args[1:], stdout, stderr, opts)
 	case "version":
 		err = version(stdout)
 	case "policy":
@@ -80,19 +94,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprint(stdout, usage)
 		return 0
+	case "bench":
+		err = fmt.Errorf("%w: the in-memory benchmark is the command wasmsched-bench now (go run ./cmd/wasmsched-bench, same flags)", errUsage)
 	default:
 		err = fmt.Errorf("%w: unknown command %q", errUsage, args[0])
 	}
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "wasmsched: %v\n\n%s", err, usage)
-		return 2
-	default:
-		fmt.Fprintf(stderr, "wasmsched: %v\n", err)
-		return 1
-	}
+	return flags.Exit(err, stderr, "wasmsched", usage)
 }
 
 func version(w io.Writer) error {
@@ -117,7 +124,7 @@ func policyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("policy validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgFile := fs.String("config", "", "configuration file (YAML) whose sandbox limits apply")
-	var sets setFlags
+	var sets flags.Sets
 	fs.Var(&sets, "set", "override a configuration key, key=value (repeatable), e.g. -set sandbox.memoryPages=64")
 	if err := fs.Parse(args[1:]); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -130,40 +137,6 @@ func policyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("configuration: %w", err)
 	}
 	return validate(ctx, fs.Arg(0), cfg.Sandbox, stdout, stderr)
-}
-
-// setFlags collects repeated -set key=value flags.
-type setFlags map[string]string
-
-// overrides are the -set values as a fresh map, for the command's own
-// flags to be added to.
-func (s setFlags) overrides() map[string]string {
-	out := make(map[string]string, len(s))
-	maps.Copy(out, s)
-	return out
-}
-
-// parseLogLevel reads -log-level.
-func parseLogLevel(s string) (slog.Level, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(s)); err != nil {
-		return 0, fmt.Errorf("%w: -log-level %q: want debug, info, warn or error", errUsage, s)
-	}
-	return level, nil
-}
-
-func (s *setFlags) String() string { return "" }
-
-func (s *setFlags) Set(v string) error {
-	k, val, ok := strings.Cut(v, "=")
-	if !ok || k == "" {
-		return fmt.Errorf("want key=value, got %q", v)
-	}
-	if *s == nil {
-		*s = setFlags{}
-	}
-	(*s)[k] = val
-	return nil
 }
 
 func validate(ctx context.Context, path string, sandbox config.Sandbox, w, stderr io.Writer) error {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -17,12 +17,14 @@ import (
 
 	"github.com/wasmsched/wasmsched/config"
 	"github.com/wasmsched/wasmsched/host/app"
+	"github.com/wasmsched/wasmsched/host/app/cli/internal/flags"
 )
 
 // serveCmd is `wasmsched run`: schedule pods of the configured profiles
 // (host/app) until ctx ends (SIGINT, SIGTERM) or, with leader election, the
-// lease is lost.
-func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// lease is lost. extra are the options of Run's caller, passed to app.New
+// after the command's own.
+func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, extra []app.Option) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file of the cluster (default from the config, client.kubeconfig or clientConnection.kubeconfig; empty: the in-cluster service account)")
@@ -31,7 +33,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	metricsAddr := fs.String("metrics-bind-address", "", "address of the plain-HTTP listener of /metrics, the probes and /policies, without authentication (default from the config, 127.0.0.1:10351; empty disables); the HTTPS listener is secureServing.bindAddress (-set)")
 	leaderElect := fs.Bool("leader-elect", false, "acquire a Lease before scheduling, so that only one replica schedules")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	var sets setFlags
+	var sets flags.Sets
 	fs.Var(&sets, "set", "override a configuration key, key=value (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
@@ -39,11 +41,11 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() != 0 {
 		return fmt.Errorf("%w: run takes no arguments, got %q", errUsage, fs.Args())
 	}
-	level, err := parseLogLevel(*logLevel)
+	level, err := flags.LogLevel(*logLevel)
 	if err != nil {
 		return err
 	}
-	overrides := sets.overrides()
+	overrides := sets.Overrides()
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "scheduler-name":
@@ -54,7 +56,13 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			overrides["leaderElection.enabled"] = strconv.FormatBool(*leaderElect)
 		}
 	})
-	src := config.Source{File: *cfgFile, Environ: os.Environ(), Overrides: overrides}
+	// The configuration's plugins are checked against the plugins this
+	// binary has: upstream's in-tree ones and those of app.WithPlugin.
+	plugins, err := app.Registry(extra...)
+	if err != nil {
+		return err
+	}
+	src := config.Source{File: *cfgFile, Environ: os.Environ(), Overrides: overrides, Plugins: plugins}
 	cfg, err := config.Load(src)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
@@ -106,13 +114,17 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	a, err := app.New(ctx, cfg, client, app.WithLogger(log), app.WithEventClient(eventClient), app.WithAuthClient(authClient), app.WithReload(src),
-		app.WithDynamicClient(dyn), app.WithIdentity(app.DefaultIdentity()))
+	opts := []app.Option{app.WithLogger(log), app.WithEventClient(eventClient), app.WithAuthClient(authClient), app.WithReload(src),
+		app.WithDynamicClient(dyn), app.WithIdentity(app.DefaultIdentity())}
+	a, err := newApp(ctx, cfg, client, append(opts, extra...)...)
 	if err != nil {
 		return err
 	}
 	return a.Run(ctx)
 }
+
+// newApp is app.New; the tests replace it to see the options Run passes.
+var newApp = app.New
 
 func restConfig(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig == "" {

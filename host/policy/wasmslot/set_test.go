@@ -1,4 +1,4 @@
-package policy_test
+package wasmslot_test
 
 import (
 	"context"
@@ -48,7 +48,7 @@ func (in *installed) installer() policy.Installer {
 // readWasm reads a module binary; path is relative to the repository root.
 func readWasm(tb testing.TB, path string) []byte {
 	tb.Helper()
-	bin, err := os.ReadFile(filepath.Join("..", "..", path))
+	bin, err := os.ReadFile(filepath.Join("..", "..", "..", path))
 	if err != nil {
 		tb.Fatalf("%v (run make policies fixtures)", err)
 	}
@@ -239,7 +239,7 @@ func TestSetLoadEverySlot(t *testing.T) {
 func TestSetLoadRefused(t *testing.T) {
 	ctx := context.Background()
 	prio := example(t, "prioritysort")
-	flaky := readWasm(t, "host/policy/testdata/flaky.wasm")
+	flaky := readWasm(t, "host/policy/wasmslot/testdata/flaky.wasm")
 	cases := []struct {
 		name   string
 		slot   abi.Slot
@@ -584,7 +584,7 @@ func TestSetBreaker(t *testing.T) {
 	rec := newCounting()
 	in := &installed{}
 	s := newSet(t, rec, in, wasmslot.WithBreaker(3, 10*time.Second), wasmslot.WithClock(clock.Now))
-	flaky := readWasm(t, "host/policy/testdata/flaky.wasm")
+	flaky := readWasm(t, "host/policy/wasmslot/testdata/flaky.wasm")
 	if err := s.Load(ctx, abi.SlotQueueSort, "flaky", flaky, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -654,7 +654,7 @@ func TestSetBreakerDisabled(t *testing.T) {
 	rec := newCounting()
 	in := &installed{}
 	s := newSet(t, rec, in, wasmslot.WithBreaker(0, time.Second))
-	flaky := readWasm(t, "host/policy/testdata/flaky.wasm")
+	flaky := readWasm(t, "host/policy/wasmslot/testdata/flaky.wasm")
 	if err := s.Load(ctx, abi.SlotQueueSort, "flaky", flaky, ""); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package policy_test
+package wasmslot_test
 
 import (
 	"fmt"
@@ -27,7 +27,7 @@ import (
 // on any fallback, and the default 100 ms is wall-clock, which a call
 // descheduled on a loaded machine (-race, every CPU busy) can overrun.
 func loadExample(tb testing.TB, name string) *wasm.Module {
-	return policytest.LoadModule(tb, filepath.Join("..", "..", "guest-sdk", "examples", name, name+".wasm"), testLimits())
+	return policytest.LoadModule(tb, filepath.Join("..", "..", "..", "guest-sdk", "examples", name, name+".wasm"), testLimits())
 }
 
 // loadBenchExample is loadExample with a 10 s deadline. A 10k-pod hint batch
@@ -37,7 +37,7 @@ func loadExample(tb testing.TB, name string) *wasm.Module {
 func loadBenchExample(tb testing.TB, name string) *wasm.Module {
 	limits := wasm.DefaultLimits()
 	limits.Deadline = 10 * time.Second
-	return policytest.LoadModule(tb, filepath.Join("..", "..", "guest-sdk", "examples", name, name+".wasm"), limits)
+	return policytest.LoadModule(tb, filepath.Join("..", "..", "..", "guest-sdk", "examples", name, name+".wasm"), limits)
 }
 
 // strict fails the benchmark or test on any failure or fallback: a module

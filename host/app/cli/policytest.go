@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
+	"github.com/wasmsched/wasmsched/host/app/cli/internal/flags"
 	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/wasm"
 )
@@ -29,7 +30,7 @@ func policyTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.SetOutput(stderr)
 	cfgFile := fs.String("config", "", "configuration file (YAML) whose sandbox limits apply")
 	casesFile := fs.String("cases", "", "YAML file of test cases (required)")
-	var sets setFlags
+	var sets flags.Sets
 	fs.Var(&sets, "set", "override a configuration key, key=value (repeatable), e.g. -set sandbox.deadline=1s")
 	var files []string
 	for {
