@@ -16,7 +16,8 @@
 #              host/framework/plugins/<y>/ of another plugin, and none of
 #              host/cycle, host/preempt, host/app, host/queue: a plugin is
 #              listed in the registry (host/framework/plugins itself, which is
-#              exempt), not wired by hand into its neighbours or callers.
+#              exempt), not wired by hand into its neighbours or callers;
+#              plugins/helper holds what several plugins share and imports none.
 #   config     config/... imports nothing under host/framework/plugins.
 #   cmd        cmd/... imports of the module are host/app and packages under
 #              host/app/ only (direct imports of non-test files): a main is
@@ -47,6 +48,7 @@ scope() {
   guest-sdk/native | guest-sdk/policytest | policies) ;;
   guest-sdk/* | policies/*) echo guest ;;
   abi | abi/*) echo abi ;;
+  host/framework/plugins/helper | host/framework/plugins/helper/*) ;;
   host/framework/plugins/*)
     local x=${1#host/framework/plugins/}
     echo "plugin:${x%%/*}"
@@ -66,7 +68,7 @@ forbidden() {
   plugin:*)
     local x=${1#plugin:}
     case $2 in
-    host/framework/plugins/"$x" | host/framework/plugins/"$x"/*) ;;
+    host/framework/plugins/"$x" | host/framework/plugins/"$x"/* | host/framework/plugins/helper | host/framework/plugins/helper/*) ;;
     host/framework/plugins/*) echo "a plugin imports no other plugin's package" ;;
     host/cycle | host/cycle/* | host/preempt | host/preempt/* | host/app | host/app/* | host/queue | host/queue/*)
       echo "a plugin imports none of host/cycle, host/preempt, host/app, host/queue" ;;
