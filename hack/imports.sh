@@ -48,7 +48,6 @@ scope() {
   guest-sdk/native | guest-sdk/policytest | policies) ;;
   guest-sdk/* | policies/*) echo guest ;;
   abi | abi/*) echo abi ;;
-  host/framework/plugins/helper | host/framework/plugins/helper/*) ;;
   host/framework/plugins/*)
     local x=${1#host/framework/plugins/}
     echo "plugin:${x%%/*}"
