@@ -6,8 +6,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/go-logr/logr"
-
 	"github.com/wasmsched/wasmsched/host/cache"
 )
 
@@ -82,10 +80,6 @@ type weightedScorer struct {
 	weight    int64
 	normalize bool // scorer is a ScoreNormalizer
 }
-
-// discard is the logger the component-helpers toleration checks log parse
-// errors of Lt/Gt tolerations to; those operators are off, so it never logs.
-var discard = logr.Discard()
 
 // Prepare works out pod's state for a cycle on snap (the cluster the pod
 // is placed in; nil is an empty one): the unsupported-constraint
