@@ -98,7 +98,7 @@ func (p *Profile) Prepare(pod *cache.PodInfo, snap *cache.Snapshot) (*PodState, 
 		return nil, st
 	}
 	if snap == nil {
-		snap = emptySnapshot
+		snap = cache.NewSnapshot() // tests and tools: a cluster without nodes
 	}
 	ps := &PodState{pod: pod, profile: p, snap: snap}
 	ps.filters, ps.scorers = ps.filterArr[:0], ps.scorerArr[:0]
@@ -135,10 +135,6 @@ func (p *Profile) Prepare(pod *cache.PodInfo, snap *cache.Snapshot) (*PodState, 
 	}
 	return ps, nil
 }
-
-// emptySnapshot is what Prepare works with when given no snapshot: a
-// cluster without nodes. It is never changed.
-var emptySnapshot = cache.NewSnapshot()
 
 // preScore runs the profile's PreScores for nodes, the feasible nodes about
 // to be scored, into ps.scorers.
