@@ -32,7 +32,7 @@ var smoke = sync.OnceValue(func() *SmokeInput {
 			UID: "wasmsched-smoke-" + n, Namespace: "wasmsched-smoke", Name: "smoke-" + n,
 			Priority: prio, CreationTime: t0, QueuedTime: t0 + int64(i)*int64(time.Second),
 			InitialAttemptTime: t0, BackoffExpiry: t0 + 10*int64(time.Second), Attempts: 1,
-			UnschedulablePlugins: []string{"NodeResourcesFit"},
+			UnschedulablePlugins: []string{abi.PluginNodeResourcesFit},
 			Labels:               []abi.KV{{Key: "app", Value: "smoke"}},
 			Requests:             []abi.Quantity{{Name: "cpu", Value: 100}, {Name: "memory", Value: 64 << 20}},
 		}))
