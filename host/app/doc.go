@@ -12,9 +12,16 @@
 //     client of WithEventClient;
 //  3. the cache (host/cache) and, per profile of the configuration, a
 //     queue (host/queue) on the native defaults;
-//  4. the informers and their event handlers (host/cluster), which feed
-//     the cache and the queues once started;
-//  5. per profile, a scheduling cycle (host/cycle) with preemption, then
+//  4. the plugin registry (upstream's in-tree plugins, host/framework/plugins,
+//     and those of WithPlugin), the informer factory and over it the
+//     framework.Handle every plugin factory receives (listers, client, the
+//     DRA state, the volume caches, the claim recorder, parallelism): one
+//     per scheduler, shared by its profiles; then the informers and their
+//     event handlers (host/cluster), which feed the cache and the queues
+//     once started, the claims' events through the DRA state;
+//  5. per profile, its plugins (Registry.Build of the profile's plugins and
+//     pluginConfig over the Handle), a scheduling cycle (host/cycle) with
+//     preemption, then
 //     the profile's policy set (host/policy), whose installer puts each
 //     slot in its queue (SetSort, SetBackoffSort, SetPreEnqueue,
 //     SetQueueingHint) or cycle (SetVictimOrder), and the modules of the

@@ -1,6 +1,7 @@
 // Package cycle is wasmsched's scheduling cycle: it pops an entity from the
 // queue, filters and scores the nodes of a fresh cache snapshot with the
-// native plugins of host/framework's default profile, assumes the chosen
+// profile's native plugins (WithBuilt: what host/framework's Registry.Build
+// made of the profile's configuration), assumes the chosen
 // placement in the cache, and binds through the pods/binding subresource
 // asynchronously, handing the pod back to the queue when the binding is
 // done. It mirrors upstream kube-scheduler v1.37's ScheduleOne
