@@ -133,7 +133,7 @@ func versionedClaimUpdate(client *fake.Clientset) k8stesting.ReactionFunc {
 // draProfile is a profile of DynamicResources alone (weight 2) over l.
 func draProfile(t *testing.T, l framework.Listers, a dynamicResourcesArgs) (*framework.Profile, *dynamicResources) {
 	t.Helper()
-	pl, err := newDynamicResources(handleFor(l), a)
+	pl, err := newDynamicResources(ft.HandleFor(l), a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -771,24 +771,6 @@ func TestDynamicResourcesPostFilter(t *testing.T) {
 			}
 		})
 	}
-}
-
-// handles are the tests' Handles by informer: the plugins a test builds
-// over the same Listers share one Handle, so its DRA state, as a
-// scheduler's profiles do.
-var handles sync.Map
-
-// handleFor is the Handle of l's informers.
-func handleFor(l framework.Listers) framework.Handle {
-	var key any = l.ClaimInformer
-	if key == nil || l.ClaimInformer == nil {
-		key = l.PVInformer
-	}
-	if l.ClaimInformer == nil && l.PVInformer == nil {
-		return framework.NewHandle(framework.HandleOptions{Listers: l})
-	}
-	h, _ := handles.LoadOrStore(key, framework.NewHandle(framework.HandleOptions{Listers: l}))
-	return h.(framework.Handle)
 }
 
 // TestBuildDynamicResourcesArgs checks that DynamicResources' args reach

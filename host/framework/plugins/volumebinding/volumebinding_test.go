@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -140,7 +141,7 @@ func volumeListers(t *testing.T, objs ...runtime.Object) (l framework.Listers, c
 // vbProfile is a profile of VolumeBinding alone (weight 1) over l.
 func vbProfile(t *testing.T, l framework.Listers, a volumeBindingArgs) *framework.Profile {
 	t.Helper()
-	pl, err := newVolumeBinding(handleFor(l), a)
+	pl, err := newVolumeBinding(ft.HandleFor(l), a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,22 +457,4 @@ func TestVolumeBindingArgs(t *testing.T) {
 	if a.bindTimeout != 30*time.Second {
 		t.Errorf("bindTimeout = %v, want 30s", a.bindTimeout)
 	}
-}
-
-// handles are the tests' Handles by informer: the plugins a test builds
-// over the same Listers share one Handle, so its volume caches, as a
-// scheduler's profiles do.
-var handles sync.Map
-
-// handleFor is the Handle of l's informers.
-func handleFor(l framework.Listers) framework.Handle {
-	var key any = l.ClaimInformer
-	if key == nil || l.ClaimInformer == nil {
-		key = l.PVInformer
-	}
-	if l.ClaimInformer == nil && l.PVInformer == nil {
-		return framework.NewHandle(framework.HandleOptions{Listers: l})
-	}
-	h, _ := handles.LoadOrStore(key, framework.NewHandle(framework.HandleOptions{Listers: l}))
-	return h.(framework.Handle)
 }
