@@ -81,6 +81,10 @@ type weightedScorer struct {
 	normalize bool // scorer is a ScoreNormalizer
 }
 
+// emptySnapshot is what Prepare works with when given no snapshot: a
+// cluster without nodes, built on first use and never changed.
+var emptySnapshot = sync.OnceValue(func() *cache.Snapshot { return cache.NewSnapshot() })
+
 // Prepare works out pod's state for a cycle on snap (the cluster the pod
 // is placed in; nil is an empty one): the unsupported-constraint
 // placeholders first, then each PreFilter in profile order. A non-nil Status
@@ -98,7 +102,7 @@ func (p *Profile) Prepare(pod *cache.PodInfo, snap *cache.Snapshot) (*PodState, 
 		return nil, st
 	}
 	if snap == nil {
-		snap = cache.NewSnapshot() // tests and tools: a cluster without nodes
+		snap = emptySnapshot() // tests and tools: a cluster without nodes
 	}
 	ps := &PodState{pod: pod, profile: p, snap: snap}
 	ps.filters, ps.scorers = ps.filterArr[:0], ps.scorerArr[:0]

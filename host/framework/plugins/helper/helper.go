@@ -85,6 +85,12 @@ var discard = logr.Discard()
 // copies the filtered taints on every call; this loops over them in place
 // with the same toleration check).
 func ToleratesScheduleTaints(tolerations []v1.Toleration, taints []v1.Taint) bool {
+	// Most nodes have no taint: this check is inlined into the filters, the
+	// loop is not.
+	return len(taints) == 0 || toleratesScheduleTaints(tolerations, taints)
+}
+
+func toleratesScheduleTaints(tolerations []v1.Toleration, taints []v1.Taint) bool {
 	for i := range taints {
 		t := &taints[i]
 		if t.Effect != v1.TaintEffectNoSchedule && t.Effect != v1.TaintEffectNoExecute {
