@@ -56,6 +56,12 @@ type clientAPI struct {
 	// condition again and again, starving the client's rate limit.
 	mu      sync.Mutex
 	written map[writtenKey]string
+
+	// groupMu serialises the PodGroup condition writes, check and patch
+	// together: each runs on a goroutine of its own (Scheduler.groupCondition),
+	// and a failed attempt's False, checked before and patched after a later
+	// attempt's True, would overwrite it. Lock order: groupMu, then mu.
+	groupMu sync.Mutex
 }
 
 type writtenKey struct {
@@ -169,6 +175,8 @@ func findCondition(cs []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition
 }
 
 func (a *clientAPI) SetPodGroupCondition(ctx context.Context, pg *schedv1beta1.PodGroup, cond metav1.Condition) error {
+	a.groupMu.Lock()
+	defer a.groupMu.Unlock()
 	old := apimeta.FindStatusCondition(pg.Status.Conditions, cond.Type)
 	if old != nil && old.Status == metav1.ConditionTrue && cond.Status != metav1.ConditionTrue &&
 		cond.Type == schedv1beta1.PodGroupInitiallyScheduled {
