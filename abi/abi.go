@@ -46,9 +46,14 @@ import "strings"
 //     gain allocated, reservedFor, pool and device classes; the pod record's
 //     resource claims. A host answers Queue for an older QueueingHint module
 //     on DRA events ([MinorDRA]).
+//   - 3: the placement slots, filter and score ([SlotFilter], [SlotScore]):
+//     the [Placement], [NodeSync], [Verdicts] and [PlacementOptions]
+//     records (placement.go); the node record's images; the pod record's
+//     namespace labels and owner kind. Modules of older minors keep
+//     loading in the other slots ([MinorPlacement]).
 const (
 	VersionMajor = 1
-	VersionMinor = 2
+	VersionMinor = 3
 	// Version is what [ExportABIVersion] returns: major<<16 | minor.
 	Version = VersionMajor<<16 | VersionMinor
 )
@@ -63,6 +68,10 @@ const MinorStorage = 1
 // whose pod records carry resource claims; the host answers Queue for such
 // an event on behalf of an older module.
 const MinorDRA = 2
+
+// MinorPlacement is the first minor with the filter and score slots; a
+// module built for an older minor cannot serve them.
+const MinorPlacement = 3
 
 // SplitVersion unpacks a value returned by [ExportABIVersion].
 func SplitVersion(v uint32) (major, minor uint16) { return uint16(v >> 16), uint16(v) }
@@ -121,6 +130,31 @@ const (
 	// record. Output: a permutation of the victim indices as little-endian
 	// u32s, most important victim first.
 	ExportVictimOrder = "wasmsched_victim_order"
+
+	// ExportNodes: (len i32) -> i32. Input: a [NodeSync] record, the node
+	// records the module's instance has not seen at their current
+	// generation. The guest keeps them, by id, until replaced or removed;
+	// placement calls name nodes by those ids. Returns 0, or -[ErrCode].
+	// Required by the filter and score slots (minor 3).
+	ExportNodes = "wasmsched_nodes"
+	// ExportFilter: (len i32) -> i64 [Result]. Input: a [Placement] record
+	// (one pod, the nodes the native filters accepted). Output: a [Verdicts]
+	// record, one verdict per node in order.
+	ExportFilter = "wasmsched_filter"
+	// ExportScore: (len i32) -> i64 [Result]. Input: a [Placement] record
+	// (one pod, its feasible nodes). Output: one little-endian i64 score per
+	// node, in order.
+	ExportScore = "wasmsched_score"
+	// ExportPreFilter, ExportPreScore: (len i32) -> i32. Input: one [Pod]
+	// record. Return 1 if the slot concerns the pod, 0 to skip it for the
+	// pod (the filter passes every node, the score adds nothing), or
+	// -[ErrCode]. Optional: without it every pod is filtered and scored.
+	ExportPreFilter = "wasmsched_pre_filter"
+	ExportPreScore  = "wasmsched_pre_score"
+	// ExportPlacementOptions: () -> i64 [Result]. Output: a
+	// [PlacementOptions] record. Optional: without it the host uses
+	// [DefaultFilterEvents] and normalises scores itself.
+	ExportPlacementOptions = "wasmsched_placement_options"
 )
 
 // Slot names a policy slot. Its string form is used in config keys, metrics
@@ -133,13 +167,22 @@ const (
 	SlotPreEnqueue
 	SlotQueueingHint
 	SlotVictimOrder
+	// SlotFilter and SlotScore are the placement slots (minor 3): a module
+	// rejects or ranks the nodes the native filters accepted.
+	SlotFilter
+	SlotScore
 	numSlots
 )
 
 // Slots lists every slot in a fixed order.
-var Slots = [...]Slot{SlotQueueSort, SlotBackoffSort, SlotPreEnqueue, SlotQueueingHint, SlotVictimOrder}
+var Slots = [...]Slot{SlotQueueSort, SlotBackoffSort, SlotPreEnqueue, SlotQueueingHint, SlotVictimOrder, SlotFilter, SlotScore}
 
-var slotNames = [numSlots]string{"queueSort", "backoffSort", "preEnqueue", "queueingHint", "victimOrder"}
+var slotNames = [numSlots]string{"queueSort", "backoffSort", "preEnqueue", "queueingHint", "victimOrder", "filter", "score"}
+
+// Placement reports whether s is a placement slot (filter or score): one
+// that may be empty (no module, the plugin does nothing) and that a module
+// of a minor before [MinorPlacement] cannot serve.
+func (s Slot) Placement() bool { return s == SlotFilter || s == SlotScore }
 
 func (s Slot) String() string {
 	if s < numSlots {
@@ -174,6 +217,8 @@ var slotExports = [numSlots]struct {
 	SlotPreEnqueue:   {required: []string{ExportPreEnqueue}},
 	SlotQueueingHint: {required: []string{ExportHintEvents, ExportQueueingHint}},
 	SlotVictimOrder:  {required: []string{ExportVictimOrder}},
+	SlotFilter:       {required: []string{ExportNodes, ExportFilter}},
+	SlotScore:        {required: []string{ExportNodes, ExportScore}},
 }
 
 // RequiredExports are the functions a module must export to implement a slot.
@@ -270,13 +315,14 @@ func ExportSignature(name string) (Signature, bool) {
 	switch name {
 	case ExportABIVersion:
 		return sigVoidI32, true
-	case ExportBuffer, ExportBackoffMayPop:
+	case ExportBuffer, ExportBackoffMayPop, ExportNodes, ExportPreFilter, ExportPreScore:
 		return sigI32I32, true
-	case ExportLastError, ExportHintEvents:
+	case ExportLastError, ExportHintEvents, ExportPlacementOptions:
 		return sigVoidI64, true
 	case ExportQueueSortLess, ExportBackoffSortLess:
 		return sigI32I32to32, true
-	case ExportQueueSortKey, ExportBackoffSortKey, ExportPreEnqueue, ExportQueueingHint, ExportVictimOrder:
+	case ExportQueueSortKey, ExportBackoffSortKey, ExportPreEnqueue, ExportQueueingHint, ExportVictimOrder,
+		ExportFilter, ExportScore:
 		return sigI32I64, true
 	case ExportInitialize:
 		return Signature{}, true

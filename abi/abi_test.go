@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,10 +77,21 @@ func TestSplitVersion(t *testing.T) {
 }
 
 func TestSlot(t *testing.T) {
-	want := []string{"queueSort", "backoffSort", "preEnqueue", "queueingHint", "victimOrder"}
+	want := []string{"queueSort", "backoffSort", "preEnqueue", "queueingHint", "victimOrder", "filter", "score"}
+	// The placement slots need the node sync export besides their own.
+	placement := map[abi.Slot][]string{
+		abi.SlotFilter: {abi.ExportNodes, abi.ExportFilter},
+		abi.SlotScore:  {abi.ExportNodes, abi.ExportScore},
+	}
 	var got []string
 	for _, s := range abi.Slots {
 		got = append(got, s.String())
+		if exports, ok := placement[s]; s.Placement() != ok || ok && !slices.Equal(s.RequiredExports(), exports) {
+			t.Errorf("%v: Placement() = %v, RequiredExports() = %v", s, s.Placement(), s.RequiredExports())
+		}
+		if s.Placement() && s.KeyExport() != "" {
+			t.Errorf("placement slot %v has a key export %q", s, s.KeyExport())
+		}
 		p, ok := abi.ParseSlot(s.String())
 		if !ok || p != s {
 			t.Errorf("ParseSlot(%q) = %v, %v", s.String(), p, ok)
@@ -109,6 +121,15 @@ func TestSlot(t *testing.T) {
 	}
 	if got := abi.Slot(200).String(); got != "unknown" {
 		t.Errorf("Slot(200).String() = %q", got)
+	}
+	if s := abi.Slot(200); s.Placement() || s.RequiredExports() != nil || s.KeyExport() != "" {
+		t.Errorf("Slot(200): Placement %v, exports %v, key %q", s.Placement(), s.RequiredExports(), s.KeyExport())
+	}
+	// RequiredExports returns the caller's slice.
+	e := abi.SlotFilter.RequiredExports()
+	e[0] = "changed"
+	if abi.SlotFilter.RequiredExports()[0] != abi.ExportNodes {
+		t.Error("RequiredExports returned the table's slice")
 	}
 }
 
@@ -236,6 +257,8 @@ func TestSortKeyWire(t *testing.T) {
 func TestTagString(t *testing.T) {
 	for tag, want := range map[abi.Tag]string{
 		abi.TagPod: "pod", abi.TagHintBatch: "hint batch", abi.TagRegistrations: "registrations", 0: "tag 0", 99: "tag 99",
+		abi.TagStorage: "storage object", abi.TagPlacement: "placement", abi.TagNodeSync: "node sync",
+		abi.TagVerdicts: "verdicts", abi.TagPlacementOptions: "placement options", abi.TagPlacementOptions + 1: "tag 14",
 	} {
 		if got := tag.String(); got != want {
 			t.Errorf("Tag(%d).String() = %q, want %q", tag, got, want)
@@ -277,7 +300,7 @@ func TestReadRecordRejects(t *testing.T) {
 		{"short", pod[:7], "shorter than the 8-byte header (7 bytes)"},
 		{"wrong tag", header(uint32(len(pod)), abi.TagNode, 184), "abi: pod: tag is node"},
 		{"unknown tag", header(uint32(len(pod)), 42, 184), "abi: pod: tag is tag 42"},
-		{"size beyond", header(uint32(len(pod))+1, abi.TagPod, 184), "exceeds the 264 bytes available"},
+		{"size beyond", header(uint32(len(pod))+1, abi.TagPod, 184), "exceeds the 280 bytes available"},
 		{"fixed too small", header(uint32(len(pod)), abi.TagPod, 7), "fixed part length 7 outside [8, size]"},
 		{"fixed beyond size", header(100, abi.TagPod, 101), "fixed part length 101 outside [8, size]"},
 	} {
@@ -498,6 +521,24 @@ func TestExportSignatures(t *testing.T) {
 	}
 	if _, ok := abi.ExportSignature("wasmsched_nope"); ok {
 		t.Error("unknown export has a signature")
+	}
+	// The placement exports (minor 3).
+	i32, i64 := []abi.ValType{abi.I32}, []abi.ValType{abi.I64}
+	for _, tc := range []struct {
+		name            string
+		params, results []abi.ValType
+	}{
+		{abi.ExportNodes, i32, i32},
+		{abi.ExportFilter, i32, i64},
+		{abi.ExportScore, i32, i64},
+		{abi.ExportPreFilter, i32, i32},
+		{abi.ExportPreScore, i32, i32},
+		{abi.ExportPlacementOptions, nil, i64},
+	} {
+		sig, ok := abi.ExportSignature(tc.name)
+		if !ok || !slices.Equal(sig.Params, tc.params) || !slices.Equal(sig.Results, tc.results) || !strings.HasPrefix(tc.name, abi.ExportPrefix) {
+			t.Errorf("ExportSignature(%q) = %v -> %v, %v; want %v -> %v", tc.name, sig.Params, sig.Results, ok, tc.params, tc.results)
+		}
 	}
 }
 

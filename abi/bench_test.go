@@ -32,7 +32,9 @@ func TestHotPathAllocs(t *testing.T) {
 	v, _ := abi.ReadPod(buf)
 	_ = v.Decode(&dst)
 	// Decode copies strings (it must), but reuses dst's top-level slices.
-	if n := testing.AllocsPerRun(100, func() { _ = v.Decode(&dst) }); n > 60 {
+	// The bound is 60 for the minor-2 fields plus one per non-empty string
+	// of the minor-3 ones (five in the namespace labels, the owner kind).
+	if n := testing.AllocsPerRun(100, func() { _ = v.Decode(&dst) }); n > 66 {
 		t.Errorf("Decode into a used Pod: %v allocs", n)
 	}
 }

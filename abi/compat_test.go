@@ -99,6 +99,8 @@ func TestOlderMinorPod(t *testing.T) {
 		{podEphemeral, 8, func(p *Pod) { p.EphemeralClaims = nil }},
 		{podVolumeDrivers, 8, func(p *Pod) { p.VolumeDrivers = nil }},
 		{podResourceClaims, 8, func(p *Pod) { p.ResourceClaims = nil }},
+		{podNSLabels, 8, func(p *Pod) { p.NamespaceLabels = nil }},
+		{podOwnerKind, 8, func(p *Pod) { p.OwnerKind = "" }},
 	}
 	checkOlderMinor(t, rec, podFixed, fields, func(b []byte, p *Pod) error {
 		v, err := ReadPod(b)
@@ -127,6 +129,7 @@ func TestOlderMinorNode(t *testing.T) {
 		{nodeTaints, 8, func(n *Node) { n.Taints = nil }},
 		{nodeAllocatable, 8, func(n *Node) { n.Allocatable = nil }},
 		{nodeRequested, 8, func(n *Node) { n.Requested = nil }},
+		{nodeImages, 8, func(n *Node) { n.Images = nil }},
 	}
 	checkOlderMinor(t, golden(t, "node-full"), nodeFixed, fields, func(b []byte, n *Node) error {
 		v, err := ReadNode(b)
@@ -201,6 +204,35 @@ func TestMinor1Records(t *testing.T) {
 	}
 }
 
+// TestMinor2Records reads pod and node records as a minor-2 host wrote them
+// (fixed parts ending before the minor-3 fields): a minor-3 policy sees a
+// pod without namespace labels or owner kind and a node without images.
+func TestMinor2Records(t *testing.T) {
+	v, err := ReadPod(withFixed(golden(t, "pod-full"), podNSLabels))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := v.NamespaceLabels().Get("pool"); ok || v.NamespaceLabels().Len() != 0 || v.OwnerKind() != "" || v.ResourceClaims().Len() == 0 {
+		t.Errorf("minor-2 pod: %d namespace labels, owner kind %q, %d resource claims (a minor-2 field)",
+			v.NamespaceLabels().Len(), v.OwnerKind(), v.ResourceClaims().Len())
+	}
+	full, _ := ReadPod(golden(t, "pod-full"))
+	if pool, ok := full.NamespaceLabels().Get("pool"); !ok || pool != "gpu" || full.OwnerKind() != "StatefulSet" {
+		t.Errorf("pod-full: namespace label pool = %q, %v; owner kind %q", pool, ok, full.OwnerKind())
+	}
+	n, err := ReadNode(withFixed(golden(t, "node-full"), nodeImages))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Images().Len() != 0 || n.Images().Has("registry.k8s.io/pause:3.10") || n.Requested().Len() == 0 {
+		t.Errorf("minor-2 node: %d images, %d requested", n.Images().Len(), n.Requested().Len())
+	}
+	fullNode, _ := ReadNode(golden(t, "node-full"))
+	if !fullNode.Images().Has("registry.k8s.io/pause:3.10") || fullNode.Images().Has("registry.k8s.io/pause") {
+		t.Error("Images().Has disagrees with node-full's images")
+	}
+}
+
 func TestOlderMinorStorage(t *testing.T) {
 	fields := []field[StorageObject]{
 		{storageFlags, 4, func(o *StorageObject) {
@@ -231,6 +263,54 @@ func TestOlderMinorStorage(t *testing.T) {
 			return err
 		}
 		return v.Decode(o)
+	})
+}
+
+// TestShortPlacementRecords cuts the fixed parts of the placement records
+// (minor 3) as TestOlderMinorPod does: a field the fixed part does not hold
+// reads as absent, even where the bytes after the cut still look like it.
+func TestShortPlacementRecords(t *testing.T) {
+	t.Run("placement", func(t *testing.T) {
+		fields := []field[placement]{
+			{placementPod, 8, func(p *placement) { p.Pod = nil }},
+			{placementIDs, 8, func(p *placement) { p.IDs = nil }},
+			{placementNodes, 8, func(p *placement) { p.Inline = nil }},
+		}
+		decode := func(b []byte, p *placement) (err error) { *p, err = decodePlacement(b); return err }
+		checkOlderMinor(t, golden(t, "placement-inline"), placementFixed, fields, decode)
+		checkOlderMinor(t, golden(t, "placement-ids"), placementFixed, fields, decode)
+	})
+	t.Run("node sync", func(t *testing.T) {
+		fields := []field[nodeSync]{
+			{syncFlags, 4, func(s *nodeSync) { s.Reset = false }},
+			{syncUpserts, 8, func(s *nodeSync) { s.Upserts = nil }},
+			{syncRemoved, 8, func(s *nodeSync) { s.Removed = nil }},
+		}
+		decode := func(b []byte, s *nodeSync) (err error) { *s, err = decodeNodeSync(b); return err }
+		checkOlderMinor(t, golden(t, "nodesync-reset"), syncFixed, fields, decode)
+		checkOlderMinor(t, golden(t, "nodesync-delta"), syncFixed, fields, decode)
+	})
+	t.Run("options", func(t *testing.T) {
+		fields := []field[PlacementOptions]{
+			{optFlags, 4, func(o *PlacementOptions) { o.ScoreNormalized = false }},
+			{optEvents, 8, func(o *PlacementOptions) { o.FilterEvents = nil }},
+		}
+		checkOlderMinor(t, golden(t, "placementoptions"), optFixed, fields, func(b []byte, o *PlacementOptions) (err error) {
+			*o, err = DecodePlacementOptions(b)
+			return err
+		})
+	})
+	t.Run("verdicts", func(t *testing.T) {
+		// Without its verdicts list a record answers no nodes; with the
+		// list but not the reasons, the rejections name reasons that do
+		// not exist.
+		rec := golden(t, "verdicts")
+		if v, err := ReadVerdicts(withFixed(rec, verdictsList), 0); err != nil || v.Len() != 0 || v.NumReasons() != 0 {
+			t.Errorf("verdicts cut before the list: %v, %d verdicts", err, v.Len())
+		}
+		if _, err := ReadVerdicts(withFixed(rec, verdictsReasons), 5); err == nil {
+			t.Error("verdicts cut before the reasons: rejections accepted")
+		}
 	})
 }
 
@@ -296,6 +376,7 @@ var (
 		{off: 176, elem: 16, sub: termRefs},
 		{off: 184, elem: 8, sub: strRefsL}, {off: 192, elem: 8, sub: strRefsL}, {off: 200, elem: 8, sub: strRefsL},
 		{off: 208, elem: 8, sub: strRefsL},
+		{off: 216, elem: 16, sub: kvRefs}, {off: 224},
 	}
 	storageLayout = []ref{
 		{off: 32}, {off: 40}, {off: 48}, {off: 56}, {off: 64}, {off: 72}, {off: 80}, {off: 88}, {off: 96},
@@ -305,6 +386,7 @@ var (
 	nodeLayout = []ref{
 		{off: 16}, {off: 24, elem: 16, sub: kvRefs}, {off: 32, elem: 24, sub: kvRefs},
 		{off: 40, elem: 16, sub: strRefsL}, {off: 48, elem: 16, sub: strRefsL},
+		{off: 56, elem: 16, sub: strRefsL},
 	}
 	groupLayout  = []ref{{off: 32}, {off: 40}}
 	eventLayout  = []ref{{off: 16}, {off: 24}}
@@ -312,6 +394,12 @@ var (
 	victimLayout = []ref{{off: 8}, {off: 16, elem: 48, sub: []ref{{off: 24}, {off: 32}, {off: 40}}}}
 	gateLayout   = []ref{{off: 16}, {off: 24}}
 	regsLayout   = []ref{{off: 8, elem: 16, sub: strRefsL}}
+	// placement.go (minor 3); nested records are self-relative, so only
+	// the references to them move.
+	placementLayout = []ref{{off: 16}, {off: 24, elem: 4}, {off: 32, elem: 8, sub: strRefsL}}
+	syncLayout      = []ref{{off: 16, elem: 16, sub: []ref{{off: 8}}}, {off: 24, elem: 4}}
+	verdictsLayout  = []ref{{off: 16, elem: 4}, {off: 24, elem: 8, sub: strRefsL}}
+	optionsLayout   = []ref{{off: 16, elem: 8}}
 )
 
 // refPositions appends the position of every reference of the layout in b,
@@ -437,9 +525,133 @@ func canonical(t *testing.T, rec []byte) []byte {
 			return fail(err)
 		}
 		return AppendStorage(nil, &o)
+	case TagPlacement:
+		p, err := decodePlacement(rec)
+		if err != nil {
+			return fail(err)
+		}
+		if p.Pod == nil {
+			return fail(&Error{Record: TagPlacement, Field: "pod", Problem: "missing"})
+		}
+		inline := make([][]byte, len(p.Inline))
+		for i, n := range p.Inline {
+			inline[i] = canonical(t, n)
+		}
+		return AppendPlacement(nil, canonical(t, p.Pod), p.IDs, inline)
+	case TagNodeSync:
+		s, err := decodeNodeSync(rec)
+		if err != nil {
+			return fail(err)
+		}
+		for i := range s.Upserts {
+			s.Upserts[i].Node = canonical(t, s.Upserts[i].Node)
+		}
+		return AppendNodeSync(nil, s.Reset, s.Upserts, s.Removed)
+	case TagVerdicts:
+		v, err := decodeVerdicts(rec)
+		if err != nil {
+			return fail(err)
+		}
+		return AppendVerdicts(nil, v.Verdicts, v.Reasons)
+	case TagPlacementOptions:
+		o, err := DecodePlacementOptions(rec)
+		if err != nil {
+			return fail(err)
+		}
+		return AppendPlacementOptions(nil, &o)
 	}
 	t.Fatalf("no decoder for %v", tag)
 	return nil
+}
+
+// placement, nodeSync and verdicts are the placement records in struct
+// form (the records have views only); nested records are kept as bytes.
+type placement struct {
+	Pod    []byte
+	IDs    []uint32
+	Inline [][]byte
+}
+
+type nodeSync struct {
+	Reset   bool
+	Upserts []NodeUpsert
+	Removed []uint32
+}
+
+type verdicts struct {
+	Verdicts []uint32
+	Reasons  []string
+}
+
+// decodePlacement reads a placement record; a pod the record lacks (a
+// fixed part that ends before it) is nil.
+func decodePlacement(b []byte) (placement, error) {
+	var p placement
+	v, err := ReadPlacement(b)
+	if err != nil {
+		return p, err
+	}
+	if v.r.has(placementPod, refSize) {
+		pv, err := v.Pod()
+		if err != nil {
+			return p, err
+		}
+		p.Pod = pv.Bytes()
+	} else if _, err := v.Pod(); err == nil {
+		return p, &Error{Record: TagPlacement, Field: "pod", Problem: "read beyond the fixed part"}
+	}
+	for i := range v.NumIDs() {
+		p.IDs = append(p.IDs, v.ID(i))
+	}
+	for i := v.NumIDs(); i < v.Len(); i++ {
+		nv, err := v.Inline(i)
+		if err != nil {
+			return p, err
+		}
+		p.Inline = append(p.Inline, nv.Bytes())
+	}
+	return p, nil
+}
+
+func decodeNodeSync(b []byte) (nodeSync, error) {
+	var s nodeSync
+	v, err := ReadNodeSync(b)
+	if err != nil {
+		return s, err
+	}
+	s.Reset = v.Reset()
+	for i := range v.NumUpserts() {
+		id, n, err := v.Upsert(i)
+		if err != nil {
+			return s, err
+		}
+		s.Upserts = append(s.Upserts, NodeUpsert{ID: id, Node: n})
+	}
+	for i := range v.NumRemoved() {
+		s.Removed = append(s.Removed, v.Removed(i))
+	}
+	return s, nil
+}
+
+// decodeVerdicts reads a verdicts record for as many nodes as it holds
+// verdicts.
+func decodeVerdicts(b []byte) (verdicts, error) {
+	var out verdicts
+	r, err := readRecord(b, TagVerdicts)
+	if err != nil {
+		return out, err
+	}
+	v, err := ReadVerdicts(b, r.list(verdictsList, 4).len())
+	if err != nil {
+		return out, err
+	}
+	for i := range v.Len() {
+		out.Verdicts = append(out.Verdicts, Verdict(v.Code(i), v.ReasonIndex(i)))
+	}
+	for j := range v.NumReasons() {
+		out.Reasons = append(out.Reasons, v.Reason(j))
+	}
+	return out, nil
 }
 
 // TestNewerMinor reads records with a longer fixed part than today's, as a
@@ -456,6 +668,9 @@ func TestNewerMinor(t *testing.T) {
 		{"gate-wait", gateLayout}, {"registrations", regsLayout},
 		{"storage-full", storageLayout}, {"storage-minimal", storageLayout}, {"event-csinode-update", eventLayout},
 		{"event-resourceclaim-deallocate", eventLayout},
+		{"placement-ids", placementLayout}, {"placement-inline", placementLayout},
+		{"nodesync-reset", syncLayout}, {"nodesync-delta", syncLayout},
+		{"verdicts", verdictsLayout}, {"placementoptions", optionsLayout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := golden(t, tc.name)
@@ -478,6 +693,8 @@ func TestLayoutTables(t *testing.T) {
 		"event-node-update": eventLayout, "hintbatch-3-pods": hintLayout, "victimbatch-preemptor": victimLayout,
 		"gate-wait": gateLayout, "registrations": regsLayout, "storage-full": storageLayout,
 		"storage-csinode": storageLayout, "event-csinode-update": eventLayout,
+		"placement-ids": placementLayout, "placement-inline": placementLayout, "nodesync-reset": syncLayout,
+		"nodesync-delta": syncLayout, "verdicts": verdictsLayout, "placementoptions": optionsLayout,
 	} {
 		rec := golden(t, name)
 		covered := int(binary.LittleEndian.Uint16(rec[6:]))
@@ -612,6 +829,18 @@ func TestDecodeOverlapBudget(t *testing.T) {
 		{"pod labels", overlappingKVs(TagPod, podFixed, podLabels, kvSize), decodePodBytes},
 		{"pod node selector", overlappingKVs(TagPod, podFixed, podNodeSelector, kvSize), decodePodBytes},
 		{"pod tolerations", overlappingKVs(TagPod, podFixed, podTolerations, tolerationSize), decodePodBytes},
+		{"pod namespace labels", overlappingKVs(TagPod, podFixed, podNSLabels, kvSize), decodePodBytes},
+		{"node images", overlappingKVs(TagNode, nodeFixed, nodeImages, imageSize), func(b []byte) error {
+			v, err := ReadNode(b)
+			if err != nil {
+				return err
+			}
+			return v.Decode(&Node{})
+		}},
+		{"verdicts reasons", overlappingReasons(), func(b []byte) error {
+			_, err := ReadVerdicts(b, 0)
+			return err
+		}},
 		{"node taints", overlappingKVs(TagNode, nodeFixed, nodeTaints, taintSize), func(b []byte) error {
 			v, err := ReadNode(b)
 			if err != nil {
@@ -644,6 +873,22 @@ func TestDecodeOverlapBudget(t *testing.T) {
 			}
 		})
 	}
+}
+
+// overlappingReasons is a verdicts record whose 64 reasons are all the same
+// string of the longest length allowed: each reason is valid, but together
+// they span 64 KiB of a 1.5 KiB record.
+func overlappingReasons() []byte {
+	const n, strLen = 64, MaxReasonLen
+	c := newCrafted(TagVerdicts, verdictsFixed)
+	str := c.alloc(strLen)
+	copy(c.b[str:], bytes.Repeat([]byte("r"), strLen))
+	l := c.alloc(n * strSize)
+	for i := 0; i < n; i++ {
+		c.ref(l+i*strSize, str, strLen)
+	}
+	c.ref(verdictsReasons, l, n)
+	return c.bytes()
 }
 
 func decodePodBytes(b []byte) error {

@@ -140,8 +140,8 @@ func FuzzDecodePod(f *testing.F) {
 			t.Fatalf("Decode into a used Pod (-fresh +reused):\n%s", diff)
 		}
 		enc := abi.AppendPod(nil, &p)
-		if want := 216 + podWire(&p); len(enc) != want {
-			t.Fatalf("AppendPod wrote %d bytes, want 216 + %d", len(enc), podWire(&p))
+		if want := podFixedSize + podWire(&p); len(enc) != want {
+			t.Fatalf("AppendPod wrote %d bytes, want %d + %d", len(enc), podFixedSize, podWire(&p))
 		}
 		var p2 abi.Pod
 		if err := decodePod(enc, &p2); err != nil {
@@ -172,6 +172,9 @@ func FuzzDecodeNode(f *testing.F) {
 			t.Fatalf("view disagrees with Decode (-decoded +view):\n%s", diff)
 		}
 		enc := abi.AppendNode(nil, &n)
+		if want := nodeFixedSize + nodeWire(&n); len(enc) != want {
+			t.Fatalf("AppendNode wrote %d bytes, want %d + %d", len(enc), nodeFixedSize, nodeWire(&n))
+		}
 		v2, err := abi.ReadNode(enc)
 		if err != nil {
 			t.Fatal(err)
@@ -500,11 +503,7 @@ func FuzzDecodeRegistrations(f *testing.F) {
 			case r.Actions == 0, r.Actions&^abi.ActionAll != 0:
 				t.Fatalf("bad actions %v accepted", r.Actions)
 			}
-			switch r.Resource {
-			case abi.ResourcePod, abi.ResourceUnscheduledPod, abi.ResourceNode, abi.ResourcePodGroup, abi.ResourceWildcard,
-				abi.ResourcePersistentVolume, abi.ResourcePersistentVolumeClaim, abi.ResourceStorageClass, abi.ResourceCSINode,
-				abi.ResourceCSIDriver, abi.ResourceCSIStorageCapacity, abi.ResourceVolumeAttachment:
-			default:
+			if !knownResource(r.Resource) {
 				t.Fatalf("bad resource %v accepted", r.Resource)
 			}
 		}
@@ -640,8 +639,28 @@ var goldenPodFull = func() []byte {
 	return b
 }()
 
+// knownResource reports whether r is a resource a module may register for
+// (or name in its placement options): every named kind and the wildcard.
+func knownResource(r abi.EventResource) bool {
+	switch r {
+	case abi.ResourcePod, abi.ResourceUnscheduledPod, abi.ResourceNode, abi.ResourcePodGroup, abi.ResourceWildcard,
+		abi.ResourcePersistentVolume, abi.ResourcePersistentVolumeClaim, abi.ResourceStorageClass, abi.ResourceCSINode,
+		abi.ResourceCSIDriver, abi.ResourceCSIStorageCapacity, abi.ResourceVolumeAttachment,
+		abi.ResourceResourceClaim, abi.ResourceResourceSlice, abi.ResourceDeviceClass, abi.ResourceDeviceTaintRule:
+		return true
+	}
+	return false
+}
+
+// The fixed parts of today's pod and node records (ABI minor 3): what
+// AppendPod and AppendNode write before the variable area.
+const (
+	podFixedSize  = 232
+	nodeFixedSize = 64
+)
+
 // podWire is the wire size of p's variable area: every string, list element
-// and nested list. Appending p writes exactly 184 fixed bytes plus this.
+// and nested list. Appending p writes exactly podFixedSize bytes plus this.
 func podWire(p *abi.Pod) int {
 	n := len(p.UID) + len(p.Namespace) + len(p.Name) + len(p.NodeName) + len(p.Group.Name)
 	n += kvWire(p.Labels) + kvWire(p.NodeSelector) + quantityWire(p.Requests)
@@ -660,13 +679,17 @@ func podWire(p *abi.Pod) int {
 			}
 		}
 	}
-	return n + strsWire(p.Claims) + strsWire(p.EphemeralClaims) + strsWire(p.VolumeDrivers) + strsWire(p.ResourceClaims)
+	n += strsWire(p.Claims) + strsWire(p.EphemeralClaims) + strsWire(p.VolumeDrivers) + strsWire(p.ResourceClaims)
+	return n + kvWire(p.NamespaceLabels) + len(p.OwnerKind)
 }
 
 func nodeWire(nd *abi.Node) int {
 	n := len(nd.Name) + kvWire(nd.Labels) + quantityWire(nd.Allocatable) + quantityWire(nd.Requested)
 	for _, t := range nd.Taints {
 		n += 24 + len(t.Key) + len(t.Value)
+	}
+	for _, img := range nd.Images {
+		n += 16 + len(img.Name)
 	}
 	return n
 }

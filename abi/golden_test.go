@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -289,6 +290,40 @@ func TestGoldenViews(t *testing.T) {
 			checkRegistrations(t, b, abitest.Registrations())
 		},
 
+		"placement-ids": func(t *testing.T, b []byte) {
+			checkPlacement(t, b, abitest.GangPod(), []uint32{0, 7, math.MaxUint32}, nil)
+		},
+		"placement-inline": func(t *testing.T, b []byte) {
+			checkPlacement(t, b, abitest.FullPod(), []uint32{3}, []abi.Node{abitest.MinimalNode(), abitest.FullNode()})
+		},
+		"placement-inline-only": func(t *testing.T, b []byte) {
+			checkPlacement(t, b, abitest.MinimalPod(), nil, []abi.Node{abitest.MinimalNode()})
+		},
+		"nodesync-reset": func(t *testing.T, b []byte) {
+			checkNodeSync(t, b, true, []uint32{0, 1, math.MaxUint32},
+				[]abi.Node{abitest.MinimalNode(), abitest.FullNode(), abitest.MinimalNode()}, nil)
+		},
+		"nodesync-delta": func(t *testing.T, b []byte) {
+			checkNodeSync(t, b, false, []uint32{1, math.MaxUint32},
+				[]abi.Node{abitest.FullNode(), abitest.MinimalNode()}, []uint32{2, math.MaxUint32})
+		},
+		"nodesync-empty": func(t *testing.T, b []byte) { checkNodeSync(t, b, false, nil, nil, nil) },
+		"verdicts-all-pass": func(t *testing.T, b []byte) {
+			checkVerdicts(t, b, []abi.FilterCode{abi.FilterPass, abi.FilterPass}, []int{0, 0}, nil)
+		},
+		"verdicts": func(t *testing.T, b []byte) {
+			_, reasons := abitest.Verdicts()
+			checkVerdicts(t, b,
+				[]abi.FilterCode{abi.FilterPass, abi.FilterUnschedulable, abi.FilterUnresolvable, abi.FilterUnschedulable, abi.FilterPass},
+				[]int{0, 0, 1, 0, 0}, reasons)
+		},
+		"placementoptions-default": func(t *testing.T, b []byte) {
+			checkPlacementOptions(t, b, abi.PlacementOptions{})
+		},
+		"placementoptions": func(t *testing.T, b []byte) {
+			checkPlacementOptions(t, b, abitest.FullPlacementOptions())
+		},
+
 		"sortkey-zero":          sortKeyCase(abi.SortKey{}),
 		"sortkey-priority-time": sortKeyCase(abi.SortKey{abi.Desc(100), abi.Asc(1_700_000_000_000_000_000)}),
 		"sortkey-negative": sortKeyCase(abi.SortKey{
@@ -368,6 +403,54 @@ func TestGoldenPodViewSpots(t *testing.T) {
 	}
 	if k, val := labels.At(4); k != "" || val != "" {
 		t.Errorf("Labels().At(4) = %q, %q", k, val)
+	}
+
+	// Minor 3: the namespace's labels and the owner's kind.
+	ns := v.NamespaceLabels()
+	for _, tc := range []struct {
+		key, want string
+		ok        bool
+	}{
+		{"kubernetes.io/metadata.name", "équipe-données", true}, {"pool", "gpu", true}, {"zz-empty", "", true},
+		{"app", "", false}, {"", "", false},
+	} {
+		if got, ok := ns.Get(tc.key); got != tc.want || ok != tc.ok {
+			t.Errorf("NamespaceLabels().Get(%q) = %q, %v; want %q, %v", tc.key, got, ok, tc.want, tc.ok)
+		}
+	}
+	if v.OwnerKind() != "StatefulSet" {
+		t.Errorf("OwnerKind() = %q", v.OwnerKind())
+	}
+}
+
+// TestGoldenNodeViewSpots checks the image lookups a placement policy makes
+// on node-full (minor 3).
+func TestGoldenNodeViewSpots(t *testing.T) {
+	v, err := abi.ReadNode(readGolden(t, "node-full"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := v.Images()
+	for name, want := range map[string]bool{
+		"registry.k8s.io/pause:3.10": true, "ghcr.io/équipe/trainer@sha256:0123456789abcdef": true,
+		"example.com/unknown-size": true, "registry.k8s.io/pause": false, "": false,
+	} {
+		if got := images.Has(name); got != want {
+			t.Errorf("Images().Has(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if img := images.At(1); img.Size != math.MaxInt64 {
+		t.Errorf("Images().At(1) = %+v", img)
+	}
+	if img := images.At(3); img != (abi.Image{}) {
+		t.Errorf("Images().At(3) = %+v, want zero", img)
+	}
+	m, err := abi.ReadNode(readGolden(t, "node-minimal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Images().Len() != 0 || m.Images().Has("") {
+		t.Errorf("node-minimal has %d images", m.Images().Len())
 	}
 }
 
@@ -574,6 +657,130 @@ func checkRegistrations(t *testing.T, b []byte, want []abi.Registration) {
 	}
 	if diff := cmp.Diff(want, got, equateEmpty); diff != "" {
 		t.Errorf("DecodeRegistrations (-want +got):\n%s", diff)
+	}
+}
+
+func checkPlacement(t *testing.T, b []byte, pod abi.Pod, ids []uint32, inline []abi.Node) {
+	t.Helper()
+	v, err := abi.ReadPlacement(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv, err := v.Pod()
+	if err != nil {
+		t.Fatalf("Pod(): %v", err)
+	}
+	checkPod(t, pv, pod)
+	if v.Len() != len(ids)+len(inline) || v.NumIDs() != len(ids) {
+		t.Fatalf("Len() = %d, NumIDs() = %d; want %d ids and %d inline", v.Len(), v.NumIDs(), len(ids), len(inline))
+	}
+	var gotIDs []uint32
+	for i := range v.NumIDs() {
+		gotIDs = append(gotIDs, v.ID(i))
+		if _, err := v.Inline(i); err == nil {
+			t.Errorf("Inline(%d) of a node named by id: no error", i)
+		}
+	}
+	if diff := cmp.Diff(ids, gotIDs, equateEmpty); diff != "" {
+		t.Errorf("ID (-want +got):\n%s", diff)
+	}
+	if got := v.ID(v.NumIDs()); got != 0 {
+		t.Errorf("ID(out of range) = %d", got)
+	}
+	for i, want := range inline {
+		nv, err := v.Inline(v.NumIDs() + i)
+		if err != nil {
+			t.Fatalf("Inline(%d): %v", v.NumIDs()+i, err)
+		}
+		checkNode(t, nv, want)
+	}
+	for _, i := range []int{-1, v.Len()} {
+		if _, err := v.Inline(i); err == nil {
+			t.Errorf("Inline(%d) of %d: no error", i, v.Len())
+		}
+	}
+}
+
+func checkNodeSync(t *testing.T, b []byte, reset bool, ids []uint32, nodes []abi.Node, removed []uint32) {
+	t.Helper()
+	v, err := abi.ReadNodeSync(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Reset() != reset || v.NumUpserts() != len(ids) || v.NumRemoved() != len(removed) {
+		t.Fatalf("Reset() = %v, %d upserts, %d removed; want %v, %d, %d", v.Reset(), v.NumUpserts(), v.NumRemoved(), reset, len(ids), len(removed))
+	}
+	for i, want := range nodes {
+		id, nb, err := v.Upsert(i)
+		if err != nil {
+			t.Fatalf("Upsert(%d): %v", i, err)
+		}
+		if id != ids[i] {
+			t.Errorf("Upsert(%d) id = %d, want %d", i, id, ids[i])
+		}
+		nv, err := abi.ReadNode(nb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkNode(t, nv, want)
+	}
+	for _, i := range []int{-1, len(ids)} {
+		if _, _, err := v.Upsert(i); err == nil {
+			t.Errorf("Upsert(%d) of %d: no error", i, len(ids))
+		}
+	}
+	var got []uint32
+	for i := range v.NumRemoved() {
+		got = append(got, v.Removed(i))
+	}
+	if diff := cmp.Diff(removed, got, equateEmpty); diff != "" {
+		t.Errorf("Removed (-want +got):\n%s", diff)
+	}
+	if v.Removed(len(removed)) != 0 {
+		t.Error("Removed(out of range) is not 0")
+	}
+}
+
+func checkVerdicts(t *testing.T, b []byte, codes []abi.FilterCode, reasonIdx []int, reasons []string) {
+	t.Helper()
+	v, err := abi.ReadVerdicts(b, len(codes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gotCodes []abi.FilterCode
+	var gotIdx []int
+	for i := range v.Len() {
+		gotCodes, gotIdx = append(gotCodes, v.Code(i)), append(gotIdx, v.ReasonIndex(i))
+	}
+	if diff := cmp.Diff(codes, gotCodes, equateEmpty); diff != "" {
+		t.Errorf("Code (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(reasonIdx, gotIdx, equateEmpty); diff != "" {
+		t.Errorf("ReasonIndex (-want +got):\n%s", diff)
+	}
+	var gotReasons []string
+	for j := range v.NumReasons() {
+		gotReasons = append(gotReasons, v.Reason(j))
+	}
+	if diff := cmp.Diff(reasons, gotReasons, equateEmpty); diff != "" {
+		t.Errorf("Reason (-want +got):\n%s", diff)
+	}
+	if v.Reason(v.NumReasons()) != "" || v.Code(v.Len()) != abi.FilterPass {
+		t.Error("out of range reads must be empty")
+	}
+	if _, err := abi.ReadVerdicts(b, len(codes)+1); err == nil {
+		t.Errorf("ReadVerdicts for %d nodes accepted %d verdicts", len(codes)+1, len(codes))
+	}
+}
+
+func checkPlacementOptions(t *testing.T, b []byte, want abi.PlacementOptions) {
+	t.Helper()
+	got, err := abi.DecodePlacementOptions(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, equateEmpty); diff != "" {
+		t.Errorf("DecodePlacementOptions (-want +got):\n%s", diff)
 	}
 }
 

@@ -5,8 +5,10 @@ package abi
 //	 8 u32 flags (nodeUnschedulable)   12 u32 reserved
 //	16 name str  24 labels [kv]  32 taints [taint]
 //	40 allocatable [quantity]  48 requested [quantity]
+//	56 images [image]                                   (minor 3)
 //
 //	taint 24: key str, value str, u32 effect, u32 reserved
+//	image 16: name str, i64 size in bytes
 //
 // requested is the sum of the requests of the pods the scheduler has on the
 // node (assumed pods included), with "pods" counting them.
@@ -17,11 +19,13 @@ const (
 	nodeTaints      = 32
 	nodeAllocatable = 40
 	nodeRequested   = 48
-	nodeFixed       = 56
+	nodeImages      = 56
+	nodeFixed       = 64
 
 	nodeUnschedulable = 1 << 0
 
 	taintSize = 24
+	imageSize = 16
 )
 
 // Node is what a policy sees of a node.
@@ -32,6 +36,16 @@ type Node struct {
 	Taints        []Taint
 	Allocatable   []Quantity
 	Requested     []Quantity
+	// Images are the container images on the node, one entry per name
+	// (status.images: every name of an image, with its size). The host
+	// fills them in placement node records only (ABI minor 3).
+	Images []Image
+}
+
+// Image is a container image name on a node and the image's size.
+type Image struct {
+	Name string
+	Size int64
 }
 
 // Taint on a node.
@@ -55,6 +69,12 @@ func AppendNode(dst []byte, n *Node) []byte {
 	}
 	b.appendQuantities(b.start+nodeAllocatable, n.Allocatable)
 	b.appendQuantities(b.start+nodeRequested, n.Requested)
+	at = b.list(nodeImages, len(n.Images), imageSize)
+	for i := range n.Images {
+		e := at + i*imageSize
+		b.strAt(e, n.Images[i].Name)
+		b.elemI64(e+8, n.Images[i].Size)
+	}
 	return b.finish()
 }
 
@@ -78,6 +98,7 @@ func (n NodeView) Allocatable() QuantityList {
 func (n NodeView) Requested() QuantityList {
 	return QuantityList{n.r.list(nodeRequested, quantitySize)}
 }
+func (n NodeView) Images() ImageList { return ImageList{n.r.list(nodeImages, imageSize)} }
 
 // Decode copies the record into dst, reusing its slices.
 func (n NodeView) Decode(dst *Node) error {
@@ -103,8 +124,36 @@ func (n NodeView) Decode(dst *Node) error {
 	if dst.Allocatable, err = decodeQuantities(r, &bud, nodeAllocatable, "allocatable", dst.Allocatable); err != nil {
 		return err
 	}
-	dst.Requested, err = decodeQuantities(r, &bud, nodeRequested, "requested", dst.Requested)
-	return err
+	if dst.Requested, err = decodeQuantities(r, &bud, nodeRequested, "requested", dst.Requested); err != nil {
+		return err
+	}
+	il, err := checkedList(r, &bud, nodeImages, imageSize, "images", 0)
+	if err != nil {
+		return err
+	}
+	dst.Images = dst.Images[:0]
+	for i := 0; i < il.len(); i++ {
+		dst.Images = append(dst.Images, Image{Name: clone(il.str(i, 0)), Size: il.i64(i, 8)})
+	}
+	return nil
+}
+
+// ImageList is a node's images.
+type ImageList struct{ l list }
+
+func (l ImageList) Len() int { return l.l.len() }
+func (l ImageList) At(i int) Image {
+	return Image{Name: l.l.str(i, 0), Size: l.l.i64(i, 8)}
+}
+
+// Has reports whether the node has an image of that name.
+func (l ImageList) Has(name string) bool {
+	for i := range l.l.len() {
+		if l.l.str(i, 0) == name {
+			return true
+		}
+	}
+	return false
 }
 
 // TaintList is a node's taints.

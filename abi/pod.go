@@ -15,6 +15,7 @@ package abi
 //	176 required node affinity terms [term]
 //	184 claims [str]  192 ephemeral claims [str]  200 inline volume drivers [str]   (minor 1)
 //	208 resource claims [str]                                                     (minor 2)
+//	216 namespace labels [kv]  224 owner kind str                                 (minor 3)
 //
 // Times are Unix nanoseconds, 0 when unset. Element layouts:
 //
@@ -55,7 +56,9 @@ const (
 	podEphemeral      = 192
 	podVolumeDrivers  = 200
 	podResourceClaims = 208
-	podFixed          = 216
+	podNSLabels       = 216
+	podOwnerKind      = 224
+	podFixed          = 232
 
 	podPreemptNever     = 1 << 0
 	podLastFailureError = 1 << 1
@@ -126,6 +129,14 @@ type Pod struct {
 	// names it, "" while it has not been generated; a template claim the
 	// controller chose not to create is left out (ABI minor 2).
 	ResourceClaims []string
+
+	// NamespaceLabels are the labels of the pod's namespace, sorted by key.
+	// The host fills them in placement batches (the filter and score slots);
+	// the queue's records leave them empty (ABI minor 3).
+	NamespaceLabels []KV
+	// OwnerKind is the kind of the pod's controller owner reference
+	// ("ReplicaSet", "Job", ...), empty for a pod without one (ABI minor 3).
+	OwnerKind string
 }
 
 // PodGroupRef is what a pod view carries about its group.
@@ -228,6 +239,8 @@ func AppendPod(dst []byte, p *Pod) []byte {
 	b.appendStrings(b.start+podEphemeral, p.EphemeralClaims)
 	b.appendStrings(b.start+podVolumeDrivers, p.VolumeDrivers)
 	b.appendStrings(b.start+podResourceClaims, p.ResourceClaims)
+	b.appendKVs(b.start+podNSLabels, p.NamespaceLabels)
+	b.str(podOwnerKind, p.OwnerKind)
 	return b.finish()
 }
 
@@ -314,6 +327,8 @@ func (p PodView) Claims() StrList            { return StrList{p.r.list(podClaims
 func (p PodView) EphemeralClaims() StrList   { return StrList{p.r.list(podEphemeral, strSize)} }
 func (p PodView) VolumeDrivers() StrList     { return StrList{p.r.list(podVolumeDrivers, strSize)} }
 func (p PodView) ResourceClaims() StrList    { return StrList{p.r.list(podResourceClaims, strSize)} }
+func (p PodView) NamespaceLabels() KVList    { return KVList{p.r.list(podNSLabels, kvSize)} }
+func (p PodView) OwnerKind() string          { return p.r.str(podOwnerKind) }
 
 // UsesResourceClaim reports whether the pod's spec.resourceClaims resolve to
 // the ResourceClaim called name in its namespace.
@@ -338,7 +353,7 @@ func (p PodView) Decode(dst *Pod) error {
 	bud := newBudget(r)
 	if err := checkRefs(r, TagPod, &bud, strRefs{
 		{"uid", podUID}, {"namespace", podNamespace}, {"name", podName},
-		{"nodeName", podNodeName}, {"group name", podGroupName},
+		{"nodeName", podNodeName}, {"group name", podGroupName}, {"owner kind", podOwnerKind},
 	}); err != nil {
 		return err
 	}
@@ -346,6 +361,7 @@ func (p PodView) Decode(dst *Pod) error {
 	dst.Namespace = clone(p.Namespace())
 	dst.Name = clone(p.Name())
 	dst.NodeName = clone(p.NodeName())
+	dst.OwnerKind = clone(p.OwnerKind())
 	dst.Priority = p.Priority()
 	dst.PreemptNever = p.PreemptNever()
 	dst.CreationTime = p.CreationTime()
@@ -423,6 +439,9 @@ func (p PodView) Decode(dst *Pod) error {
 		return err
 	}
 	if dst.ResourceClaims, err = decodeStrs(r, &bud, podResourceClaims, "resource claims", dst.ResourceClaims); err != nil {
+		return err
+	}
+	if dst.NamespaceLabels, err = decodeKVs(r, &bud, podNSLabels, "namespace labels", dst.NamespaceLabels); err != nil {
 		return err
 	}
 	return nil

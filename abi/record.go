@@ -37,10 +37,16 @@ const (
 	TagRegistrations
 	// TagStorage (minor 1): a storage object in an event (storage.go).
 	TagStorage
+	// The placement records (minor 3, placement.go).
+	TagPlacement
+	TagNodeSync
+	TagVerdicts
+	TagPlacementOptions
 	numTags
 )
 
-var tagNames = [numTags]string{"", "pod", "node", "podgroup", "event", "hint batch", "victim batch", "gate", "registrations", "storage object"}
+var tagNames = [numTags]string{"", "pod", "node", "podgroup", "event", "hint batch", "victim batch", "gate", "registrations", "storage object",
+	"placement", "node sync", "verdicts", "placement options"}
 
 func (t Tag) String() string {
 	if t > 0 && t < numTags {
@@ -279,7 +285,7 @@ type builder struct {
 
 func beginRecord(dst []byte, tag Tag, fixed int) builder {
 	b := builder{buf: dst, start: len(dst)}
-	b.buf = append(b.buf, make([]byte, fixed)...)
+	b.buf = extend(b.buf, fixed)
 	h := b.buf[b.start:]
 	binary.LittleEndian.PutUint16(h[4:], uint16(tag))
 	binary.LittleEndian.PutUint16(h[6:], uint16(fixed))
@@ -329,7 +335,7 @@ func (b *builder) listAt(at, n, elem int) int {
 		return len(b.buf)
 	}
 	pos := len(b.buf)
-	b.buf = append(b.buf, make([]byte, n*elem)...)
+	b.buf = extend(b.buf, n*elem)
 	b.putRef(at, pos, n)
 	return pos
 }
@@ -343,6 +349,22 @@ func (b *builder) elemI64(at int, v int64)  { binary.LittleEndian.PutUint64(b.bu
 func (b *builder) finish() []byte {
 	binary.LittleEndian.PutUint32(b.buf[b.start:], uint32(len(b.buf)-b.start))
 	return b.buf
+}
+
+// extend appends n zero bytes to buf. It is append(buf, make([]byte, n)...)
+// written out because TinyGo allocates the zeros on every call, which a
+// guest built with its leaking GC never gets back: every record a guest
+// appends (gates, verdicts) would grow its memory.
+func extend(buf []byte, n int) []byte {
+	l := len(buf)
+	if cap(buf)-l < n {
+		nb := make([]byte, l, max(2*cap(buf), l+n))
+		copy(nb, buf)
+		buf = nb
+	}
+	buf = buf[:l+n]
+	clear(buf[l:])
+	return buf
 }
 
 func boolBit(v bool, bit uint32) uint32 {

@@ -22,6 +22,8 @@ func TestTextRoundTrip(t *testing.T) {
 	}{
 		{abi.SlotQueueSort, "queueSort", unmarshal[abi.Slot]},
 		{abi.SlotVictimOrder, "victimOrder", unmarshal[abi.Slot]},
+		{abi.SlotFilter, "filter", unmarshal[abi.Slot]},
+		{abi.SlotScore, "score", unmarshal[abi.Slot]},
 		{abi.HintSkip, "skip", unmarshal[abi.Hint]},
 		{abi.HintQueue, "queue", unmarshal[abi.Hint]},
 		{abi.HintError, "error", unmarshal[abi.Hint]},

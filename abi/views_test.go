@@ -65,6 +65,7 @@ func podFromView(v abi.PodView) abi.Pod {
 	}
 	p.Claims, p.EphemeralClaims, p.VolumeDrivers = strsFromView(v.Claims()), strsFromView(v.EphemeralClaims()), strsFromView(v.VolumeDrivers())
 	p.ResourceClaims = strsFromView(v.ResourceClaims())
+	p.NamespaceLabels, p.OwnerKind = kvsFromView(v.NamespaceLabels()), v.OwnerKind()
 	return p
 }
 
@@ -115,6 +116,18 @@ func nodeFromView(v abi.NodeView) abi.Node {
 			continue
 		}
 		n.Taints = append(n.Taints, t)
+	}
+	il := v.Images()
+	for i := -1; i <= il.Len(); i++ {
+		img := il.At(i)
+		if i < 0 || i == il.Len() {
+			must(img == abi.Image{}, "Images().At out of range")
+			continue
+		}
+		n.Images = append(n.Images, img)
+		if i < lookupChecks {
+			must(il.Has(img.Name), "Images().Has disagrees with At")
+		}
 	}
 	return n
 }

@@ -72,6 +72,38 @@ func Cases() []Case {
 		{"registrations-empty", func(dst []byte) []byte { return abi.AppendRegistrations(dst, nil) }},
 		{"registrations", func(dst []byte) []byte { return abi.AppendRegistrations(dst, Registrations()) }},
 
+		// Placement records (ABI minor 3).
+		{"placement-ids", func(dst []byte) []byte {
+			return abi.AppendPlacement(dst, appendPod(GangPod()), []uint32{0, 7, math.MaxUint32}, nil)
+		}},
+		{"placement-inline", func(dst []byte) []byte {
+			return abi.AppendPlacement(dst, appendPod(FullPod()), []uint32{3}, InlineNodes())
+		}},
+		{"placement-inline-only", func(dst []byte) []byte {
+			return abi.AppendPlacement(dst, appendPod(MinimalPod()), nil, InlineNodes()[:1])
+		}},
+		{"nodesync-reset", func(dst []byte) []byte {
+			return abi.AppendNodeSync(dst, true, NodeUpserts(), nil)
+		}},
+		{"nodesync-delta", func(dst []byte) []byte {
+			return abi.AppendNodeSync(dst, false, NodeUpserts()[1:], []uint32{2, math.MaxUint32})
+		}},
+		{"nodesync-empty", func(dst []byte) []byte { return abi.AppendNodeSync(dst, false, nil, nil) }},
+		{"verdicts-all-pass", func(dst []byte) []byte {
+			return abi.AppendVerdicts(dst, []uint32{abi.Verdict(abi.FilterPass, 0), abi.Verdict(abi.FilterPass, 0)}, nil)
+		}},
+		{"verdicts", func(dst []byte) []byte {
+			v, r := Verdicts()
+			return abi.AppendVerdicts(dst, v, r)
+		}},
+		{"placementoptions-default", func(dst []byte) []byte {
+			return abi.AppendPlacementOptions(dst, &abi.PlacementOptions{})
+		}},
+		{"placementoptions", func(dst []byte) []byte {
+			o := FullPlacementOptions()
+			return abi.AppendPlacementOptions(dst, &o)
+		}},
+
 		{"sortkey-zero", sortKeyCase(abi.SortKey{})},
 		{"sortkey-priority-time", sortKeyCase(abi.SortKey{abi.Desc(100), abi.Asc(1_700_000_000_000_000_000), 0, 0})},
 		{"sortkey-negative", sortKeyCase(abi.SortKey{
@@ -156,6 +188,12 @@ func FullPod() abi.Pod {
 		EphemeralClaims: []string{"trainer-ß-🚀-0-scratch"},
 		VolumeDrivers:   []string{"ebs.csi.aws.com"},
 		ResourceClaims:  []string{"gpu-trainer-0", "", "nic-ß"},
+
+		NamespaceLabels: []abi.KV{
+			{Key: "kubernetes.io/metadata.name", Value: "équipe-données"}, {Key: "pool", Value: "gpu"},
+			{Key: "zz-empty", Value: ""},
+		},
+		OwnerKind: "StatefulSet",
 	}
 }
 
@@ -196,6 +234,57 @@ func FullNode() abi.Node {
 			{Name: "nvidia.com/gpu", Value: 8},
 		},
 		Requested: []abi.Quantity{{Name: "cpu", Value: 63500}, {Name: "memory", Value: 200 << 30}, {Name: "pods", Value: 109}},
+		Images: []abi.Image{
+			{Name: "registry.k8s.io/pause:3.10", Size: 320_368},
+			{Name: "ghcr.io/équipe/trainer@sha256:0123456789abcdef", Size: math.MaxInt64},
+			{Name: "example.com/unknown-size", Size: 0},
+		},
+	}
+}
+
+// InlineNodes are node records a placement sends whole (preemption's dry
+// run of a node without its victims): a minimal and a full node.
+func InlineNodes() [][]byte {
+	m, f := MinimalNode(), FullNode()
+	return [][]byte{abi.AppendNode(nil, &m), abi.AppendNode(nil, &f)}
+}
+
+// NodeUpserts are the nodes of a node sync: ids 0 and 1, then the highest id.
+func NodeUpserts() []abi.NodeUpsert {
+	m, f := MinimalNode(), FullNode()
+	return []abi.NodeUpsert{
+		{ID: 0, Node: abi.AppendNode(nil, &m)},
+		{ID: 1, Node: abi.AppendNode(nil, &f)},
+		{ID: math.MaxUint32, Node: abi.AppendNode(nil, &m)},
+	}
+}
+
+// Verdicts are a filter's answer for five nodes: every code, a reason
+// shared by two nodes and a non-ASCII reason.
+func Verdicts() (verdicts []uint32, reasons []string) {
+	return []uint32{
+			abi.Verdict(abi.FilterPass, 0),
+			abi.Verdict(abi.FilterUnschedulable, 0),
+			abi.Verdict(abi.FilterUnresolvable, 1),
+			abi.Verdict(abi.FilterUnschedulable, 0),
+			abi.Verdict(abi.FilterPass, 0),
+		}, []string{
+			"node is reserved for pool gpu",
+			"image ghcr.io/équipe/trainer is not on the node — 不在",
+		}
+}
+
+// FullPlacementOptions sets every field of abi.PlacementOptions: normalised
+// scores and filter events on several resources, a wildcard among them.
+func FullPlacementOptions() abi.PlacementOptions {
+	return abi.PlacementOptions{
+		ScoreNormalized: true,
+		FilterEvents: []abi.FilterEvent{
+			{Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateNodeLabel},
+			{Resource: abi.ResourcePod, Actions: abi.ActionDelete},
+			{Resource: abi.ResourceResourceClaim, Actions: abi.ActionUpdateOther},
+			{Resource: abi.ResourceWildcard, Actions: abi.ActionAll},
+		},
 	}
 }
 
