@@ -60,9 +60,12 @@ var builtins = [...]builtin{
 	abi.SlotPreEnqueue:   {"gangpreempt", func() any { return native.PreEnqueue(gangpreemptlogic.PreEnqueue) }},
 	abi.SlotQueueingHint: {"hints", func() any { return native.QueueingHint(hintslogic.Plugins...) }},
 	abi.SlotVictimOrder:  {"gangpreempt", func() any { return native.VictimOrder(gangpreemptlogic.MoreImportant) }},
+	// The placement slots have no built-in module: empty, they do nothing.
+	abi.SlotFilter: {},
+	abi.SlotScore:  {},
 }
 
-// Every slot has a built-in module.
+// Every slot has a row; the placement slots' are empty.
 var _ [len(abi.Slots)]builtin = builtins
 
 type builtin struct {
@@ -70,10 +73,11 @@ type builtin struct {
 	native func() any // the logic run by package guest-sdk/native
 }
 
-// Builtin returns the built-in module of a slot. Every slot in abi.Slots has
-// one; any other value gets the zero Module.
+// Builtin returns the built-in module of a slot. Every slot in abi.Slots
+// but the placement slots has one; they and any other value get the zero
+// Module.
 func Builtin(slot abi.Slot) Module {
-	if int(slot) >= len(builtins) {
+	if int(slot) >= len(builtins) || builtins[slot].module == "" {
 		return Module{}
 	}
 	name := builtins[slot].module

@@ -17,9 +17,10 @@ type NativePolicy struct {
 
 // Native returns the reference policy of a slot compiled natively, built from
 // the same logic values as the module that Builtin returns for the slot (what
-// the module's main.go registers). ok is false for a slot not in abi.Slots.
+// the module's main.go registers). ok is false for a placement slot (no
+// built-in policy) and for a slot not in abi.Slots.
 func Native(slot abi.Slot) (p NativePolicy, ok bool) {
-	if int(slot) >= len(builtins) {
+	if int(slot) >= len(builtins) || builtins[slot].module == "" {
 		return NativePolicy{}, false
 	}
 	b := builtins[slot]

@@ -2,7 +2,7 @@
 // slot interfaces (package host/policy), without Wasm: the same Go logic a
 // module registers, called through the same SDK decision functions as the
 // module's exports (backoffsort.MayPop, preenqueue.Decide, hint.DecidePods,
-// victim.OrderVictims), so a native slot and the module built from the same
+// victim.OrderVictims, filter.Policy.Judge, score.Policy.Score), so a native slot and the module built from the same
 // logic answer alike input for input.
 //
 // The scheduler's native policy mode (policies.<slot>.module: native, see
@@ -18,9 +18,11 @@ package native
 import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/guest-sdk/backoffsort"
+	"github.com/wasmsched/wasmsched/guest-sdk/filter"
 	"github.com/wasmsched/wasmsched/guest-sdk/hint"
 	"github.com/wasmsched/wasmsched/guest-sdk/preenqueue"
 	"github.com/wasmsched/wasmsched/guest-sdk/queuesort"
+	"github.com/wasmsched/wasmsched/guest-sdk/score"
 	"github.com/wasmsched/wasmsched/guest-sdk/victim"
 	"github.com/wasmsched/wasmsched/host/policy"
 )
@@ -44,6 +46,8 @@ var (
 	_ policy.PreEnqueue   = preEnqueueSlot{}
 	_ policy.QueueingHint = queueingHintSlot{}
 	_ policy.VictimOrder  = victimOrderSlot{}
+	_ policy.Filter       = filterSlot{}
+	_ policy.Score        = scoreSlot{}
 )
 
 // Sort runs p as the queue-sort slot. It is keyed when p.Key is set. It
@@ -126,4 +130,56 @@ type victimOrderSlot struct{ more victim.More }
 
 func (s victimOrderSlot) Order(_ abi.PodView, victims []abi.Victim, order []uint32) {
 	victim.OrderVictims(s.more, victims, order)
+}
+
+// Filter runs f with opts as the filter slot, judging each node with
+// filter.Policy.Judge. It never fails. Its Options are what the module
+// built from the same registration declares, with abi.DefaultFilterEvents
+// when it declares none (as the host's Wasm adapter reports them). It
+// panics as filter.Register does.
+func Filter(f filter.Func, opts ...filter.Option) policy.Filter {
+	return filterSlot{filter.New(f, opts...)}
+}
+
+type filterSlot struct{ p *filter.Policy }
+
+func (s filterSlot) Options() abi.PlacementOptions {
+	events := s.p.Events()
+	if len(events) == 0 {
+		events = abi.DefaultFilterEvents()
+	}
+	return abi.PlacementOptions{FilterEvents: events}
+}
+
+func (s filterSlot) PreFilter(pod abi.PodView) (bool, error) { return s.p.Concerns(pod), nil }
+
+func (s filterSlot) Filter(pod abi.PodView, nodes []policy.PlacementNode, out []policy.FilterVerdict) error {
+	for i := range nodes {
+		v := s.p.Judge(pod, nodes[i].Rec)
+		out[i] = policy.FilterVerdict{Code: v.Code(), Reason: v.Reason()}
+	}
+	return nil
+}
+
+// Score runs f with opts as the score slot, scoring each node with
+// score.Policy.Score. It never fails. Its Options are what the module built
+// from the same registration declares (and, as the host's Wasm adapter
+// reports them, abi.DefaultFilterEvents). It panics as score.Register does.
+func Score(f score.Func, opts ...score.Option) policy.Score {
+	return scoreSlot{score.New(f, opts...)}
+}
+
+type scoreSlot struct{ p *score.Policy }
+
+func (s scoreSlot) Options() abi.PlacementOptions {
+	return abi.PlacementOptions{ScoreNormalized: s.p.Normalized(), FilterEvents: abi.DefaultFilterEvents()}
+}
+
+func (s scoreSlot) PreScore(pod abi.PodView) (bool, error) { return s.p.Concerns(pod), nil }
+
+func (s scoreSlot) Score(pod abi.PodView, nodes []policy.PlacementNode, out []int64) error {
+	for i := range nodes {
+		out[i] = s.p.Score(pod, nodes[i].Rec)
+	}
+	return nil
 }

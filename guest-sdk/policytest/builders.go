@@ -3,9 +3,11 @@ package policytest
 import (
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/policy"
 )
 
 // Builders of test objects, after kube-scheduler's st.MakePod():
@@ -182,6 +184,16 @@ func (w *PodWrapper) ResourceClaim(name string) *PodWrapper {
 	return w
 }
 
+// NamespaceLabel sets one label of the pod's namespace (what the placement
+// slots see of it).
+func (w *PodWrapper) NamespaceLabel(k, v string) *PodWrapper {
+	w.p.NamespaceLabels = setKV(w.p.NamespaceLabels, k, v)
+	return w
+}
+
+// OwnerKind sets the kind of the pod's controller ("ReplicaSet", "Job").
+func (w *PodWrapper) OwnerKind(kind string) *PodWrapper { w.p.OwnerKind = kind; return w }
+
 // Obj returns a copy of the pod.
 func (w *PodWrapper) Obj() *abi.Pod {
 	p := w.p
@@ -198,6 +210,7 @@ func (w *PodWrapper) Obj() *abi.Pod {
 	p.EphemeralClaims = slices.Clone(p.EphemeralClaims)
 	p.VolumeDrivers = slices.Clone(p.VolumeDrivers)
 	p.ResourceClaims = slices.Clone(p.ResourceClaims)
+	p.NamespaceLabels = slices.Clone(p.NamespaceLabels)
 	return &p
 }
 
@@ -254,6 +267,12 @@ func (w *NodeWrapper) Requested(name string, v int64) *NodeWrapper {
 	return w
 }
 
+// Image appends a container image the node has, of size bytes.
+func (w *NodeWrapper) Image(name string, size int64) *NodeWrapper {
+	w.n.Images = append(w.n.Images, abi.Image{Name: name, Size: size})
+	return w
+}
+
 // Obj returns a copy of the node.
 func (w *NodeWrapper) Obj() *abi.Node {
 	n := w.n
@@ -261,7 +280,34 @@ func (w *NodeWrapper) Obj() *abi.Node {
 	n.Taints = slices.Clone(n.Taints)
 	n.Allocatable = slices.Clone(n.Allocatable)
 	n.Requested = slices.Clone(n.Requested)
+	n.Images = slices.Clone(n.Images)
 	return &n
+}
+
+// Placement returns the node as a placement call names it: its record
+// under a new id, at generation 1, held by the module (not inline). Every
+// call returns a new id, unique in the process, so that a module instance
+// shared by several tests never mistakes one test's node for another's;
+// the host would send the record again only for a new generation. Set
+// Inline on the result for a node sent whole (preemption's dry run).
+func (w *NodeWrapper) Placement() policy.PlacementNode {
+	return placementNode(w.View())
+}
+
+// PlacementNodes is Placement of each node.
+func PlacementNodes(nodes ...*NodeWrapper) []policy.PlacementNode {
+	out := make([]policy.PlacementNode, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Placement()
+	}
+	return out
+}
+
+// nextNodeID numbers the placement nodes of the process.
+var nextNodeID atomic.Uint32
+
+func placementNode(rec abi.NodeView) policy.PlacementNode {
+	return policy.PlacementNode{ID: nextNodeID.Add(1) - 1, Gen: 1, Rec: rec}
 }
 
 // View returns the node's encoded record.

@@ -217,6 +217,8 @@ var podFields = fields[abi.Pod]{
 	"ephemeralClaims":      val(func(p *abi.Pod) *[]string { return &p.EphemeralClaims }),
 	"volumeDrivers":        val(func(p *abi.Pod) *[]string { return &p.VolumeDrivers }),
 	"resourceClaims":       val(func(p *abi.Pod) *[]string { return &p.ResourceClaims }),
+	"namespaceLabels":      kvs(func(p *abi.Pod) *[]abi.KV { return &p.NamespaceLabels }),
+	"ownerKind":            val(func(p *abi.Pod) *string { return &p.OwnerKind }),
 }
 
 var groupRefFields = fields[abi.PodGroupRef]{
@@ -258,6 +260,21 @@ var nodeFields = fields[abi.Node]{
 	"taints":        listOf(func(n *abi.Node) *[]abi.Taint { return &n.Taints }, taintFields),
 	"allocatable":   quantities(func(n *abi.Node) *[]abi.Quantity { return &n.Allocatable }),
 	"requested":     quantities(func(n *abi.Node) *[]abi.Quantity { return &n.Requested }),
+	"images":        listOf(func(n *abi.Node) *[]abi.Image { return &n.Images }, imageFields),
+}
+
+// imageFields: a container image on a node; size is in bytes, a number or
+// a quantity (500Mi).
+var imageFields = fields[abi.Image]{
+	"name": val(func(i *abi.Image) *string { return &i.Name }),
+	"size": func(i *abi.Image, raw json.RawMessage, path string) error {
+		q, err := resource.ParseQuantity(strings.Trim(string(raw), `"`))
+		if err != nil {
+			return fmt.Errorf("%s: quantity %s: %v", path, raw, err)
+		}
+		i.Size = q.Value()
+		return nil
+	},
 }
 
 var taintFields = fields[abi.Taint]{

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/policy"
 )
 
 // CaseFile is a parsed case file: the slot it tests and its cases. The
@@ -27,13 +29,14 @@ type CaseFile struct {
 type Case struct {
 	name string
 	slot abi.Slot
-	ask  string // less, sort, mayPop, pod, event or victims
+	ask  string // less, sort, mayPop, pod, event, victims, filter or score
 
 	pods      []*abi.Pod    // less: a, b; sort; mayPop, pod: one; event: the pods asked
 	views     []abi.PodView // pods, encoded
 	event     abi.EventView
 	preemptor abi.PodView // zero when the case has none
 	victims   []abi.Victim
+	nodes     *nodeTable // filter, score: the nodes the pod is placed on
 
 	wantBool      bool // less, mayPop
 	wantNames     []string
@@ -42,6 +45,16 @@ type Case struct {
 	reason        *string // a substring of a wanted wait's reason; nil: any
 	wantHints     []abi.Hint
 	wantHintNames []string
+	wantSkip      bool              // filter, score: the pre-step skips the pod
+	wantVerdicts  map[string]string // filter: node name -> pass, unschedulable or unresolvable
+	wantReasons   map[string]string // filter: node name -> a substring of the reason
+	wantScores    map[string]int64  // score: node name -> score
+}
+
+// nodeTable is the nodes of a placement case, in order, by name.
+type nodeTable struct {
+	names []string
+	nodes []policy.PlacementNode
 }
 
 // Result is a case's answer and the wanted one, formatted for a message,
@@ -67,6 +80,7 @@ func ReadCaseFile(path string) (*CaseFile, error) {
 func ParseCaseFile(path string, data []byte) (*CaseFile, error) {
 	var f struct {
 		Slot  string            `json:"slot"`
+		Nodes []json.RawMessage `json:"nodes"`
 		Cases []json.RawMessage `json:"cases"`
 	}
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
@@ -79,6 +93,16 @@ func ParseCaseFile(path string, data []byte) (*CaseFile, error) {
 	if len(f.Cases) == 0 {
 		return nil, fmt.Errorf("%s: cases: no cases", path)
 	}
+	var nodes *nodeTable
+	if f.Nodes != nil {
+		if !slot.Placement() {
+			return nil, fmt.Errorf("%s: nodes: only the cases of the filter and score slots place pods on nodes", path)
+		}
+		var err error
+		if nodes, err = decodeNodeTable(f.Nodes, "nodes"); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	lines := caseLines(data, len(f.Cases))
 	out := &CaseFile{slot: slot}
 	for i, raw := range f.Cases {
@@ -86,7 +110,7 @@ func ParseCaseFile(path string, data []byte) (*CaseFile, error) {
 		if lines != nil {
 			where = fmt.Sprintf("%s:%d: case %d", path, lines[i], i+1)
 		}
-		c, err := parseCase(slot, raw, i, &where)
+		c, err := parseCase(slot, nodes, raw, i, &where)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
@@ -153,22 +177,32 @@ type caseSpec struct {
 	Preemptor json.RawMessage   `json:"preemptor"`
 	Victims   []json.RawMessage `json:"victims"`
 
+	Nodes   []json.RawMessage `json:"nodes"`
+	Reasons map[string]string `json:"reasons"`
+
 	Want json.RawMessage `json:"want"`
 }
 
-// parseCase reads case i; once its name is known it is added to *where.
-func parseCase(slot abi.Slot, raw json.RawMessage, i int, where *string) (*Case, error) {
+// parseCase reads case i, whose nodes are the file's unless it has its own;
+// once its name is known it is added to *where.
+func parseCase(slot abi.Slot, nodes *nodeTable, raw json.RawMessage, i int, where *string) (*Case, error) {
 	var spec caseSpec
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&spec); err != nil {
 		return nil, err
 	}
-	c := &Case{name: spec.Name, slot: slot, plugin: spec.Plugin, reason: spec.Reason}
+	c := &Case{name: spec.Name, slot: slot, plugin: spec.Plugin, reason: spec.Reason, nodes: nodes}
 	if c.name != "" {
 		*where += fmt.Sprintf(" (%q)", c.name)
 	} else {
 		c.name = "case " + strconv.Itoa(i+1)
+	}
+	if spec.Nodes != nil && slot.Placement() {
+		var err error
+		if c.nodes, err = decodeNodeTable(spec.Nodes, "nodes"); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.check(&spec); err != nil {
 		return nil, err
@@ -186,6 +220,8 @@ var questions = map[abi.Slot]string{
 	abi.SlotPreEnqueue:   "pod",
 	abi.SlotQueueingHint: "event and pods",
 	abi.SlotVictimOrder:  "victims (and optionally preemptor)",
+	abi.SlotFilter:       "pod (placed on the file's nodes or the case's)",
+	abi.SlotScore:        "pod (placed on the file's nodes or the case's)",
 }
 
 // check finds the question the case asks, which must be one its slot
@@ -201,13 +237,15 @@ func (c *Case) check(spec *caseSpec) error {
 		{"less", spec.Less != nil, slot == abi.SlotQueueSort || slot == abi.SlotBackoffSort},
 		{"sort", spec.Sort != nil, slot == abi.SlotQueueSort || slot == abi.SlotBackoffSort},
 		{"mayPop", !isNull(spec.MayPop), slot == abi.SlotBackoffSort},
-		{"pod", !isNull(spec.Pod), slot == abi.SlotPreEnqueue},
+		{"pod", !isNull(spec.Pod), slot == abi.SlotPreEnqueue || slot.Placement()},
 		{"plugin", spec.Plugin != nil, slot == abi.SlotPreEnqueue},
 		{"reason", spec.Reason != nil, slot == abi.SlotPreEnqueue},
 		{"event", !isNull(spec.Event), slot == abi.SlotQueueingHint},
 		{"pods", spec.Pods != nil, slot == abi.SlotQueueingHint},
 		{"preemptor", !isNull(spec.Preemptor), slot == abi.SlotVictimOrder},
 		{"victims", spec.Victims != nil, slot == abi.SlotVictimOrder},
+		{"nodes", spec.Nodes != nil, slot.Placement()},
+		{"reasons", spec.Reasons != nil, slot == abi.SlotFilter},
 	} {
 		if !q.set {
 			continue
@@ -215,7 +253,7 @@ func (c *Case) check(spec *caseSpec) error {
 		if !q.ok {
 			return fmt.Errorf("%s: not a question for the %s slot, whose cases ask %s", q.name, slot, questions[slot])
 		}
-		if q.name != "plugin" && q.name != "reason" && q.name != "preemptor" && q.name != "pods" {
+		if q.name != "plugin" && q.name != "reason" && q.name != "preemptor" && q.name != "pods" && q.name != "nodes" && q.name != "reasons" {
 			asked = append(asked, q.name)
 		}
 	}
@@ -227,6 +265,12 @@ func (c *Case) check(spec *caseSpec) error {
 		return fmt.Errorf("a %s case asks one of %s, this one asks %s", slot, questions[slot], what)
 	}
 	c.ask = asked[0]
+	if slot.Placement() {
+		c.ask = slot.String() // filter or score
+		if c.nodes == nil {
+			return errors.New("nodes: a " + slot.String() + " case needs nodes, the file's or its own")
+		}
+	}
 	if len(spec.Want) == 0 {
 		return errNoWant
 	}
@@ -261,8 +305,97 @@ func (c *Case) check(spec *caseSpec) error {
 		}
 	case "victims":
 		return c.readNames(spec.Want, len(spec.Victims), "victims")
+	case "filter":
+		return c.readVerdicts(spec)
+	case "score":
+		return c.readScores(spec.Want)
 	}
 	return nil
+}
+
+// readSkip reads a wanted skip: the pre-step says the pod is none of the
+// slot's business.
+func (c *Case) readSkip(want json.RawMessage) (bool, error) {
+	var s string
+	if json.Unmarshal(want, &s) != nil {
+		return false, nil
+	}
+	if s != "skip" {
+		return false, fmt.Errorf("want: %q: want skip, or a map of node name to %s", s, c.wantPerNode())
+	}
+	c.wantSkip = true
+	return true, nil
+}
+
+func (c *Case) wantPerNode() string {
+	if c.slot == abi.SlotFilter {
+		return "pass, unschedulable or unresolvable"
+	}
+	return "score"
+}
+
+// checkNames checks that the names of a per-node map are the case's nodes,
+// all of them when all is set.
+func (c *Case) checkNames(field string, names []string, all bool) error {
+	for _, n := range names {
+		if !slices.Contains(c.nodes.names, n) {
+			return fmt.Errorf("%s: %q is not one of the nodes %s", field, n, list(c.nodes.names))
+		}
+	}
+	if all && len(names) != len(c.nodes.names) {
+		return fmt.Errorf("%s: %d nodes of %d: want an answer for every node %s", field, len(names), len(c.nodes.names), list(c.nodes.names))
+	}
+	return nil
+}
+
+// readVerdicts reads a filter case's wanted answer and reasons.
+func (c *Case) readVerdicts(spec *caseSpec) error {
+	skip, err := c.readSkip(spec.Want)
+	if err != nil || skip {
+		if skip && spec.Reasons != nil {
+			return errors.New("reasons: a skipped pod has none")
+		}
+		return err
+	}
+	if err := wantAs(spec.Want, &c.wantVerdicts, "skip, or a map of node name to "+c.wantPerNode()); err != nil {
+		return err
+	}
+	if err := c.checkNames("want", slices.Collect(maps.Keys(c.wantVerdicts)), true); err != nil {
+		return err
+	}
+	for n, v := range c.wantVerdicts {
+		if _, ok := filterCodes[v]; !ok {
+			return fmt.Errorf("want: %s: %q: want %s", n, v, c.wantPerNode())
+		}
+	}
+	if err := c.checkNames("reasons", slices.Collect(maps.Keys(spec.Reasons)), false); err != nil {
+		return err
+	}
+	for n := range spec.Reasons {
+		if c.wantVerdicts[n] == "pass" {
+			return fmt.Errorf("reasons: %s: the node is wanted to pass, which has no reason", n)
+		}
+	}
+	c.wantReasons = spec.Reasons
+	return nil
+}
+
+// filterCodes are the names of the filter codes in case files.
+var filterCodes = map[string]abi.FilterCode{
+	"pass":          abi.FilterPass,
+	"unschedulable": abi.FilterUnschedulable,
+	"unresolvable":  abi.FilterUnresolvable,
+}
+
+// readScores reads a score case's wanted answer.
+func (c *Case) readScores(want json.RawMessage) error {
+	if skip, err := c.readSkip(want); err != nil || skip {
+		return err
+	}
+	if err := wantAs(want, &c.wantScores, "skip, or a map of node name to score"); err != nil {
+		return err
+	}
+	return c.checkNames("want", slices.Collect(maps.Keys(c.wantScores)), true)
 }
 
 // readNames reads a wanted order: a permutation of the n names listed.
@@ -305,7 +438,7 @@ func (c *Case) decode(spec *caseSpec) error {
 		}
 	case "mayPop":
 		err = addPod(spec.MayPop, "mayPop")
-	case "pod":
+	case "pod", "filter", "score":
 		err = addPod(spec.Pod, "pod")
 	case "event":
 		var e *abi.Event
@@ -338,6 +471,35 @@ func (c *Case) decode(spec *caseSpec) error {
 		}
 	}
 	return err
+}
+
+// decodeNodeTable reads the nodes of a placement case, each with a name of
+// its own, and gives them placement ids.
+func decodeNodeTable(raws []json.RawMessage, path string) (*nodeTable, error) {
+	if len(raws) == 0 {
+		return nil, fmt.Errorf("%s: no nodes", path)
+	}
+	t := &nodeTable{}
+	for i, raw := range raws {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		n, err := decodeNode(raw, at)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case n.Name == "":
+			return nil, fmt.Errorf("%s.name: missing: the wanted answers name the nodes", at)
+		case slices.Contains(t.names, n.Name):
+			return nil, fmt.Errorf("%s.name: %q: another node has that name", at, n.Name)
+		}
+		v, err := abi.ReadNode(abi.AppendNode(nil, n))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
+		}
+		t.names = append(t.names, n.Name)
+		t.nodes = append(t.nodes, placementNode(v))
+	}
+	return t, nil
 }
 
 // caseLines finds the line on which each item of the top-level cases list
@@ -420,6 +582,20 @@ func (c *Case) Run(s Slots) Result {
 		}
 		g := s.PreEnqueue.PreEnqueue(c.views[0])
 		return Result{Got: gateString(g), Want: want, OK: c.gateMatches(g)}
+	case "filter":
+		want := c.wantFilterString()
+		if s.Filter == nil {
+			return missing(want)
+		}
+		out, err := verdicts(s.Filter, c.views[0], c.nodes.nodes)
+		return c.filterResult(out, err, want)
+	case "score":
+		want := c.wantScoreString()
+		if s.Score == nil {
+			return missing(want)
+		}
+		out, err := scores(s.Score, c.views[0], c.nodes.nodes)
+		return c.scoreResult(out, err, want)
 	case "event":
 		want := list(c.wantHintNames)
 		if s.QueueingHint == nil {
@@ -447,6 +623,78 @@ func (c *Case) Run(s Slots) Result {
 }
 
 func list(s []string) string { return "[" + strings.Join(s, " ") + "]" }
+
+// perNode formats one answer per node of the case, in node order.
+func (c *Case) perNode(answer func(i int, name string) string) string {
+	parts := make([]string, len(c.nodes.names))
+	for i, n := range c.nodes.names {
+		parts[i] = n + ": " + answer(i, n)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func (c *Case) wantFilterString() string {
+	if c.wantSkip {
+		return "skip"
+	}
+	return c.perNode(func(_ int, n string) string {
+		if r, ok := c.wantReasons[n]; ok {
+			return fmt.Sprintf("%s (reason containing %q)", c.wantVerdicts[n], r)
+		}
+		return c.wantVerdicts[n]
+	})
+}
+
+func (c *Case) filterResult(out []policy.FilterVerdict, err error, want string) Result {
+	switch {
+	case err != nil:
+		return Result{Got: "error: " + err.Error(), Want: want}
+	case out == nil:
+		return Result{Got: "skip", Want: want, OK: c.wantSkip}
+	}
+	ok := !c.wantSkip
+	got := c.perNode(func(i int, n string) string {
+		v := out[i]
+		name := "unknown code " + strconv.Itoa(int(v.Code))
+		for k, code := range filterCodes {
+			if code == v.Code {
+				name = k
+			}
+		}
+		if ok && (filterCodes[c.wantVerdicts[n]] != v.Code || !strings.Contains(v.Reason, c.wantReasons[n])) {
+			ok = false
+		}
+		if v.Code == abi.FilterPass {
+			return name
+		}
+		return fmt.Sprintf("%s (%q)", name, v.Reason)
+	})
+	return Result{Got: got, Want: want, OK: ok}
+}
+
+func (c *Case) wantScoreString() string {
+	if c.wantSkip {
+		return "skip"
+	}
+	return c.perNode(func(_ int, n string) string { return strconv.FormatInt(c.wantScores[n], 10) })
+}
+
+func (c *Case) scoreResult(out []int64, err error, want string) Result {
+	switch {
+	case err != nil:
+		return Result{Got: "error: " + err.Error(), Want: want}
+	case out == nil:
+		return Result{Got: "skip", Want: want, OK: c.wantSkip}
+	}
+	ok := !c.wantSkip
+	got := c.perNode(func(i int, n string) string {
+		if ok && out[i] != c.wantScores[n] {
+			ok = false
+		}
+		return strconv.FormatInt(out[i], 10)
+	})
+	return Result{Got: got, Want: want, OK: ok}
+}
 
 func hintName(h abi.Hint) string {
 	if b, err := h.MarshalText(); err == nil {

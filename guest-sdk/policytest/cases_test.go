@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wasmsched/wasmsched/abi"
+	gpupack "github.com/wasmsched/wasmsched/guest-sdk/examples/gpupack/logic"
+	nodepool "github.com/wasmsched/wasmsched/guest-sdk/examples/nodepool/logic"
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/policy"
 	backoffpop "github.com/wasmsched/wasmsched/policies/backoffpop/logic"
@@ -18,6 +20,13 @@ import (
 func casesFile(name string) string { return filepath.Join("testdata", "cases", name+".yaml") }
 
 func module(name string) string { return filepath.Join("..", "..", "policies", name, name+".wasm") }
+
+func example(name string) string { return filepath.Join("..", "examples", name, name+".wasm") }
+
+var (
+	nodePool = policytest.Policy{WasmPath: example("nodepool"), Filter: nodepool.Filter, FilterOptions: nodepool.Options}
+	gpuPack  = policytest.Policy{WasmPath: example("gpupack"), Score: gpupack.Score, ScoreOptions: gpupack.Options}
+)
 
 // TestRunCases runs the reference policies' case files natively and
 // against their modules, as a policy's own test would.
@@ -33,6 +42,8 @@ func TestRunCases(t *testing.T) {
 		{"preenqueue", gang},
 		{"victims", gang},
 		{"hints", policytest.Policy{WasmPath: module("hints"), QueueingHint: hints.Plugins}},
+		{"filter", nodePool},
+		{"score", gpuPack},
 	} {
 		t.Run(tc.cases, func(t *testing.T) { policytest.RunCases(t, tc.p, casesFile(tc.cases)) })
 	}
@@ -70,6 +81,73 @@ func TestCaseResults(t *testing.T) {
 	r := f.Cases()[0].Run(policytest.Slots{})
 	if r.OK || !strings.Contains(r.Got, "no queueSort slot") {
 		t.Errorf("with no slots: %+v, want a failure naming the slot", r)
+	}
+}
+
+// TestPlacementCaseResults: the answers of the placement slots' cases, per
+// node in the table's order, and what a wrong expectation shows.
+func TestPlacementCaseResults(t *testing.T) {
+	f, err := policytest.ParseCaseFile("pools.yaml", []byte(`slot: filter
+nodes: [{name: gpu-1, labels: {wasmsched.io/pool: gpu}}, {name: cpu-1}]
+cases:
+- name: right
+  pod: {name: p, namespaceLabels: {wasmsched.io/pool: gpu}}
+  want: {cpu-1: unresolvable, gpu-1: pass}
+  reasons: {cpu-1: not in pool}
+- name: wrong code
+  pod: {name: p, namespaceLabels: {wasmsched.io/pool: gpu}}
+  want: {cpu-1: unschedulable, gpu-1: pass}
+- name: wrong reason
+  pod: {name: p}
+  want: {cpu-1: pass, gpu-1: unresolvable}
+  reasons: {gpu-1: not in pool}
+- name: not skipped
+  pod: {name: p}
+  want: skip
+- name: skipped
+  pod: {name: p, ownerKind: DaemonSet}
+  want: {cpu-1: pass, gpu-1: pass}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := policytest.Slots{Filter: policytest.NativeFilter(nodepool.Filter, nodepool.Options...)}
+	type result struct {
+		Name string
+		policytest.Result
+	}
+	var got []result
+	for _, c := range f.Cases() {
+		got = append(got, result{c.Name(), c.Run(s)})
+	}
+	notIn := `gpu-1: pass, cpu-1: unresolvable ("node(s) are not in pool gpu")`
+	reserved := `gpu-1: unresolvable ("node(s) are reserved for pool gpu"), cpu-1: pass`
+	want := []result{
+		{"right", policytest.Result{Got: "{" + notIn + "}", Want: `{gpu-1: pass, cpu-1: unresolvable (reason containing "not in pool")}`, OK: true}},
+		{"wrong code", policytest.Result{Got: "{" + notIn + "}", Want: "{gpu-1: pass, cpu-1: unschedulable}"}},
+		{"wrong reason", policytest.Result{Got: "{" + reserved + "}", Want: `{gpu-1: unresolvable (reason containing "not in pool"), cpu-1: pass}`}},
+		{"not skipped", policytest.Result{Got: "{" + reserved + "}", Want: "skip"}},
+		{"skipped", policytest.Result{Got: "skip", Want: "{gpu-1: pass, cpu-1: pass}"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("results (-want, +got):\n%s", diff)
+	}
+	if r := f.Cases()[0].Run(policytest.Slots{}); r.OK || !strings.Contains(r.Got, "no filter slot") {
+		t.Errorf("with no slots: %+v, want a failure naming the slot", r)
+	}
+
+	f, err = policytest.ParseCaseFile("gpus.yaml", []byte(`slot: score
+cases:
+- nodes: [{name: a, allocatable: {nvidia.com/gpu: 1}}, {name: b, allocatable: {nvidia.com/gpu: 2}}]
+  pod: {name: p, requests: {nvidia.com/gpu: 1}}
+  want: {a: 100, b: 80}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.Cases()[0].Run(policytest.Slots{Score: policytest.NativeScore(gpupack.Score, gpupack.Options...)})
+	if diff := cmp.Diff(policytest.Result{Got: "{a: 100, b: 90}", Want: "{a: 100, b: 80}"}, r); diff != "" {
+		t.Errorf("score result (-want, +got):\n%s", diff)
 	}
 }
 
@@ -303,6 +381,26 @@ func TestParseCaseFileErrors(t *testing.T) {
 		{"slot: queueingHint\ncases:\n- {event: {resource: Node, action: Add}, pods: [{}], want: [later]}\n", `want[0]: "later": want queue, skip or error`},
 		{"slot: victimOrder\ncases:\n- {victims: [{name: a, started: [1]}], want: [a]}\n", "victims[0].started: time [1]"},
 		{"slot: victimOrder\ncases:\n- {preemptor: {name: p, colour: red}, victims: [], want: []}\n", `preemptor: unknown field "colour"`},
+		{"slot: queueSort\nnodes: [{name: n1}]\ncases:\n- {less: {}, want: true}\n", "x.yaml: nodes: only the cases of the filter and score slots"},
+		{"slot: preEnqueue\ncases:\n- {pod: {}, nodes: [{name: n1}], want: admit}\n", "nodes: not a question for the preEnqueue slot"},
+		{"slot: filter\ncases:\n- {pod: {}, want: skip}\n", "nodes: a filter case needs nodes, the file's or its own"},
+		{"slot: filter\nnodes: []\ncases:\n- {pod: {}, want: skip}\n", "x.yaml: nodes: no nodes"},
+		{"slot: filter\nnodes: [{labels: {a: b}}]\ncases:\n- {pod: {}, want: skip}\n", "nodes[0].name: missing"},
+		{"slot: filter\nnodes: [{name: n1}, {name: n1}]\ncases:\n- {pod: {}, want: skip}\n", `nodes[1].name: "n1": another node has that name`},
+		{"slot: filter\nnodes: [{name: n1, images: [{name: i, size: big}]}]\ncases:\n- {pod: {}, want: skip}\n", "nodes[0].images[0].size: quantity"},
+		{"slot: filter\nnodes: [{name: n1}]\ncases:\n- {nodes: [], pod: {}, want: skip}\n", "case 1: nodes: no nodes"},
+		{"slot: filter\nnodes: [{name: n1}]\ncases:\n- {want: skip}\n", "a filter case asks one of pod (placed on the file's nodes or the case's), this one asks nothing"},
+		{"slot: filter\nnodes: [{name: n1}]\ncases:\n- {pod: {}, want: maybe}\n", `want: "maybe": want skip, or a map of node name to pass, unschedulable or unresolvable`},
+		{"slot: filter\nnodes: [{name: n1}]\ncases:\n- {pod: {}, want: {n1: fine}}\n", `want: n1: "fine": want pass, unschedulable or unresolvable`},
+		{"slot: filter\nnodes: [{name: n1}, {name: m}]\ncases:\n- {pod: {}, want: {n1: pass}}\n", "want: 1 nodes of 2: want an answer for every node [n1 m]"},
+		{"slot: filter\nnodes: [{name: n1}]\ncases:\n- {pod: {}, want: {n1: pass, x: pass}}\n", `want: "x" is not one of the nodes [n1]`},
+		{"slot: filter\nnodes: [{name: n1}]\ncases:\n- {pod: {}, want: {n1: pass}, reasons: {n1: x}}\n", "reasons: n1: the node is wanted to pass"},
+		{"slot: filter\nnodes: [{name: n1}]\ncases:\n- {pod: {}, want: {n1: unresolvable}, reasons: {m: x}}\n", `reasons: "m" is not one of the nodes`},
+		{"slot: filter\nnodes: [{name: n1}]\ncases:\n- {pod: {}, want: skip, reasons: {n1: x}}\n", "reasons: a skipped pod has none"},
+		{"slot: filter\nnodes: [{name: n1}]\ncases:\n- {pod: {}, want: skip, plugin: P}\n", "plugin: not a question for the filter slot"},
+		{"slot: score\nnodes: [{name: n1}]\ncases:\n- {pod: {}, want: {n1: high}}\n", "want: {\"n1\":\"high\"}: want skip, or a map of node name to score"},
+		{"slot: score\nnodes: [{name: n1}]\ncases:\n- {pod: {}, want: {n1: 1}, reasons: {n1: x}}\n", "reasons: not a question for the score slot"},
+		{"slot: score\nnodes: [{name: n1}]\ncases:\n- {pod: {namespaceLabels: [a]}, want: skip}\n", "pod.namespaceLabels"},
 	} {
 		_, err := policytest.ParseCaseFile("x.yaml", []byte(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

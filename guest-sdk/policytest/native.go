@@ -2,10 +2,12 @@ package policytest
 
 import (
 	"github.com/wasmsched/wasmsched/guest-sdk/backoffsort"
+	"github.com/wasmsched/wasmsched/guest-sdk/filter"
 	"github.com/wasmsched/wasmsched/guest-sdk/hint"
 	"github.com/wasmsched/wasmsched/guest-sdk/native"
 	"github.com/wasmsched/wasmsched/guest-sdk/preenqueue"
 	"github.com/wasmsched/wasmsched/guest-sdk/queuesort"
+	"github.com/wasmsched/wasmsched/guest-sdk/score"
 	"github.com/wasmsched/wasmsched/guest-sdk/victim"
 	"github.com/wasmsched/wasmsched/host/policy"
 )
@@ -36,3 +38,11 @@ func NativeQueueingHint(plugins ...hint.Plugin) policy.QueueingHint {
 
 // NativeVictimOrder is [native.VictimOrder].
 func NativeVictimOrder(more victim.More) policy.VictimOrder { return native.VictimOrder(more) }
+
+// NativeFilter is [native.Filter].
+func NativeFilter(f filter.Func, opts ...filter.Option) policy.Filter {
+	return native.Filter(f, opts...)
+}
+
+// NativeScore is [native.Score].
+func NativeScore(f score.Func, opts ...score.Option) policy.Score { return native.Score(f, opts...) }

@@ -18,8 +18,9 @@
 // the Policy lists.
 //
 // The package also has the builders of test objects (MakePod, MakeNode,
-// MakeVictim, MakePodGroup, and events such as NodeAdd), helpers that ask a
-// slot about plain objects (Sorted, Hints, Ordered), and the native adapters
+// MakeVictim, MakePodGroup, events such as NodeAdd, and PlacementNodes for
+// the placement slots), helpers that ask a slot about plain objects
+// (Sorted, Hints, Ordered, Verdicts, Scores), and the native adapters
 // (NativeSort, ...) that the host's benchmarks reuse.
 //
 // # Case files
@@ -37,7 +38,7 @@
 // what both use). The file names the slot and lists cases; each case asks
 // one question:
 //
-//	slot: queueSort                      # or backoffSort, preEnqueue, queueingHint, victimOrder
+//	slot: queueSort                      # or backoffSort, preEnqueue, queueingHint, victimOrder, filter, score
 //	cases:
 //	- name: higher priority first
 //	  less: {a: {name: a, priority: 10}, b: {name: b, priority: 1}}
@@ -64,6 +65,26 @@
 //	- name: low priority goes first      # victimOrder: names, most important first; preemptor optional
 //	  victims: [{name: a, priority: 1}, {name: b, priority: 5}]
 //	  want: [b, a]
+//
+// The cases of the placement slots place a pod on a table of nodes: the
+// file's (a top-level nodes list, shared by its cases) or the case's own
+// (nodes in the case). Nodes need distinct names, which the answers use:
+//
+//	slot: filter
+//	nodes:
+//	- {name: gpu-1, labels: {wasmsched.io/pool: gpu}, allocatable: {cpu: 8, nvidia.com/gpu: 4}}
+//	- {name: cpu-1, images: [{name: "registry.k8s.io/pause:3.10", size: 300Ki}]}
+//	cases:
+//	- name: a pool pod runs in its pool   # filter: pass, unschedulable or unresolvable per node
+//	  pod: {name: p, namespace: ml, namespaceLabels: {wasmsched.io/pool: gpu}}
+//	  want: {gpu-1: pass, cpu-1: unresolvable}
+//	  reasons: {cpu-1: not in pool gpu}  # optional: a substring of the reason
+//	- name: the pre-step skips the pod   # filter, score: skip when the pre-step says the pod is none of its business
+//	  pod: {name: q}
+//	  want: skip
+//
+// A score case wants the module's score of each node, before the host
+// scales it: want: {gpu-1: 100, cpu-1: 0}.
 //
 // Pods, nodes, pod groups, storage objects, events and victims decode into
 // the abi records (abi.Pod, abi.Node, abi.PodGroup, abi.StorageObject,
@@ -93,9 +114,11 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/guest-sdk/backoffsort"
+	"github.com/wasmsched/wasmsched/guest-sdk/filter"
 	"github.com/wasmsched/wasmsched/guest-sdk/hint"
 	"github.com/wasmsched/wasmsched/guest-sdk/preenqueue"
 	"github.com/wasmsched/wasmsched/guest-sdk/queuesort"
+	"github.com/wasmsched/wasmsched/guest-sdk/score"
 	"github.com/wasmsched/wasmsched/guest-sdk/victim"
 	"github.com/wasmsched/wasmsched/host/policy"
 )
@@ -111,6 +134,12 @@ type Policy struct {
 	PreEnqueue   preenqueue.Func
 	QueueingHint []hint.Plugin
 	VictimOrder  victim.More
+	// Filter and Score, with their options, are what main.go passes to
+	// filter.Register and score.Register.
+	Filter        filter.Func
+	FilterOptions []filter.Option
+	Score         score.Func
+	ScoreOptions  []score.Option
 }
 
 // Slots are a policy's slots as the host uses them; a slot the Policy does
@@ -121,6 +150,8 @@ type Slots struct {
 	PreEnqueue   policy.PreEnqueue
 	QueueingHint policy.QueueingHint
 	VictimOrder  policy.VictimOrder
+	Filter       policy.Filter
+	Score        policy.Score
 }
 
 // Run runs body as subtest "native" with p's native adapters, then as
@@ -152,6 +183,8 @@ func (p Policy) implements(s abi.Slot) bool {
 		abi.SlotPreEnqueue:   p.PreEnqueue != nil,
 		abi.SlotQueueingHint: p.QueueingHint != nil,
 		abi.SlotVictimOrder:  p.VictimOrder != nil,
+		abi.SlotFilter:       p.Filter != nil,
+		abi.SlotScore:        p.Score != nil,
 	}
 	return int(s) < len(has) && has[s]
 }
@@ -165,6 +198,8 @@ func (s *Slots) installer() policy.Installer {
 		PreEnqueue:   func(x policy.PreEnqueue) { s.PreEnqueue = x },
 		QueueingHint: func(x policy.QueueingHint) { s.QueueingHint = x },
 		VictimOrder:  func(x policy.VictimOrder) { s.VictimOrder = x },
+		Filter:       func(x policy.Filter) { s.Filter = x },
+		Score:        func(x policy.Score) { s.Score = x },
 	}
 }
 
@@ -195,7 +230,31 @@ func (p Policy) native(t *testing.T) Slots {
 	if p.VictimOrder != nil {
 		s.VictimOrder = NativeVictimOrder(p.VictimOrder)
 	}
+	if p.Filter != nil {
+		s.Filter = registered(t, "filter", func() policy.Filter { return NativeFilter(p.Filter, p.FilterOptions...) })
+	}
+	if p.Score != nil {
+		s.Score = registered(t, "score", func() policy.Score { return NativeScore(p.Score, p.ScoreOptions...) })
+	}
 	return s
+}
+
+// registered returns what build returns, or fails t with what the
+// module's Register of the package pkg would panic with.
+func registered[P any](t *testing.T, pkg string, build func() P) P {
+	t.Helper()
+	var (
+		p   P
+		msg any
+	)
+	func() {
+		defer func() { msg = recover() }()
+		p = build()
+	}()
+	if msg != nil {
+		t.Fatalf("policytest.Policy: %s.Register would panic: %v", pkg, msg)
+	}
+	return p
 }
 
 // checkedGates fails the test on a gate the host would refuse from a
@@ -285,6 +344,51 @@ func Hints(q policy.QueueingHint, ev abi.EventView, pods ...*abi.Pod) []abi.Hint
 	out := make([]abi.Hint, len(pods))
 	q.Hints(ev, views, out)
 	return out
+}
+
+// Verdicts asks f about pod on nodes as the host's filter plugin does: the
+// pre-step, then one Filter call over all the nodes. It returns one verdict
+// per node, or nil when the pre-step skips the pod (the host then passes
+// every node). It fails t when a call fails.
+func Verdicts(t testing.TB, f policy.Filter, pod *abi.Pod, nodes ...policy.PlacementNode) []policy.FilterVerdict {
+	t.Helper()
+	out, err := verdicts(f, PodView(pod), nodes)
+	if err != nil {
+		t.Fatalf("filter: %v", err)
+	}
+	return out
+}
+
+func verdicts(f policy.Filter, pod abi.PodView, nodes []policy.PlacementNode) ([]policy.FilterVerdict, error) {
+	ok, err := f.PreFilter(pod)
+	if err != nil || !ok {
+		return nil, err
+	}
+	out := make([]policy.FilterVerdict, len(nodes))
+	return out, f.Filter(pod, nodes, out)
+}
+
+// Scores asks s about pod on nodes as the host's score plugin does: the
+// pre-step, then one Score call over all the nodes. It returns the module's
+// scores, one per node, before the host scales them (see package score),
+// or nil when the pre-step skips the pod (the host then adds nothing). It
+// fails t when a call fails.
+func Scores(t testing.TB, s policy.Score, pod *abi.Pod, nodes ...policy.PlacementNode) []int64 {
+	t.Helper()
+	out, err := scores(s, PodView(pod), nodes)
+	if err != nil {
+		t.Fatalf("score: %v", err)
+	}
+	return out
+}
+
+func scores(s policy.Score, pod abi.PodView, nodes []policy.PlacementNode) ([]int64, error) {
+	ok, err := s.PreScore(pod)
+	if err != nil || !ok {
+		return nil, err
+	}
+	out := make([]int64, len(nodes))
+	return out, s.Score(pod, nodes, out)
 }
 
 // Order asks v to order victims and returns the indices, most important first.

@@ -35,10 +35,18 @@ func (p Policy) wasm(t *testing.T) Slots {
 	limits.Deadline = wasmDeadline
 	m := LoadModule(t, p.WasmPath, limits)
 
+	// An export that several slots require (the placement slots' node
+	// sync) does not say which of them the module implements.
+	required := map[string]int{}
+	for _, s := range abi.Slots {
+		for _, name := range s.RequiredExports() {
+			required[name]++
+		}
+	}
 	for _, s := range abi.Slots {
 		exported := 0
 		for _, name := range s.RequiredExports() {
-			if m.HasExport(name) {
+			if required[name] == 1 && m.HasExport(name) {
 				exported++
 			}
 		}
@@ -67,6 +75,17 @@ func (p Policy) wasm(t *testing.T) Slots {
 	}
 	if s.BackoffSort != nil {
 		checkKeyed(t, abi.SlotBackoffSort, s.BackoffSort.Keyed(), p.BackoffSort.Key != nil)
+	}
+	if s.Filter != nil {
+		want := NativeFilter(p.Filter, p.FilterOptions...).Options().FilterEvents
+		if diff := cmp.Diff(want, s.Filter.Options().FilterEvents); diff != "" {
+			t.Errorf("%s declares other filter events than the policytest.Policy's FilterOptions (is the module stale? run `make policies`) (-want, +got):\n%s", p.WasmPath, diff)
+		}
+	}
+	if s.Score != nil {
+		if want, got := NativeScore(p.Score, p.ScoreOptions...).Options().ScoreNormalized, s.Score.Options().ScoreNormalized; got != want {
+			t.Errorf("the module's scores are normalised: %v; the policytest.Policy's ScoreOptions say %v (is the module stale? run `make policies`)", got, want)
+		}
 	}
 	if s.QueueingHint != nil {
 		want, err := hint.Registrations(p.QueueingHint)
@@ -163,6 +182,8 @@ var (
 	_ policy.PreEnqueue   = zeroFallback{}
 	_ policy.QueueingHint = zeroFallback{}
 	_ policy.VictimOrder  = zeroFallback{}
+	_ policy.Filter       = zeroFallback{}
+	_ policy.Score        = zeroFallback{}
 )
 
 func (zeroFallback) Less(a, b abi.PodView) bool                     { return false }
@@ -174,6 +195,17 @@ func (zeroFallback) Registrations() []abi.Registration              { return nil
 func (zeroFallback) Hints(abi.EventView, []abi.PodView, []abi.Hint) {}
 func (zeroFallback) Order(_ abi.PodView, _ []abi.Victim, order []uint32) {
 	clear(order)
+}
+func (zeroFallback) Options() abi.PlacementOptions       { return abi.PlacementOptions{} }
+func (zeroFallback) PreFilter(abi.PodView) (bool, error) { return false, nil }
+func (zeroFallback) PreScore(abi.PodView) (bool, error)  { return false, nil }
+func (zeroFallback) Filter(_ abi.PodView, _ []policy.PlacementNode, out []policy.FilterVerdict) error {
+	clear(out)
+	return nil
+}
+func (zeroFallback) Score(_ abi.PodView, _ []policy.PlacementNode, out []int64) error {
+	clear(out)
+	return nil
 }
 
 // logWriter sends the runtime's log lines (load warnings, guest output) to
