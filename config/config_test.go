@@ -647,7 +647,8 @@ func sample(name string) string {
 		return v
 	}
 	switch {
-	case strings.HasSuffix(name, "sha256"):
+	case strings.HasSuffix(name, "sha256"), strings.HasSuffix(name, "failurePolicy"):
+		// Either alone, without a module, is refused.
 		return ""
 	case strings.HasSuffix(name, "module"):
 		return "m.wasm"

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -116,8 +117,23 @@ func slotKey(name string, check func(string) error, field func(*target) *string,
 	return bind(name, kindString, "", help, toString, check, same[string], field)
 }
 
-// policyFields are the keys of one slot under policies.<slot>.
-var policyFields = []string{"module", "sha256"}
+// policyFields are the keys of one slot under policies.<slot>: the
+// placement slots also have a failurePolicy.
+func policyFields(s abi.Slot) []string {
+	if s.Placement() {
+		return []string{"module", "sha256", "failurePolicy"}
+	}
+	return []string{"module", "sha256"}
+}
+
+// checkFailurePolicy allows a placement slot's failure policies.
+func checkFailurePolicy(v string) error {
+	switch v {
+	case "", "Fail", "Ignore":
+		return nil
+	}
+	return fmt.Errorf("%q: use Fail (a failing module rejects the nodes for the attempt) or Ignore (a failing module is skipped)", v)
+}
 
 // keys is every fixed key the configuration knows, in documentation order.
 // The keys of additional profiles repeat the policies.* keys under
@@ -217,6 +233,12 @@ var keys = func() []key {
 			slotKey("policies."+s.String()+".sha256", checkSHA256, func(t *target) *string { return &t.slots[i].SHA256 },
 				"sha256 the "+s.String()+" module file must have (empty: not pinned; not allowed with module "+NativeModule+")"),
 		)
+		if s.Placement() {
+			ks = append(ks, slotKey("policies."+s.String()+".failurePolicy", checkFailurePolicy, func(t *target) *string { return &t.slots[i].FailurePolicy },
+				"what the "+s.String()+" slot does when its module fails (traps, overruns its deadline, answers garbage, breaker open): Fail "+
+					"(rejects the nodes for this attempt, so the pod retries with backoff and never runs where the policy did not approve) or Ignore (the slot is skipped); empty: "+
+					map[bool]string{true: "Fail", false: "Ignore"}[s == abi.SlotFilter]))
+		}
 	}
 	return ks
 }()

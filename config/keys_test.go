@@ -75,6 +75,13 @@ func TestKeyRoundTrip(t *testing.T) {
 			c.Policies[s] = Module{Path: path, SHA256: pin}
 			c.Profiles[0].Policies[s] = Module{Path: path, SHA256: pin}
 		}})
+		if s.Placement() {
+			fp := "policies." + s.String() + ".failurePolicy"
+			add(fp, roundTrip{over: map[string]string{module: path, fp: "Ignore"}, want: func(c *Config) {
+				c.Policies[s] = Module{Path: path, FailurePolicy: "Ignore"}
+				c.Profiles[0].Policies[s] = Module{Path: path, FailurePolicy: "Ignore"}
+			}})
+		}
 	}
 
 	var names []string

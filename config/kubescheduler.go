@@ -521,10 +521,10 @@ func decodePolicies(raw []byte, first bool, store func(key string, v any) error)
 		fields, ok := v.(map[string]any)
 		var allowed []string
 		prefix := ""
-		_, isSlot := abi.ParseSlot(name)
+		slot, isSlot := abi.ParseSlot(name)
 		switch {
 		case isSlot:
-			allowed, prefix = policyFields, "policies."+name+"."
+			allowed, prefix = policyFields(slot), "policies."+name+"."
 		case name == "sandbox" && !first:
 			errs = append(errs, fmt.Errorf("args.sandbox: the sandbox limits apply to every profile: set them in the first profile's %s entry", PoliciesPlugin))
 			continue

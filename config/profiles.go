@@ -136,7 +136,7 @@ func (p profileValues) bind(name string) (slotValues, []error) {
 func profileFieldKeys() []string {
 	var out []string
 	for _, s := range abi.Slots {
-		for _, f := range policyFields {
+		for _, f := range policyFields(s) {
 			out = append(out, "policies."+s.String()+"."+f)
 		}
 	}
@@ -151,6 +151,11 @@ func policies(prefix string, slots *slotValues) (map[abi.Slot]Module, []error) {
 	for i, s := range abi.Slots {
 		m := slots[i]
 		switch {
+		case m.Path == NativeModule && s.Placement():
+			errs = append(errs, fmt.Errorf("%spolicies.%s.module: the %s slot has no policy compiled into the binary: set a module file, or leave it empty for no %s policy",
+				prefix, s, s, s))
+		case m.Path == "" && m.FailurePolicy != "":
+			errs = append(errs, fmt.Errorf("%[1]spolicies.%[2]s.failurePolicy: set without %[1]spolicies.%[2]s.module: set the module file, or remove the failurePolicy (a SchedulingPolicy object carries its own)", prefix, s))
 		case m.Path == NativeModule && m.SHA256 != "":
 			errs = append(errs, fmt.Errorf("%[1]spolicies.%[2]s.sha256: set with %[1]spolicies.%[2]s.module %[3]s, the policy compiled into the binary, which has no file to pin: "+
 				"remove the sha256, or set the module to a file (a file named %[3]s is ./%[3]s)", prefix, s, NativeModule))

@@ -166,6 +166,10 @@ type Module struct {
 	// Native selects the slot's built-in reference policy compiled into the
 	// binary, run without the Wasm sandbox, instead of a module.
 	Native bool
+	// FailurePolicy is what a placement slot (filter, score) does when its
+	// module fails: "Fail", "Ignore", or "" for the slot's default (Fail for
+	// the filter, Ignore for the score). Always "" for the other slots.
+	FailurePolicy string
 }
 
 // NativeModule is the value of policies.<slot>.module that selects the

@@ -80,6 +80,8 @@ type profile struct {
 	set   *wasmslot.Set
 	queue *queue.Queue
 	sched *cycle.Scheduler
+	// placement is what the profile's WasmFilter and WasmScore call.
+	placement *policy.Placement
 }
 
 // Option configures New.
@@ -260,7 +262,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 		if !gangs {
 			qopts = append(qopts, queue.WithoutGroups())
 		}
-		p := &profile{name: pc.SchedulerName, queue: queue.New(qopts...)}
+		p := &profile{name: pc.SchedulerName, queue: queue.New(qopts...), placement: &policy.Placement{}}
 		a.profiles = append(a.profiles, p)
 		queues[p.name] = p.queue
 	}
@@ -300,7 +302,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 		// the scheduler also builds them timed, for the sampled cycles of
 		// scheduler_plugin_execution_duration_seconds.
 		pc := cfg.Profiles[i]
-		built, err := plugins.Build(handle, framework.Config{Plugins: pc.Plugins, PluginConfig: pc.PluginConfig})
+		built, err := plugins.Build(handle.WithPlacement(p.placement), framework.Config{Plugins: pc.Plugins, PluginConfig: pc.PluginConfig})
 		if err != nil {
 			return nil, fmt.Errorf("profile %s: plugins: %w", p.name, err)
 		}
@@ -323,8 +325,10 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 		p.set = wasmslot.NewSet(rt, Limits(cfg.Sandbox), counter, policy.Installer{
 			Sort: p.queue.SetSort, BackoffSort: p.queue.SetBackoffSort, PreEnqueue: p.queue.SetPreEnqueue,
 			QueueingHint: p.queue.SetQueueingHint, VictimOrder: p.sched.SetVictimOrder,
+			Filter: p.placement.SetFilter, Score: p.placement.SetScore,
 		}, wasmslot.WithBreaker(cfg.Sandbox.BreakerFailures, cfg.Sandbox.BreakerWindow))
-		if err := loadSlots(ctx, p.set, cfg.Profiles[i].Policies); err != nil {
+		p.placement.OnFilterSwap(filterSwapped(p, log))
+		if err := loadSlots(ctx, p.set, p.placement, cfg.Profiles[i].Policies); err != nil {
 			return nil, fmt.Errorf("profile %s: %w", p.name, err)
 		}
 		for slot, m := range p.set.Current() {
@@ -370,6 +374,23 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 		a.onClose(a.secure.Close)
 	}
 	return a, nil
+}
+
+// filterSwapped is what follows a change of p's filter slot: the queue
+// requeues the pods the filter rejected on the events the new module
+// declares (none when the slot is empty), and moves every pod the previous
+// filter rejected, whose verdict the change may undo.
+func filterSwapped(p *profile, log *slog.Logger) func() {
+	return func() {
+		var events []abi.FilterEvent
+		if f, _ := p.placement.Filter(); f != nil {
+			events = f.Options().FilterEvents
+		}
+		p.queue.SetPluginEvents(abi.PluginWasmFilter, events)
+		if n := p.queue.MovePlugin(abi.PluginWasmFilter, "WasmFilterSwap"); n > 0 {
+			log.Info("filter policy changed: pods it had rejected are retried", "profile", p.name, "pods", n)
+		}
+	}
 }
 
 // pdbs lists the PodDisruptionBudgets for preemption.

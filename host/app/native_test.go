@@ -31,7 +31,9 @@ import (
 func allNative() map[string]string {
 	over := map[string]string{}
 	for _, s := range abi.Slots {
-		over["policies."+s.String()+".module"] = config.NativeModule
+		if !s.Placement() { // no native placement policy
+			over["policies."+s.String()+".module"] = config.NativeModule
+		}
 	}
 	return over
 }
@@ -40,7 +42,9 @@ func allNative() map[string]string {
 func nativeNames() map[abi.Slot]string {
 	out := map[abi.Slot]string{}
 	for _, s := range abi.Slots {
-		out[s] = "native:" + policies.Builtin(s).Name
+		if !s.Placement() { // empty
+			out[s] = "native:" + policies.Builtin(s).Name
+		}
 	}
 	return out
 }
@@ -88,6 +92,7 @@ func newTestSet(t *testing.T, rec policy.Recorder) *wasmslot.Set {
 	set := wasmslot.NewSet(rt, limits, rec, policy.Installer{
 		Sort: func(policy.Sort) {}, BackoffSort: func(policy.BackoffSort) {}, PreEnqueue: func(policy.PreEnqueue) {},
 		QueueingHint: func(policy.QueueingHint) {}, VictimOrder: func(policy.VictimOrder) {},
+		Filter: func(policy.Filter) {}, Score: func(policy.Score) {},
 	})
 	t.Cleanup(func() {
 		if err := set.Close(ctx); err != nil {
@@ -105,7 +110,7 @@ func TestLoadSlotsNative(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := newTestSet(t, nil)
-	if err := loadSlots(context.Background(), set, cfg.Policies); err != nil {
+	if err := loadSlots(context.Background(), set, &policy.Placement{}, cfg.Policies); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(nativeNames(), currentNames(set)); diff != "" {
@@ -138,7 +143,7 @@ func TestReloadNative(t *testing.T) {
 	}
 	rec := &swapCounter{}
 	set := newTestSet(t, rec)
-	if err := loadSlots(ctx, set, cfg.Policies); err != nil {
+	if err := loadSlots(ctx, set, &policy.Placement{}, cfg.Policies); err != nil {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer

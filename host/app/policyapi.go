@@ -272,6 +272,10 @@ func (w *policyWatch) sync(ctx context.Context, refresh bool) {
 // limits were tried last. The caller holds swap.mu.
 func (w *policyWatch) load(ctx context.Context, prof *profile, key policyapi.SlotKey, p *policyapi.SchedulingPolicy) {
 	limits := specLimits(&p.Spec, w.limits)
+	if key.Slot.Placement() {
+		fp, _ := policy.ParseFailurePolicy(p.Spec.FailurePolicy) // validated
+		prof.placement.SetFailurePolicy(key.Slot, fp)
+	}
 	bin, err := w.module(p)
 	a := &attempt{uid: p.UID, pin: p.Spec.SHA256, limits: limits}
 	if bin != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
+	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/policies"
 )
@@ -22,10 +23,21 @@ type moduleSource struct {
 	sha256 string // the pin, lowercase hex; "" when not pinned
 	// native is the natively compiled policy; nil for a Wasm module.
 	native *policies.NativePolicy
+	// empty: a placement slot with no module (its plugin does nothing).
+	empty bool
+	// failure is a placement slot's failure policy.
+	failure policy.FailurePolicy
 }
 
 // source reads the module configured for slot, or picks its native policy.
 func source(slot abi.Slot, files map[abi.Slot]config.Module) (moduleSource, error) {
+	fp, err := policy.ParseFailurePolicy(files[slot].FailurePolicy)
+	if err != nil {
+		return moduleSource{}, fmt.Errorf("policy for slot %s: %w", slot, err)
+	}
+	if slot.Placement() && files[slot].Path == "" {
+		return moduleSource{name: "none", empty: true}, nil
+	}
 	if f, ok := files[slot]; ok && f.Native {
 		np, ok := policies.Native(slot)
 		if !ok {
@@ -38,23 +50,39 @@ func source(slot abi.Slot, files map[abi.Slot]config.Module) (moduleSource, erro
 		if err != nil {
 			return moduleSource{}, fmt.Errorf("policy for slot %s: %w", slot, err)
 		}
-		return moduleSource{name: f.Path, bin: bin, sha256: f.SHA256}, nil
+		return moduleSource{name: f.Path, bin: bin, sha256: f.SHA256, failure: fp}, nil
 	}
 	b := policies.Builtin(slot)
 	return moduleSource{name: "builtin:" + b.Name, bin: b.Wasm}, nil
 }
 
-// load installs the source in slot of set.
-func (m moduleSource) load(ctx context.Context, set *wasmslot.Set, slot abi.Slot) error {
+// load installs the source in slot of set, and a placement slot's failure
+// policy in pl.
+func (m moduleSource) load(ctx context.Context, set *wasmslot.Set, pl *policy.Placement, slot abi.Slot) error {
+	m.setFailure(pl, slot)
+	if m.empty {
+		return set.Empty(slot)
+	}
 	if m.native != nil {
 		return set.LoadNative(slot, m.native.Name, m.native.Impl)
 	}
 	return set.Load(ctx, slot, m.name, m.bin, m.sha256)
 }
 
+// setFailure installs a placement slot's failure policy in pl (nothing for
+// the other slots).
+func (m moduleSource) setFailure(pl *policy.Placement, slot abi.Slot) {
+	if slot.Placement() {
+		pl.SetFailurePolicy(slot, m.failure)
+	}
+}
+
 // serves reports whether cur, what a Set reports for a slot, is this source
 // already: the same native policy, or the same name and content.
 func (m moduleSource) serves(cur wasmslot.ModuleInfo) bool {
+	if m.empty {
+		return cur.Name == ""
+	}
 	if m.native != nil || cur.IsNative() {
 		return m.native != nil && cur.IsNative() && cur.Name == m.name
 	}
@@ -78,13 +106,13 @@ func digest(bin []byte) string {
 // Set.LoadNative), or fails with the first slot that cannot be loaded (at
 // start-up, a bad module is fatal: the operator gets the error at once rather
 // than a scheduler on native defaults).
-func loadSlots(ctx context.Context, set *wasmslot.Set, files map[abi.Slot]config.Module) error {
+func loadSlots(ctx context.Context, set *wasmslot.Set, pl *policy.Placement, files map[abi.Slot]config.Module) error {
 	for _, slot := range abi.Slots {
 		src, err := source(slot, files)
 		if err != nil {
 			return err
 		}
-		if err := src.load(ctx, set, slot); err != nil {
+		if err := src.load(ctx, set, pl, slot); err != nil {
 			return fmt.Errorf("policy for slot %s: %w", slot, err)
 		}
 	}

@@ -72,9 +72,10 @@ func (s *swapper) restore(ctx context.Context, key policyapi.SlotKey, why string
 		return
 	}
 	if src.serves(p.set.Current()[key.Slot]) {
+		src.setFailure(p.placement, key.Slot)
 		return
 	}
-	if err := src.load(ctx, p.set, key.Slot); err != nil {
+	if err := src.load(ctx, p.set, p.placement, key.Slot); err != nil {
 		s.log.Error("restoring the configured module refused; the previous module keeps serving", "trigger", why, "profile", p.name, "slot", key.Slot.String(), "module", src.name, "err", err)
 		return
 	}
@@ -244,10 +245,11 @@ func (s *swapper) reload(ctx context.Context, why string) {
 				continue
 			}
 			if src.serves(cur[slot]) {
+				src.setFailure(p.placement, slot)
 				continue
 			}
 			start := time.Now()
-			if err := src.load(ctx, p.set, slot); err != nil {
+			if err := src.load(ctx, p.set, p.placement, slot); err != nil {
 				s.log.Error("policy swap refused; the previous module keeps serving", "trigger", why, "profile", p.name, "slot", slot.String(), "module", src.name, "err", err)
 				continue
 			}

@@ -75,6 +75,9 @@ func FindFeasible(ctx context.Context, ps *PodState, nodes []*cache.NodeInfo, st
 		want = n
 	}
 	offset := start % n
+	if ps.batch != nil {
+		return findWithBatch(ctx, ps, cands, numAll, start, offset, want, workers, diag)
+	}
 	done := ctx.Done()
 
 	if workers <= 1 || n == 1 {
@@ -85,7 +88,7 @@ func FindFeasible(ctx context.Context, ps *PodState, nodes []*cache.NodeInfo, st
 				break
 			}
 			ni := cands[(offset+i)%n]
-			st := Filter(ps, ni)
+			st := filterNative(ps, ni)
 			if st == nil {
 				processed++
 				if feasible = append(feasible, ni); len(feasible) == want {
@@ -105,7 +108,7 @@ func FindFeasible(ctx context.Context, ps *PodState, nodes []*cache.NodeInfo, st
 
 	results := diag.scratchFor(n)
 	defer clear(results)
-	filterParallel(ctx, ps, cands, offset, want, workers, results)
+	filterParallel(ctx, ps, cands, offset, n, want, workers, results)
 
 	feasible = make([]*cache.NodeInfo, 0, want)
 	processed := 0
@@ -133,12 +136,14 @@ func FindFeasible(ctx context.Context, ps *PodState, nodes []*cache.NodeInfo, st
 	return feasible, (start + processed) % numAll
 }
 
-// filterParallel filters cands round robin from offset with workers
-// goroutines, each taking chunks in order, and stores each node's verdict in
-// results (passed for a feasible node, nil for one not looked at). It stops
-// once want nodes passed, at an Error, or when ctx is done.
-func filterParallel(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, offset, want, workers int, results []*Status) {
-	n := len(cands)
+// filterParallel filters count of cands round robin from offset with
+// workers goroutines, each taking chunks in order, and stores each node's
+// verdict in results, indexed from offset (passed for a feasible node, nil
+// for one not looked at); nodes whose result is already set are skipped. It
+// stops once want nodes passed, at an Error, or when ctx is done.
+func filterParallel(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, offset, count, want, workers int, results []*Status) {
+	n := count
+	all := len(cands)
 	done := ctx.Done()
 	var found atomic.Int64
 	var stop atomic.Bool
@@ -157,12 +162,15 @@ func filterParallel(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, 
 					if stop.Load() {
 						return
 					}
+					if results[i] != nil {
+						continue
+					}
 					select {
 					case <-done:
 						return
 					default:
 					}
-					st := Filter(ps, cands[(offset+i)%n])
+					st := filterNative(ps, cands[(offset+i)%all])
 					switch {
 					case st == nil:
 						results[i] = passed

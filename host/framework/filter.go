@@ -20,7 +20,22 @@ var statusNoNode = &Status{Code: Error, Err: errors.New("node info has no node")
 //
 // On a node with nominated pods (AddNominated) the node must fit with them
 // added, and without them too when a filter keeps state about other pods.
+// The pod's BatchFilters run last, on ni alone.
 func Filter(ps *PodState, ni *cache.NodeInfo) *Status {
+	if st := filterNative(ps, ni); st != nil || ps.batch == nil {
+		return st
+	}
+	for _, b := range ps.batch {
+		if st := b.Filter(ni); st != nil {
+			return st
+		}
+	}
+	return nil
+}
+
+// filterNative is Filter without the BatchFilters: what FindFeasible runs
+// per node before it runs them over the nodes that passed.
+func filterNative(ps *PodState, ni *cache.NodeInfo) *Status {
 	if ni.Node() == nil {
 		return statusNoNode
 	}

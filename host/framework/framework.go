@@ -48,6 +48,22 @@ type PodFilter interface {
 	Filter(ni *cache.NodeInfo) *Status
 }
 
+// BatchFilter is a PodFilter that judges many nodes in one call: a Wasm
+// filter, which pays per call rather than per node. The profile runs it
+// after the other filters, whatever its place in the plugin list, so it only
+// sees the nodes they accepted: FindFeasible calls FilterBatch once over
+// the nodes that passed them (again over more nodes only when it rejected
+// too many to reach the number wanted); Filter, for one node (preemption's
+// dry runs, the cycle's check of a nominated node), calls the PodFilter's
+// Filter.
+type BatchFilter interface {
+	PodFilter
+	// FilterBatch writes into out[i] the verdict on nodes[i]: nil for a
+	// node that passes, or a rejection as a PodFilter's; an Error fails the
+	// search.
+	FilterBatch(nodes []*cache.NodeInfo, out []*Status)
+}
+
 // PodUpdater is implemented by a PodFilter whose pre-filter state counts
 // pods on other nodes (upstream's PreFilterExtensions: InterPodAffinity and
 // PodTopologySpread). Preemption's dry runs add and remove pods on a copy of

@@ -13,6 +13,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/wasmsched/wasmsched/host/dra"
+	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/volume"
 )
 
@@ -30,6 +31,9 @@ type Handle struct {
 	// enabled is the profile being built's plugin set (Registry.Build):
 	// nil outside a build.
 	enabled func(plugin string, pt Point) bool
+	// placement is the profile's placement slots (WithPlacement); nil:
+	// none, the Wasm placement plugins do nothing.
+	placement *policy.Placement
 }
 
 // handleState is what a Handle's copies share.
@@ -48,6 +52,10 @@ type handleState struct {
 	volOnce sync.Once
 	volumes *volume.Caches
 	volErr  error
+
+	// shared holds what Shared built, by key.
+	sharedMu sync.Mutex
+	shared   map[any]any
 }
 
 // HandleOptions are what NewHandle builds a Handle of.
@@ -119,6 +127,37 @@ func (h Handle) Volumes() (*volume.Caches, error) {
 		s.volumes, s.volErr = volume.NewCaches(pv, pvc)
 	})
 	return s.volumes, s.volErr
+}
+
+// WithPlacement returns a copy of h for one profile, whose placement slots
+// are p (host/app builds one per profile; the Wasm placement plugins read
+// the policies there).
+func (h Handle) WithPlacement(p *policy.Placement) Handle {
+	h.placement = p
+	return h
+}
+
+// Placement is the profile's placement slots; nil when the Handle was not
+// given any (the Wasm placement plugins then do nothing).
+func (h Handle) Placement() *policy.Placement { return h.placement }
+
+// Shared returns the value stored under key, building it with build on the
+// first call: state a plugin's instances in every profile of the scheduler
+// share (the Wasm placement plugins' node records). key should be a
+// package's unexported type, as a context key.
+func (h Handle) Shared(key any, build func() any) any {
+	s := h.state()
+	s.sharedMu.Lock()
+	defer s.sharedMu.Unlock()
+	if v, ok := s.shared[key]; ok {
+		return v
+	}
+	if s.shared == nil {
+		s.shared = make(map[any]any)
+	}
+	v := build()
+	s.shared[key] = v
+	return v
 }
 
 // Enabled reports whether the profile being built runs plugin at pt: a

@@ -2,6 +2,7 @@ package framework_test
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -25,12 +26,25 @@ import (
 
 // build is the in-tree registry's Build over a handle of l.
 func build(l Listers, c Config) (Built, error) {
-	return intree.InTree().Build(NewHandle(HandleOptions{Listers: l}), c)
+	return upstream().Build(NewHandle(HandleOptions{Listers: l}), c)
 }
+
+// upstream is the in-tree registry less wasmsched's own plugins (the
+// placement plugins, which do nothing without a module): upstream's
+// plugins, whose profiles the package's tests compare with upstream's.
+var upstream = sync.OnceValue(func() *Registry {
+	var rows []Row
+	for _, r := range intree.InTree().Rows() {
+		if !strings.HasPrefix(r.Name, "wasmsched.io/") {
+			rows = append(rows, r)
+		}
+	}
+	return MustRegistry(rows...)
+})
 
 // defaultProfileOver is the default profile over a handle of l.
 func defaultProfileOver(l Listers) *Profile {
-	p, err := intree.InTree().Default(NewHandle(HandleOptions{Listers: l}))
+	p, err := upstream().Default(NewHandle(HandleOptions{Listers: l}))
 	if err != nil {
 		panic(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	. "github.com/wasmsched/wasmsched/host/framework"
 	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
+	intree "github.com/wasmsched/wasmsched/host/framework/plugins"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -44,6 +45,32 @@ func TestDefaultProfile(t *testing.T) {
 		"PodTopologySpread": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1, "VolumeBinding": 1, "DynamicResources": 2}
 	if diff := cmp.Diff(wantWeights, got); diff != "" {
 		t.Errorf("score weights (-want, +got):\n%s", diff)
+	}
+}
+
+// TestDefaultProfileAddsPlacement: wasmsched's default profile is
+// upstream's followed by its two placement plugins (no-ops until their
+// slots have modules): WasmFilter after every filter, WasmScore weight 1.
+func TestDefaultProfileAddsPlacement(t *testing.T) {
+	p, err := intree.InTree().Default(NewHandle(HandleOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(defaultProfile().Plugins(), abi.PluginWasmFilter, abi.PluginWasmScore)
+	if diff := cmp.Diff(want, p.Plugins()); diff != "" {
+		t.Errorf("plugins (-want, +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(append(defaultProfile().FilterPlugins(), abi.PluginWasmFilter), p.FilterPlugins()); diff != "" {
+		t.Errorf("filter plugins (-want, +got):\n%s", diff)
+	}
+	var w int64
+	for _, e := range p.ScorePlugins() {
+		if e.Plugin.Name() == abi.PluginWasmScore {
+			w = e.Weight
+		}
+	}
+	if w != 1 {
+		t.Errorf("%s weight %d, want 1", abi.PluginWasmScore, w)
 	}
 }
 

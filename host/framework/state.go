@@ -27,8 +27,11 @@ type PodState struct {
 	// them).
 	filters   []PodFilter
 	scorers   []weightedScorer
-	filterArr [14]PodFilter
-	scorerArr [9]weightedScorer
+	filterArr [15]PodFilter
+	scorerArr [10]weightedScorer
+	// batch are the pod's BatchFilters, in profile order; they run after
+	// filters (nil: none, the usual case).
+	batch []BatchFilter
 	// updaters are the indexes in filters of the PodUpdaters (nil for
 	// none: a pod without inter-pod affinity or spread constraints).
 	updaters []int
@@ -114,6 +117,10 @@ func (p *Profile) Prepare(pod *cache.PodInfo, snap *cache.Snapshot) (*PodState, 
 		}
 		if p.keep != nil && p.keep[i] && filter != nil {
 			ps.kept = append(ps.kept, keptFilter{pl.Name(), filter})
+		}
+		if b, ok := filter.(BatchFilter); ok && !p.noFilter[i] {
+			ps.batch = append(ps.batch, b)
+			filter = nil
 		}
 		if filter != nil && !p.noFilter[i] {
 			if _, ok := filter.(PodUpdater); ok {
@@ -270,7 +277,7 @@ func (ps *PodState) Clone() *PodState {
 	if ps.updaters == nil {
 		return ps
 	}
-	c := &PodState{pod: ps.pod, profile: ps.profile, snap: ps.snap, updaters: ps.updaters,
+	c := &PodState{pod: ps.pod, profile: ps.profile, snap: ps.snap, updaters: ps.updaters, batch: ps.batch,
 		nodeNames: ps.nodeNames, restrictedBy: ps.restrictedBy, absent: ps.absent, kept: ps.kept}
 	c.filters = append(c.filterArr[:0], ps.filters...)
 	c.scorers = append(c.scorerArr[:0], ps.scorers...)
@@ -334,8 +341,14 @@ func (ps *PodState) AddNominated(ni *cache.NodeInfo, pods []*cache.PodInfo) {
 // profile: none of it is on the cycle's path.
 
 // Filters are the pod's filters, in profile order, the plugins it skipped
-// left out. The slice is the caller's.
-func (ps *PodState) Filters() []PodFilter { return slices.Clone(ps.filters) }
+// left out, its BatchFilters last. The slice is the caller's.
+func (ps *PodState) Filters() []PodFilter {
+	out := slices.Clone(ps.filters)
+	for _, b := range ps.batch {
+		out = append(out, b)
+	}
+	return out
+}
 
 // HasUpdaters reports whether one of the pod's filters is a PodUpdater
 // (its state counts pods on other nodes).

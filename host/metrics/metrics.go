@@ -44,7 +44,7 @@ func NewPolicy(reg prometheus.Registerer) (*Policy, error) {
 	}, []string{"slot"})
 	fallbacks := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "wasmsched_policy_fallbacks_total",
-		Help: "Decisions answered by a slot's native default because its module failed, by slot.",
+		Help: "Decisions answered by a slot's native default because its module failed (filter, score: decided by the slot's failure policy), by slot.",
 	}, []string{"slot"})
 	durations := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "wasmsched_policy_call_duration_seconds",

@@ -82,6 +82,9 @@ func Pod(pod *v1.Pod, group *GroupInfo, q abi.PodQueueState, plugins Plugins) ab
 		HostPorts:            hostPorts(pod),
 		RequiredAffinity:     requiredAffinity(pod.Spec.Affinity),
 	}
+	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+		p.OwnerKind = ref.Kind
+	}
 	p.Claims, p.EphemeralClaims, p.VolumeDrivers = podVolumes(pod)
 	p.ResourceClaims = podResourceClaims(pod)
 	p.SetQueueState(q)
@@ -98,6 +101,22 @@ func Pod(pod *v1.Pod, group *GroupInfo, q abi.PodQueueState, plugins Plugins) ab
 		}
 	}
 	return p
+}
+
+// NamespaceLabels returns a namespace's labels in record form, sorted by key
+// (abi.Pod.NamespaceLabels).
+func NamespaceLabels(labels map[string]string) []abi.KV { return sortedKVs(labels) }
+
+// Images returns a node's images in record form: one entry per image name,
+// with the image's size (abi.Node.Images).
+func Images(node *v1.Node) []abi.Image {
+	var out []abi.Image
+	for _, img := range node.Status.Images {
+		for _, name := range img.Names {
+			out = append(out, abi.Image{Name: name, Size: img.SizeBytes})
+		}
+	}
+	return out
 }
 
 // GroupName is the PodGroup a pod belongs to

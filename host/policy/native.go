@@ -16,7 +16,22 @@ var (
 	_ PreEnqueue   = Admit{}
 	_ QueueingHint = AlwaysQueue{}
 	_ VictimOrder  = Importance{}
+	_ Filter       = None{}
+	_ Score        = None{}
 )
+
+// None is an empty placement slot: it concerns no pod, so the filter passes
+// every node and the score adds nothing.
+type None struct{}
+
+func (None) Options() abi.PlacementOptions       { return abi.PlacementOptions{} }
+func (None) PreFilter(abi.PodView) (bool, error) { return false, nil }
+func (None) PreScore(abi.PodView) (bool, error)  { return false, nil }
+func (None) Filter(_ abi.PodView, _ []PlacementNode, out []FilterVerdict) error {
+	clear(out)
+	return nil
+}
+func (None) Score(_ abi.PodView, _ []PlacementNode, out []int64) error { clear(out); return nil }
 
 // PrioritySort is upstream's PrioritySort: higher priority first, then the
 // pod that entered the queue earlier.

@@ -15,6 +15,10 @@ type Installer struct {
 	PreEnqueue   func(PreEnqueue)
 	QueueingHint func(QueueingHint)
 	VictimOrder  func(VictimOrder)
+	// Filter and Score are the placement slots' (Placement.SetFilter and
+	// SetScore); they also receive nil when a slot is emptied.
+	Filter func(Filter)
+	Score  func(Score)
 }
 
 // Spec is one row of the slot table: what the host knows about one slot
@@ -31,12 +35,27 @@ type Spec struct {
 	SDK string
 	// Default is the slot's native default, which behaves like upstream
 	// kube-scheduler: what a Wasm adapter of the slot answers with when its
-	// module fails.
+	// module fails. The placement slots' default, [None], is what an empty
+	// slot does (nothing); their adapters report failures instead, and the
+	// slot's FailurePolicy decides.
 	Default any
 
 	implements func(impl any) bool
 	installs   func(in Installer) bool
 	install    func(in Installer, impl any)
+	empty      func(in Installer)
+}
+
+// Empty installs nothing in a placement slot (the zero policy, nil), which
+// turns its plugin off. It reports false, and does nothing, for the other
+// slots, which always serve a policy, and when in has no function for the
+// slot.
+func (s *Spec) Empty(in Installer) bool {
+	if !s.Slot.Placement() || !s.installs(in) {
+		return false
+	}
+	s.empty(in)
+	return true
 }
 
 // Implements reports whether impl implements the slot's interface.
@@ -64,6 +83,7 @@ func row[P any](slot abi.Slot, iface, sdk string, def P, field func(Installer) f
 		implements: func(impl any) bool { _, ok := impl.(P); return ok },
 		installs:   func(in Installer) bool { return field(in) != nil },
 		install:    func(in Installer, impl any) { field(in)(impl.(P)) },
+		empty:      func(in Installer) { var zero P; field(in)(zero) },
 	}
 }
 
@@ -83,6 +103,10 @@ var table = [...]Spec{
 		func(in Installer) func(QueueingHint) { return in.QueueingHint }),
 	abi.SlotVictimOrder: row(abi.SlotVictimOrder, "VictimOrder", "victim", VictimOrder(Importance{}),
 		func(in Installer) func(VictimOrder) { return in.VictimOrder }),
+	abi.SlotFilter: row(abi.SlotFilter, "Filter", "filter", Filter(None{}),
+		func(in Installer) func(Filter) { return in.Filter }),
+	abi.SlotScore: row(abi.SlotScore, "Score", "score", Score(None{}),
+		func(in Installer) func(Score) { return in.Score }),
 }
 
 // Every slot has a row (TestTable checks that each row is its slot's).

@@ -32,6 +32,8 @@ func TestTable(t *testing.T) {
 			PreEnqueue:   func(policy.PreEnqueue) { got = append(got, "PreEnqueue") },
 			QueueingHint: func(policy.QueueingHint) { got = append(got, "QueueingHint") },
 			VictimOrder:  func(policy.VictimOrder) { got = append(got, "VictimOrder") },
+			Filter:       func(policy.Filter) { got = append(got, "Filter") },
+			Score:        func(policy.Score) { got = append(got, "Score") },
 		}
 		if !spec.Wired(in) || !spec.Install(in, spec.Default) || len(got) != 1 || got[0] != spec.Interface {
 			t.Errorf("slot %s: installing its default called %v, want [%s]", slot, got, spec.Interface)

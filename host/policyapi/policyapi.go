@@ -53,8 +53,16 @@ var sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // one module source, a well-formed pin and limits in range.
 func (s *Spec) Validate() error {
 	var errs []error
-	if _, ok := abi.ParseSlot(s.Slot); !ok {
+	slot, ok := abi.ParseSlot(s.Slot)
+	if !ok {
 		errs = append(errs, fmt.Errorf("spec.slot %q: want one of %s", s.Slot, abi.SlotNames()))
+	}
+	switch {
+	case s.FailurePolicy == "":
+	case ok && !slot.Placement():
+		errs = append(errs, fmt.Errorf("spec.failurePolicy: only the placement slots (filter, score) have one, not %s: remove it", s.Slot))
+	case s.FailurePolicy != "Fail" && s.FailurePolicy != "Ignore":
+		errs = append(errs, fmt.Errorf("spec.failurePolicy %q: want Fail or Ignore", s.FailurePolicy))
 	}
 	switch {
 	case len(s.Module.Inline) > 0 && s.Module.ConfigMapRef != nil:

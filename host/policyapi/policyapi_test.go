@@ -56,7 +56,9 @@ func TestValidate(t *testing.T) {
 		{"both", func(s *Spec) { s.Module.ConfigMapRef = &ConfigMapKeyRef{Name: "m", Key: "k"} }, "not both"},
 		{"neither", func(s *Spec) { s.Module = Module{} }, "exactly one of inline and configMapRef"},
 		{"ref without key", func(s *Spec) { s.Module = Module{ConfigMapRef: &ConfigMapKeyRef{Name: "m"}} }, "set both name and key"},
-		{"slot", func(s *Spec) { s.Slot = "filter" }, `spec.slot "filter": want one of queueSort`},
+		{"slot", func(s *Spec) { s.Slot = "placement" }, `spec.slot "placement": want one of queueSort`},
+		{"failurePolicy on a queue slot", func(s *Spec) { s.FailurePolicy = "Fail" }, `spec.failurePolicy: only the placement slots`},
+		{"failurePolicy unknown", func(s *Spec) { s.Slot, s.FailurePolicy = "filter", "Retry" }, `spec.failurePolicy "Retry": want Fail or Ignore`},
 		{"sha", func(s *Spec) { s.SHA256 = strings.Repeat("A", 64) }, "64 lowercase hex digits"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

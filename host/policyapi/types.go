@@ -53,7 +53,7 @@ type Spec struct {
 	// is the default profile (schedulerName).
 	Profile string `json:"profile,omitempty"`
 	// Slot is the ABI slot name: queueSort, backoffSort, preEnqueue,
-	// queueingHint or victimOrder.
+	// queueingHint, victimOrder, filter or score.
 	Slot string `json:"slot"`
 	// Module is where the module's bytes are.
 	Module Module `json:"module"`
@@ -62,6 +62,10 @@ type Spec struct {
 	SHA256 string `json:"sha256,omitempty"`
 	// Sandbox overrides the configured sandbox limits for this module.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// FailurePolicy is what a placement slot (filter, score) does when the
+	// module fails: Fail or Ignore; empty is the slot's default (Fail for
+	// the filter, Ignore for the score). Not allowed for the other slots.
+	FailurePolicy string `json:"failurePolicy,omitempty"`
 }
 
 // Module holds exactly one source of the module's bytes.

@@ -74,6 +74,10 @@ func (q *Queue) MoveOnEventFor(ev abi.Event, only func(abi.PodView) bool) {
 func (q *Queue) decide(ev abi.EventView, in interest, es []*entity, pool, gatesEliminated bool,
 	only func(abi.PodView) bool) []candidate {
 	views, refs, cands := q.scr.views[:0], q.scr.refs[:0], q.scr.cands[:0]
+	// The plugins whose hint the queue answers (Queue on their events),
+	// and what the slot registered, apart.
+	native := interestIn(q.nativeRegs, ev.Resource(), ev.Action()).mask
+	slot := interestIn(q.slotRegs, ev.Resource(), ev.Action())
 	for _, e := range es {
 		// A gated entity waits for the events of its gating plugin; the
 		// scheduling gates' only event is an update of the pod itself. An
@@ -97,7 +101,10 @@ func (q *Queue) decide(ev abi.EventView, in interest, es []*entity, pool, gatesE
 			if gatesEliminated && p.mask&q.gatesBit != 0 {
 				c.st = max(c.st, afterBackoff)
 			}
-			if !in.covers(p.mask &^ q.gatesBit) {
+			if p.mask&native != 0 {
+				c.st = max(c.st, afterBackoff)
+			}
+			if !slot.covers(p.mask &^ q.gatesBit &^ q.nativeMask) {
 				continue
 			}
 			q.refreshPod(p)
@@ -196,7 +203,13 @@ func (q *Queue) replay(p *Pod, events []*flightEvent, blind bool) strategy {
 			}
 			continue
 		}
-		if !interestIn(q.regs, ev.res, ev.act).covers(p.mask &^ q.gatesBit) {
+		if p.mask&interestIn(q.nativeRegs, ev.res, ev.act).mask != 0 {
+			st = afterBackoff
+			if !pending {
+				return st
+			}
+		}
+		if !interestIn(q.slotRegs, ev.res, ev.act).covers(p.mask &^ q.gatesBit &^ q.nativeMask) {
 			continue
 		}
 		views := q.scr.one[:0]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -48,14 +49,20 @@ type Queue struct {
 	preEnqueue policy.PreEnqueue
 	// native is the profile's native PreEnqueue plugins
 	// (SetNativePreEnqueue), asked before the slot; nil: none.
-	native   func(*v1.Pod) abi.Gate
-	hint     policy.QueueingHint
-	regs     []registration
-	plugins  pluginIndex
-	gatesBit uint64 // abi.PluginSchedulingGates's bit in plugins
-	labels   map[labelKey]string
-	staged   []placement // placements made under mu, applied by commit under amu
-	scr      scratch
+	native func(*v1.Pod) abi.Gate
+	hint   policy.QueueingHint
+	// regs are slotRegs (the QueueingHint slot's) and nativeRegs (the
+	// events of plugins whose hint the host answers itself, Queue:
+	// SetPluginEvents) together; nativeMask has those plugins' bits.
+	regs       []registration
+	slotRegs   []registration
+	nativeRegs []registration
+	nativeMask uint64
+	plugins    pluginIndex
+	gatesBit   uint64 // abi.PluginSchedulingGates's bit in plugins
+	labels     map[labelKey]string
+	staged     []placement // placements made under mu, applied by commit under amu
+	scr        scratch
 
 	// amu guards activeQ, both backoff heaps and their sort slots, the
 	// in-flight tracker, the pending counts and closed;
@@ -397,7 +404,7 @@ func (q *Queue) SetQueueingHint(h policy.QueueingHint) {
 
 func (q *Queue) setHint(h policy.QueueingHint) {
 	q.hint = h
-	q.regs = q.regs[:0]
+	q.slotRegs = q.slotRegs[:0]
 	for _, r := range h.Registrations() {
 		reg := registration{res: r.Resource, act: r.Actions}
 		if r.Plugin == abi.PluginWildcard {
@@ -405,8 +412,61 @@ func (q *Queue) setHint(h policy.QueueingHint) {
 		} else {
 			reg.bit = q.plugins.bit(r.Plugin)
 		}
-		q.regs = append(q.regs, reg)
+		q.slotRegs = append(q.slotRegs, reg)
 	}
+	q.regs = append(append(q.regs[:0], q.slotRegs...), q.nativeRegs...)
+}
+
+// SetPluginEvents makes the queue answer plugin's QueueingHint itself:
+// a pod plugin rejected moves (after its backoff) on any of events, without
+// asking the QueueingHint slot, which knows nothing of the plugin. It
+// replaces the plugin's earlier events; none leaves its pods to the slot
+// again. The Wasm filter's rejections are requeued this way, on the events
+// its module declares (abi.PlacementOptions.FilterEvents).
+func (q *Queue) SetPluginEvents(plugin string, events []abi.FilterEvent) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	bit := q.plugins.bit(plugin)
+	q.nativeRegs = slices.DeleteFunc(q.nativeRegs, func(r registration) bool { return r.bit == bit })
+	q.nativeMask &^= bit
+	for _, e := range events {
+		q.nativeRegs = append(q.nativeRegs, registration{res: e.Resource, act: e.Actions, bit: bit})
+		q.nativeMask |= bit
+	}
+	q.regs = append(append(q.regs[:0], q.slotRegs...), q.nativeRegs...)
+}
+
+// MovePlugin moves every pod of the unschedulable pool that plugin
+// rejected to backoffQ (activeQ once its backoff is over), as an event its
+// hint answers with Queue: what changed is the plugin itself (a swap of the
+// Wasm filter's module), which no cluster event describes. It returns how
+// many entities moved.
+func (q *Queue) MovePlugin(plugin, label string) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	bit := q.plugins.bit(plugin)
+	var cands []candidate
+	for _, e := range q.pool {
+		if e.gating != "" {
+			continue
+		}
+		if slices.ContainsFunc(e.pods(), func(p *Pod) bool { return p.mask&bit != 0 }) {
+			cands = append(cands, candidate{e: e, st: afterBackoff})
+		}
+	}
+	n := len(cands)
+	q.moveCandidates(cands, label)
+	// A pod in flight that the plugin rejects after the change must not
+	// sleep through it: the change is recorded as a wildcard event, which
+	// requeues it after backoff.
+	q.amu.Lock()
+	if q.flight.needed() {
+		view := q.encodeEvent(&abi.Event{Resource: abi.ResourceWildcard, Action: abi.ActionAll})
+		q.flight.record(q.flightEventOf(view, label, "", true))
+	}
+	q.amu.Unlock()
+	q.commit()
+	return n
 }
 
 // Stats counts the pods in each queue and what is in flight.

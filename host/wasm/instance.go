@@ -34,6 +34,12 @@ const (
 	FuncHintEvents
 	FuncQueueingHint
 	FuncVictimOrder
+	FuncNodes
+	FuncFilter
+	FuncScore
+	FuncPreFilter
+	FuncPreScore
+	FuncPlacementOptions
 	numFuncs
 )
 
@@ -50,6 +56,13 @@ var funcExports = [numFuncs]string{
 	FuncHintEvents:      abi.ExportHintEvents,
 	FuncQueueingHint:    abi.ExportQueueingHint,
 	FuncVictimOrder:     abi.ExportVictimOrder,
+
+	FuncNodes:            abi.ExportNodes,
+	FuncFilter:           abi.ExportFilter,
+	FuncScore:            abi.ExportScore,
+	FuncPreFilter:        abi.ExportPreFilter,
+	FuncPreScore:         abi.ExportPreScore,
+	FuncPlacementOptions: abi.ExportPlacementOptions,
 }
 
 // Export is the export name of f (one of the abi.Export* constants).
@@ -104,7 +117,18 @@ type Instance struct {
 	broken         bool   // trapped, interrupted or returned garbage: discard
 	released       bool   // in the free list; guarded by Module.mu
 	out            [2]lineBuffer
+	// value is the host's state about this instance's guest memory (the
+	// placement adapters' record of which nodes it holds); a new instance
+	// starts with none.
+	value any
 }
+
+// Value returns what SetValue stored on the instance, nil for a new one.
+func (i *Instance) Value() any { return i.value }
+
+// SetValue stores v on the instance: host state that describes the
+// instance's guest memory and so lives and dies with it.
+func (i *Instance) SetValue(v any) { i.value = v }
 
 type instanceKey struct{}
 

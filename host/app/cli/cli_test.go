@@ -3,10 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wasmsched/wasmsched/abi"
 )
 
 func runCLI(args ...string) (int, string, string) {
@@ -17,7 +20,7 @@ func runCLI(args ...string) (int, string, string) {
 
 func TestVersion(t *testing.T) {
 	code, out, _ := runCLI("version")
-	if code != 0 || !strings.Contains(out, "policy ABI 1.2") {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("policy ABI 1.%d", abi.VersionMinor)) {
 		t.Errorf("version: code %d, output %q", code, out)
 	}
 }
@@ -37,7 +40,7 @@ func TestPolicyValidate(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("validate %s: code %d, stderr %q", example, code, errOut)
 	}
-	for _, want := range []string{"ABI        1.2 (host speaks 1.2)", "slots      queueSort (with sort key)", "imports    none", "wasmsched_queue_sort_less"} {
+	for _, want := range []string{fmt.Sprintf("ABI        1.%[1]d (host speaks 1.%[1]d)", abi.VersionMinor), "slots      queueSort (with sort key)", "imports    none", "wasmsched_queue_sort_less"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -72,7 +72,7 @@ func TestPolicyManifest(t *testing.T) {
 	}{
 		{"forbidden import", []string{filepath.Join("..", "..", "..", "host", "policy", "wasmslot", "testdata", "faults", "queueSort-fs.wasm"), "--slot", "queueSort"}, 1, "refused: load module \"../../../host/policy/wasmslot/testdata/faults/queueSort-fs.wasm\": forbidden imports"},
 		{"wrong slot", []string{fifo, "--slot", "preEnqueue"}, 1, "cannot serve the preEnqueue slot: it does not export wasmsched_pre_enqueue"},
-		{"unknown slot", []string{fifo, "--slot", "filter"}, 2, `--slot "filter": want one of queueSort, backoffSort`},
+		{"unknown slot", []string{fifo, "--slot", "placement"}, 2, `--slot "placement": want one of queueSort, backoffSort`},
 		{"no slot", []string{fifo}, 2, `--slot "": want one of`},
 		{"bad configmap", []string{fifo, "--slot", "queueSort", "--configmap", "nokey"}, 2, "want NAME/KEY"},
 		{"bad name", []string{fifo, "--slot", "queueSort", "--name", "Not_A_Name"}, 2, "not a valid object name"},

@@ -26,6 +26,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumebinding"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumerestrictions"
 	"github.com/wasmsched/wasmsched/host/framework/plugins/volumezone"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/wasmplacement"
 )
 
 // InTree is the registry of upstream v1.37.1's in-tree plugins
@@ -61,6 +62,10 @@ func InTree() *framework.Registry {
 		framework.Row{Name: abi.PluginDefaultBinder, Points: framework.PointsOf(framework.PointBind), Default: true},
 		nodedeclaredfeatures.Row(),
 		framework.Row{Name: abi.PluginGangScheduling, Points: framework.PointsOf(framework.PointPreEnqueue, framework.PointPermit)},
+		// wasmsched's own: the placement slots' plugins, no-ops while the
+		// slots are empty.
+		wasmplacement.FilterRow(),
+		wasmplacement.ScoreRow(),
 		framework.Row{Name: "DeferredPodScheduling", NotImplemented: "InPlacePodVerticalScalingSchedulerPreemption, alpha"},
 		framework.Row{Name: "TopologyPlacementGenerator", NotImplemented: "TopologyAwareWorkloadScheduling, alpha"},
 		framework.Row{Name: "PodGroupPodsCount", NotImplemented: "TopologyAwareWorkloadScheduling, alpha"},

@@ -58,6 +58,14 @@ var builders = [...]builder{
 	abi.SlotVictimOrder: build(func(m *wasm.Module, _ abi.Slot, fb policy.VictimOrder, rec policy.Recorder) (*VictimOrder, error) {
 		return NewVictimOrder(m, fb, rec)
 	}),
+	// The placement adapters report failures instead of falling back: the
+	// plugin applies the slot's failure policy.
+	abi.SlotFilter: build(func(m *wasm.Module, _ abi.Slot, _ policy.Filter, rec policy.Recorder) (*Filter, error) {
+		return NewFilter(m, rec)
+	}),
+	abi.SlotScore: build(func(m *wasm.Module, _ abi.Slot, _ policy.Score, rec policy.Recorder) (*Score, error) {
+		return NewScore(m, rec)
+	}),
 }
 
 // Every slot has a builder.

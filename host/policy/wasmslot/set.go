@@ -345,6 +345,35 @@ func (s *Set) loadNative(ss *setSlot, spec *policy.Spec, name string, impl any) 
 	return nil
 }
 
+// Empty empties a placement slot (filter or score): its policy is retired
+// and its module closed as a swap retires them, and the slot's plugin does
+// nothing until a module is loaded again. Current no longer reports the
+// slot. The other slots always serve a policy and cannot be emptied.
+// Emptying an empty slot succeeds and is not counted.
+func (s *Set) Empty(slot abi.Slot) error {
+	spec, ok := policy.SpecOf(slot)
+	if !ok || !slot.Placement() {
+		return fmt.Errorf("empty slot %s: only the placement slots (filter, score) can be empty; load a module to replace the policy", slot)
+	}
+	ss := &s.slots[slot]
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	old := ss.cur.Load()
+	if old == nil {
+		return nil
+	}
+	if !spec.Empty(s.install) {
+		return fmt.Errorf("empty slot %s: the policy set has no installer for it (a host bug: report it)", slot)
+	}
+	ss.cur.Store(nil)
+	old.retire(nil)
+	if old.mod != nil {
+		_ = old.mod.Close(context.Background())
+	}
+	s.rec.Swapped(slot, "emptied")
+	return nil
+}
+
 func checkSHA256Hex(h string) error {
 	if b, err := hex.DecodeString(h); err != nil || len(b) != sha256.Size || strings.ToLower(h) != h {
 		return fmt.Errorf("%q is not a sha256: want 64 lowercase hex digits (sha256sum FILE prints it)", h)
