@@ -287,6 +287,9 @@ func (s *Scheduler) schedulePod(ctx context.Context, p *queue.Pod) {
 	}
 	pl := s.placement(pod)
 	node, ps, f := s.place(ctx, pl)
+	// The filters' holds last until the pod is placed, or found
+	// unschedulable and its preemption tried.
+	defer ps.Done()
 	if node == "" {
 		s.postFilter(ctx, p, ps, &f)
 		s.fail(ctx, p, f, start)

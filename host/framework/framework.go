@@ -64,6 +64,13 @@ type BatchFilter interface {
 	FilterBatch(nodes []*cache.NodeInfo, out []*Status)
 }
 
+// Releaser is implemented by a PodFilter that holds something for the
+// pod's scheduling cycle (WasmFilter holds the module it began with, so a
+// swap mid-cycle does not change the judge): PodState.Done releases it.
+type Releaser interface {
+	Release()
+}
+
 // PodUpdater is implemented by a PodFilter whose pre-filter state counts
 // pods on other nodes (upstream's PreFilterExtensions: InterPodAffinity and
 // PodTopologySpread). Preemption's dry runs add and remove pods on a copy of

@@ -192,6 +192,21 @@ func (ps *PodState) restrict(last string) *Status {
 	return nil
 }
 
+// Done ends the pod's scheduling cycle for its filters: those that hold
+// something for it (Releaser) let go. The cycle calls it once the pod is
+// placed or found unschedulable, preemption's dry runs included; Clones
+// share the originals' holds. It is nil-safe, and idempotent.
+func (ps *PodState) Done() {
+	if ps == nil {
+		return
+	}
+	for _, b := range ps.batch {
+		if r, ok := b.(Releaser); ok {
+			r.Release()
+		}
+	}
+}
+
 // Pod is the pod the state was prepared for.
 func (ps *PodState) Pod() *cache.PodInfo { return ps.pod }
 

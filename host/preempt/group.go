@@ -239,6 +239,9 @@ func (r *run) place(ctx context.Context, snap *cache.Snapshot, members []*v1.Pod
 		if st != nil && st.Code == framework.Error {
 			return placed, "", fmt.Errorf("member %s/%s: %w", m.Namespace, m.Name, st.Err)
 		}
+		// Each member's filters are held until the group's placement is
+		// worked out (its states are kept in placed).
+		defer ps.Done()
 		feasible = feasible[:0]
 		if st == nil {
 			for _, ni := range snap.List() {

@@ -204,6 +204,7 @@ func Pod(ctx context.Context, preemptor *v1.Pod, in Input) (Result, bool, error)
 	if st != nil && st.Code == framework.Error {
 		return Result{}, false, fmt.Errorf("preemption for pod %s/%s: %w", preemptor.Namespace, preemptor.Name, st.Err)
 	}
+	defer ps.Done()
 
 	n := len(potential)
 	offset := 0

@@ -32,6 +32,59 @@ type placementModule struct {
 	opts abi.PlacementOptions
 	pre  wasm.FuncID // FuncPreFilter or FuncPreScore; 0 when not exported
 	main wasm.FuncID // FuncFilter or FuncScore
+	holds
+}
+
+// holds counts the scheduling cycles that hold the module (Hold), so that
+// a swap closes it only once the cycles that began with it are over: a pod
+// is judged by one filter from PreFilter to its last preemption dry run.
+type holds struct {
+	mu      sync.Mutex
+	n       int
+	closing bool   // retired: no new holds; closeFn runs at the last release
+	closeFn func() // what closes the module
+}
+
+// Hold keeps the module open until release is called (once; later calls
+// do nothing), so that a cycle's calls all reach it even if a swap retires
+// it meanwhile. It reports false, holding nothing, when the module was
+// already retired: the caller reads the slot again.
+func (h *holds) Hold() (release func(), ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return nil, false
+	}
+	h.n++
+	var once sync.Once
+	return func() { once.Do(h.release) }, true
+}
+
+func (h *holds) release() {
+	h.mu.Lock()
+	h.n--
+	var closeFn func()
+	if h.n == 0 && h.closing {
+		closeFn, h.closeFn = h.closeFn, nil
+	}
+	h.mu.Unlock()
+	if closeFn != nil {
+		closeFn()
+	}
+}
+
+// closeWhenFree runs closeFn now if no cycle holds the module, else when
+// the last one releases it; new holds are refused from now on.
+func (h *holds) closeWhenFree(closeFn func()) {
+	h.mu.Lock()
+	h.closing = true
+	if h.n > 0 {
+		h.closeFn = closeFn
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	closeFn()
 }
 
 // errRetired is returned by a retired adapter with no successor (its Set

@@ -286,11 +286,23 @@ func (s *Set) replace(ctx context.Context, ss *setSlot, l *loaded) {
 		return
 	}
 	old.retire(l.impl)
-	if old.mod != nil {
-		// Calls holding an instance of the old module finish on it; its
-		// compiled code is released when they do.
-		_ = old.mod.Close(ctx)
+	old.close(ctx)
+}
+
+// close closes a retired module: at once, or, for a placement module that
+// scheduling cycles hold, once the last of them is over (the cycle that
+// began with a filter ends with it). Calls holding an instance of the
+// module finish on it either way; its compiled code is released when they
+// do. A native policy has nothing to close.
+func (l *loaded) close(ctx context.Context) error {
+	if l.mod == nil {
+		return nil
 	}
+	if h, ok := l.wasm.(interface{ closeWhenFree(func()) }); ok {
+		h.closeWhenFree(func() { _ = l.mod.Close(context.Background()) })
+		return nil
+	}
+	return l.mod.Close(ctx)
 }
 
 // LoadNative installs impl, a policy compiled into the host, in slot through
@@ -367,9 +379,7 @@ func (s *Set) Empty(slot abi.Slot) error {
 	}
 	ss.cur.Store(nil)
 	old.retire(nil)
-	if old.mod != nil {
-		_ = old.mod.Close(context.Background())
-	}
+	_ = old.close(context.Background())
 	s.rec.Swapped(slot, "emptied")
 	return nil
 }
@@ -449,7 +459,7 @@ func (s *Set) Close(ctx context.Context) error {
 		if l := ss.cur.Load(); l != nil {
 			l.retire(nil)
 			if l.mod != nil { // a native policy has nothing to close
-				if err := l.mod.Close(ctx); err != nil {
+				if err := l.close(ctx); err != nil {
 					errs = append(errs, fmt.Errorf("close policy %q of slot %s: %w", l.info.Name, abi.Slot(i), err))
 				}
 			}

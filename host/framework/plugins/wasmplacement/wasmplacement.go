@@ -117,7 +117,7 @@ func (p *filterPlugin) Name() string { return FilterName }
 // none of its business. A failed pre-step fails closed: every node is
 // rejected for this attempt.
 func (p *filterPlugin) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
-	f, fp := p.h.Placement().Filter()
+	f, fp, release := p.current()
 	if f == nil {
 		return nil, nil, nil
 	}
@@ -125,13 +125,38 @@ func (p *filterPlugin) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (fram
 	ok, err := f.PreFilter(rec)
 	switch {
 	case err != nil && (noModule(err) || fp == policy.Ignore):
+		release()
 		return nil, nil, nil
 	case err != nil:
+		release()
 		return &podFilter{plugin: p, fail: failure(err)}, nil, nil
 	case !ok:
+		release()
 		return nil, nil, nil
 	}
-	return &podFilter{plugin: p, policy: f, fp: fp, pod: rec, snap: snap}, nil, nil
+	return &podFilter{plugin: p, policy: f, fp: fp, pod: rec, snap: snap, release: release}, nil, nil
+}
+
+// holder is a filter that a cycle can hold (wasmslot's adapters): a swap
+// closes its module only once the cycles that began with it are over.
+type holder interface {
+	Hold() (release func(), ok bool)
+}
+
+// current returns the slot's filter, held for the cycle when it can be,
+// and the release of the hold (a no-op when none was taken).
+func (p *filterPlugin) current() (policy.Filter, policy.FailurePolicy, func()) {
+	for {
+		f, fp := p.h.Placement().Filter()
+		h, ok := f.(holder)
+		if !ok {
+			return f, fp, func() {}
+		}
+		if release, held := h.Hold(); held {
+			return f, fp, release
+		}
+		// Retired between the read and the hold: read the slot again.
+	}
 }
 
 // podFilter is WasmFilter bound to one pod and the filter serving when the
@@ -144,9 +169,21 @@ type podFilter struct {
 	snap   *cache.Snapshot
 	// fail, when set, is every node's verdict (the pre-step failed).
 	fail *framework.Status
+	// release lets go of the filter held for the cycle; nil with fail.
+	release func()
 }
 
-var _ framework.BatchFilter = (*podFilter)(nil)
+var (
+	_ framework.BatchFilter = (*podFilter)(nil)
+	_ framework.Releaser    = (*podFilter)(nil)
+)
+
+// Release ends the pod's cycle for the filter (PodState.Done).
+func (f *podFilter) Release() {
+	if f.release != nil {
+		f.release()
+	}
+}
 
 // Filter judges one node: preemption's dry runs and nominated nodes.
 func (f *podFilter) Filter(ni *cache.NodeInfo) *framework.Status {
