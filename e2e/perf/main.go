@@ -93,7 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	all = append(all, inMemory)
 	wl := fs.String("workloads", strings.Join(all, ","), "comma-separated workloads to run")
-	sc := fs.String("schedulers", strings.Join([]string{schedUpstream, schedNative, schedWasm}, ","), "comma-separated schedulers: upstream, native, wasm")
+	sc := fs.String("schedulers", strings.Join([]string{schedUpstream, schedNative, schedWasm}, ","), "comma-separated schedulers: upstream, native, wasm, and placement (wasm with the nodepool filter and the gpupack score; not run unless named)")
 	fs.IntVar(&o.rounds, "rounds", 3, "runs of each workload per scheduler; the order of the schedulers rotates each round, so with 3 each runs first, second and third once")
 	fs.Float64Var(&o.scale, "scale", 1, "multiplies every workload's node and pod counts (gang sizes stay 8-16)")
 	fs.IntVar(&o.soakCycles, "soak-cycles", 30, "cycles of each memory-soak phase (0: no soak)")
@@ -116,8 +116,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		}
 	}
 	for _, s := range o.schedulers {
-		if s != schedUpstream && s != schedNative && s != schedWasm {
-			return o, fmt.Errorf("-schedulers: unknown scheduler %q: use some of upstream,native,wasm", s)
+		if !slices.Contains(schedKinds, s) {
+			return o, fmt.Errorf("-schedulers: unknown scheduler %q: use some of %s", s, strings.Join(schedKinds, ","))
 		}
 	}
 	if o.rounds < 1 || o.scale <= 0 || o.soakCycles < 0 || o.settle < 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -10,12 +11,21 @@ import (
 	"github.com/wasmsched/wasmsched/e2e/testenv"
 )
 
-// The three schedulers compared.
+// The three schedulers compared, and a fourth on request.
 const (
 	schedUpstream = "upstream" // (a) kube-scheduler v1.37.1
 	schedNative   = "native"   // (b) wasmsched, reference policies compiled into the host
 	schedWasm     = "wasm"     // (c) wasmsched, reference policies as Wasm modules (its default)
+	// schedPlacement is wasm with the placement slots filled by the guest
+	// SDK's examples: nodepool as the filter (which judges every node the
+	// native filters accept, for every pod outside a pool) and gpupack as
+	// the score (whose pre-step skips the pods that request no GPU). Not
+	// run unless -schedulers names it.
+	schedPlacement = "placement"
 )
+
+// schedKinds are the schedulers -schedulers accepts.
+var schedKinds = []string{schedUpstream, schedNative, schedWasm, schedPlacement}
 
 // schedulerName is the profile every implementation serves: the pods name it.
 const schedulerName = "perf"
@@ -51,10 +61,10 @@ func startScheduler(ctx context.Context, env *testenv.Env, kind, wasmsched strin
 			return nil, err
 		}
 		return upstream{ks}, nil
-	case schedNative, schedWasm:
+	case schedNative, schedWasm, schedPlacement:
 		return startWasmsched(ctx, env, kind, wasmsched)
 	}
-	return nil, fmt.Errorf("unknown scheduler %q: use %s, %s or %s", kind, schedUpstream, schedNative, schedWasm)
+	return nil, fmt.Errorf("unknown scheduler %q: use one of %v", kind, schedKinds)
 }
 
 type upstream struct{ ks *testenv.KubeScheduler }
@@ -81,9 +91,18 @@ func wasmschedArgs(kind string) []string {
 	args := []string{"-scheduler-name", schedulerName,
 		"-log-level", "warn", "-set", "metrics.profiling=true",
 		"-set", "client.qps=" + strconv.Itoa(clientQPS), "-set", "client.burst=" + strconv.Itoa(clientBurst)}
-	if kind == schedNative {
+	switch kind {
+	case schedNative:
 		for _, s := range abi.Slots {
-			args = append(args, "-set", "policies."+s.String()+".module=native")
+			if !s.Placement() { // no native placement policy: they stay empty
+				args = append(args, "-set", "policies."+s.String()+".module=native")
+			}
+		}
+	case schedPlacement:
+		if root, err := testenv.RepoRoot(); err == nil {
+			ex := filepath.Join(root, "guest-sdk", "examples")
+			args = append(args, "-set", "policies.filter.module="+filepath.Join(ex, "nodepool", "nodepool.wasm"),
+				"-set", "policies.score.module="+filepath.Join(ex, "gpupack", "gpupack.wasm"))
 		}
 	}
 	return args
