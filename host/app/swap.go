@@ -179,6 +179,9 @@ func (s *swapper) get(w http.ResponseWriter, _ *http.Request) {
 		BreakerOpen bool      `json:"breakerOpen"`
 		// HeldBy names the SchedulingPolicy that holds the slot.
 		HeldBy string `json:"heldBy,omitempty"`
+		// FailurePolicy is a placement slot's (Fail or Ignore); its module
+		// is "" while the slot is empty.
+		FailurePolicy string `json:"failurePolicy,omitempty"`
 	}
 	s.mu.Lock()
 	held := maps.Clone(s.held)
@@ -188,8 +191,12 @@ func (s *swapper) get(w http.ResponseWriter, _ *http.Request) {
 		cur, brk := p.set.Current(), p.set.Breakers()
 		m := map[string]slotState{}
 		for _, slot := range abi.Slots {
-			m[slot.String()] = slotState{Module: cur[slot].Name, SHA256: cur[slot].SHA256, Native: cur[slot].IsNative(), Since: cur[slot].Since, BreakerOpen: brk[slot].Open,
+			st := slotState{Module: cur[slot].Name, SHA256: cur[slot].SHA256, Native: cur[slot].IsNative(), Since: cur[slot].Since, BreakerOpen: brk[slot].Open,
 				HeldBy: held[policyapi.SlotKey{Profile: p.name, Slot: slot}]}
+			if slot.Placement() {
+				st.FailurePolicy = p.placement.FailurePolicy(slot).String()
+			}
+			m[slot.String()] = st
 		}
 		out[p.name] = m
 	}
@@ -203,7 +210,11 @@ func (s *swapper) readyDetail() []string {
 	var out []string
 	for _, p := range s.profiles {
 		for slot, b := range p.set.Breakers() {
-			if b.Open {
+			switch {
+			case b.Open && slot.Placement():
+				out = append(out, fmt.Sprintf("profile %s slot %s: circuit breaker open since %s, failure policy %s applies to every pod until a new module is loaded",
+					p.name, slot, b.Since.Format(time.RFC3339), p.placement.FailurePolicy(slot)))
+			case b.Open:
 				out = append(out, fmt.Sprintf("profile %s slot %s: circuit breaker open since %s, native default in use until a new module is loaded",
 					p.name, slot, b.Since.Format(time.RFC3339)))
 			}

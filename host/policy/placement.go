@@ -191,6 +191,20 @@ func (pl *Placement) SetFailurePolicy(slot abi.Slot, f FailurePolicy) {
 	}
 }
 
+// FailurePolicy returns slot's failure policy, its default resolved.
+func (pl *Placement) FailurePolicy(slot abi.Slot) FailurePolicy {
+	var f FailurePolicy
+	if pl != nil {
+		switch slot {
+		case abi.SlotFilter:
+			f = FailurePolicy(pl.filterFail.Load())
+		case abi.SlotScore:
+			f = FailurePolicy(pl.scoreFail.Load())
+		}
+	}
+	return f.For(slot)
+}
+
 // OnFilterSwap sets what runs after every SetFilter: the queue's move of the
 // pods the filter rejected, whose verdicts the new filter may change.
 func (pl *Placement) OnFilterSwap(f func()) { pl.onFilterSwap.Store(&f) }
