@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"slices"
 
 	"github.com/wasmsched/wasmsched/host/cache"
 )
@@ -104,7 +105,8 @@ func findWithBatch(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, n
 // previous ones accepted, into out (grown to len(nodes) and returned): nil
 // for a node all accept, else the first rejection.
 func runBatch(ps *PodState, nodes []*cache.NodeInfo, out []*Status) []*Status {
-	out = append(out[:0], make([]*Status, len(nodes))...)
+	out = slices.Grow(out[:0], len(nodes))[:len(nodes)]
+	clear(out)
 	if len(ps.batch) == 1 {
 		ps.batch[0].FilterBatch(nodes, out)
 		return out

@@ -23,6 +23,7 @@ package wasmplacement
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -185,11 +186,17 @@ func (f *podFilter) Release() {
 	}
 }
 
-// Filter judges one node: preemption's dry runs and nominated nodes.
+// Filter judges one node: preemption's dry runs (on copies of the
+// snapshot's nodes) and nominated nodes.
 func (f *podFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	var out [1]*framework.Status
-	f.FilterBatch([]*cache.NodeInfo{ni}, out[:])
+	f.filter([]*cache.NodeInfo{ni}, f.snap, out[:])
 	return out[0]
+}
+
+// FilterBatch judges the snapshot's nodes FindFeasible found.
+func (f *podFilter) FilterBatch(nodes []*cache.NodeInfo, out []*framework.Status) {
+	f.filter(nodes, nil, out)
 }
 
 // callScratch is a call's reusable buffers.
@@ -201,7 +208,9 @@ type callScratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(callScratch) }}
 
-func (f *podFilter) FilterBatch(nodes []*cache.NodeInfo, out []*framework.Status) {
+// filter judges nodes; with snap set, those that are not snap's are sent
+// inline.
+func (f *podFilter) filter(nodes []*cache.NodeInfo, snap *cache.Snapshot, out []*framework.Status) {
 	if f.fail != nil {
 		for i := range out[:len(nodes)] {
 			out[i] = f.fail
@@ -210,11 +219,13 @@ func (f *podFilter) FilterBatch(nodes []*cache.NodeInfo, out []*framework.Status
 	}
 	sc := scratchPool.Get().(*callScratch)
 	defer scratchPool.Put(sc)
-	sc.nodes = f.plugin.nodes.fill(nodes, f.snap, sc.nodes[:0])
-	sc.verdicts = append(sc.verdicts[:0], make([]policy.FilterVerdict, len(nodes))...)
+	sc.nodes = f.plugin.nodes.fill(nodes, snap, sc.nodes[:0])
+	sc.verdicts = slices.Grow(sc.verdicts[:0], len(nodes))[:len(nodes)]
+	clear(sc.verdicts)
 	err := f.policy.Filter(f.pod, sc.nodes, sc.verdicts)
 	clear(sc.nodes) // drop the records' references while pooled
 	if err != nil {
+		clear(sc.verdicts)
 		if noModule(err) || f.fp == policy.Ignore {
 			clear(out[:len(nodes)])
 			return
@@ -288,7 +299,7 @@ func (p *scorePlugin) PreScore(pod *cache.PodInfo, nodes []*cache.NodeInfo, snap
 	scores := make([]int64, len(nodes))
 	if err == nil {
 		sc := scratchPool.Get().(*callScratch)
-		sc.nodes = p.nodes.fill(nodes, snap, sc.nodes[:0])
+		sc.nodes = p.nodes.fill(nodes, nil, sc.nodes[:0]) // the feasible nodes are the snapshot's
 		err = s.Score(rec, sc.nodes, scores)
 		clear(sc.nodes)
 		scratchPool.Put(sc)
@@ -355,10 +366,9 @@ type nodeRecord struct {
 
 func newNodeRecords() *nodeRecords { return &nodeRecords{byName: make(map[string]*nodeRecord)} }
 
-// fill appends to out the placement nodes of nodes: the snapshot's node
-// infos by id, and a node info that is not the snapshot's (a dry run's
-// copy) inline, after them. Records are built for node infos whose
-// generation moved.
+// fill appends to out the placement nodes of nodes: node infos by id, and,
+// when snap is set, those that are not snap's (a dry run's copies) inline,
+// after them. Records are built for node infos whose generation moved.
 func (c *nodeRecords) fill(nodes []*cache.NodeInfo, snap *cache.Snapshot, out []policy.PlacementNode) []policy.PlacementNode {
 	var inline []policy.PlacementNode
 	c.mu.Lock()
