@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/e2e/perf/report"
 )
 
@@ -57,9 +56,7 @@ func (h *harness) measureInMemory(ctx context.Context, kind string, round int, s
 		"-nodes", strconv.Itoa(scaled(inMemoryNodes, scale)), "-init-pods", strconv.Itoa(scaled(inMemoryInit, scale)),
 		"-pods", strconv.Itoa(scaled(inMemoryPods, scale))}
 	if kind == schedNative {
-		for _, s := range abi.Slots {
-			args = append(args, "-set", "policies."+s.String()+".module=native")
-		}
+		args = append(args, nativeArgs()...)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()

@@ -93,16 +93,24 @@ func wasmschedArgs(kind string) []string {
 		"-set", "client.qps=" + strconv.Itoa(clientQPS), "-set", "client.burst=" + strconv.Itoa(clientBurst)}
 	switch kind {
 	case schedNative:
-		for _, s := range abi.Slots {
-			if !s.Placement() { // no native placement policy: they stay empty
-				args = append(args, "-set", "policies."+s.String()+".module=native")
-			}
-		}
+		args = append(args, nativeArgs()...)
 	case schedPlacement:
 		if root, err := testenv.RepoRoot(); err == nil {
 			ex := filepath.Join(root, "guest-sdk", "examples")
 			args = append(args, "-set", "policies.filter.module="+filepath.Join(ex, "nodepool", "nodepool.wasm"),
 				"-set", "policies.score.module="+filepath.Join(ex, "gpupack", "gpupack.wasm"))
+		}
+	}
+	return args
+}
+
+// nativeArgs set every slot with a reference policy to it, compiled into
+// the binary; the placement slots have none and stay empty.
+func nativeArgs() []string {
+	var args []string
+	for _, s := range abi.Slots {
+		if !s.Placement() {
+			args = append(args, "-set", "policies."+s.String()+".module=native")
 		}
 	}
 	return args
