@@ -11,8 +11,10 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	fifosort "github.com/wasmsched/wasmsched/guest-sdk/examples/fifosort/logic"
 	fithint "github.com/wasmsched/wasmsched/guest-sdk/examples/fithint/logic"
+	gpupack "github.com/wasmsched/wasmsched/guest-sdk/examples/gpupack/logic"
 	holdlabel "github.com/wasmsched/wasmsched/guest-sdk/examples/holdlabel/logic"
 	importance "github.com/wasmsched/wasmsched/guest-sdk/examples/importance/logic"
+	nodepool "github.com/wasmsched/wasmsched/guest-sdk/examples/nodepool/logic"
 	"github.com/wasmsched/wasmsched/guest-sdk/native"
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/policy"
@@ -29,6 +31,8 @@ var nativeOf = map[string]any{
 	"holdlabel":  native.PreEnqueue(holdlabel.PreEnqueue),
 	"fithint":    native.QueueingHint(fithint.Plugin),
 	"importance": native.VictimOrder(importance.MoreImportant),
+	"nodepool":   native.Filter(nodepool.Filter, nodepool.Options...),
+	"gpupack":    native.Score(gpupack.Score, gpupack.Options...),
 }
 
 // TestSetLoadNativeEverySlot: each slot takes the native build of a module's

@@ -32,6 +32,8 @@ type installed struct {
 	pre      atomic.Pointer[policy.PreEnqueue]
 	hint     atomic.Pointer[policy.QueueingHint]
 	victims  atomic.Pointer[policy.VictimOrder]
+	filter   atomic.Pointer[policy.Filter]
+	score    atomic.Pointer[policy.Score]
 	installs atomic.Int64
 }
 
@@ -42,6 +44,8 @@ func (in *installed) installer() policy.Installer {
 		PreEnqueue:   func(p policy.PreEnqueue) { in.pre.Store(&p); in.installs.Add(1) },
 		QueueingHint: func(h policy.QueueingHint) { in.hint.Store(&h); in.installs.Add(1) },
 		VictimOrder:  func(v policy.VictimOrder) { in.victims.Store(&v); in.installs.Add(1) },
+		Filter:       func(f policy.Filter) { in.filter.Store(&f); in.installs.Add(1) },
+		Score:        func(sc policy.Score) { in.score.Store(&sc); in.installs.Add(1) },
 	}
 }
 
@@ -188,6 +192,23 @@ var validModules = []struct {
 		order := make([]uint32, 2)
 		(*in.victims.Load()).Order(abi.PodView{}, vs, order)
 		return order[0] == 1 // the native default agrees; the module is checked by the recorder's calls
+	}},
+	{abi.SlotFilter, "nodepool", func(in *installed) bool {
+		// A pod in no pool on a node of pool gpu: nodepool rejects it; an
+		// empty slot would pass it.
+		out := make([]policy.FilterVerdict, 1)
+		err := (*in.filter.Load()).Filter(policytest.MakePod().Name("p").View(),
+			policytest.PlacementNodes(policytest.MakeNode().Name("n").Label("wasmsched.io/pool", "gpu")), out)
+		return err == nil && out[0].Code == abi.FilterUnresolvable
+	}},
+	{abi.SlotScore, "gpupack", func(in *installed) bool {
+		// gpupack prefers the node with fewer GPUs left after the pod.
+		out := make([]int64, 2)
+		err := (*in.score.Load()).Score(policytest.MakePod().Name("p").Request("nvidia.com/gpu", 1).View(),
+			policytest.PlacementNodes(
+				policytest.MakeNode().Name("a").Allocatable("nvidia.com/gpu", 8).Allocatable("cpu", 8000),
+				policytest.MakeNode().Name("b").Allocatable("nvidia.com/gpu", 2).Allocatable("cpu", 8000)), out)
+		return err == nil && out[1] > out[0]
 	}},
 }
 
