@@ -126,6 +126,16 @@ func policyFields(s abi.Slot) []string {
 	return []string{"module", "sha256"}
 }
 
+// moduleHelp is the help of policies.<slot>.module.
+func moduleHelp(s abi.Slot) string {
+	if s.Placement() {
+		return "file of the " + s.String() + " policy module (empty: no " + s.String() + " policy, the " + s.String() +
+			" plugin does nothing; there is no built-in one to run natively)"
+	}
+	return "file of the " + s.String() + " policy module (empty: the built-in policy as Wasm; " + NativeModule +
+		": the built-in policy compiled into the binary, called without the sandbox (no memory limit, deadline or circuit breaker); a file named native is ./native)"
+}
+
 // checkFailurePolicy allows a placement slot's failure policies.
 func checkFailurePolicy(v string) error {
 	switch v {
@@ -227,9 +237,7 @@ var keys = func() []key {
 	}
 	for i, s := range abi.Slots {
 		ks = append(ks,
-			slotKey("policies."+s.String()+".module", nil, func(t *target) *string { return &t.slots[i].Path },
-				"file of the "+s.String()+" policy module (empty: the built-in policy as Wasm; "+NativeModule+
-					": the built-in policy compiled into the binary, called without the sandbox (no memory limit, deadline or circuit breaker); a file named native is ./native)"),
+			slotKey("policies."+s.String()+".module", nil, func(t *target) *string { return &t.slots[i].Path }, moduleHelp(s)),
 			slotKey("policies."+s.String()+".sha256", checkSHA256, func(t *target) *string { return &t.slots[i].SHA256 },
 				"sha256 the "+s.String()+" module file must have (empty: not pinned; not allowed with module "+NativeModule+")"),
 		)
