@@ -203,7 +203,6 @@ func (f *podFilter) FilterBatch(nodes []*cache.NodeInfo, out []*framework.Status
 type callScratch struct {
 	nodes    []policy.PlacementNode
 	verdicts []policy.FilterVerdict
-	scores   []int64
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(callScratch) }}
