@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -154,7 +155,7 @@ func constraintWorkloads(scale float64) []*workload {
 		"%d nodes in 3 zones, %d initial and %d measured pods (color=green) with a required anti-affinity to color=green on kubernetes.io/hostname: one per node, as scheduler_perf's SchedulingPodAntiAffinity/500Nodes with twice its nodes and measured pods",
 		antiNodes, antiInit, antiPods),
 		antiNodes, threeZones, antiInit, antiAffinityPod, antiPods, antiAffinityPod)
-	anti.verify = func(ctx context.Context, r *run) error { return onePerNode(ctx, r, "green") }
+	anti.verify = func(ctx context.Context, r *run) error { return onePerNode(ctx, r, colorLabel+"=green") }
 
 	affinity := twoPhase("SchedulingPodAffinity", fmt.Sprintf(
 		"%d nodes in one zone, %d initial and %d measured pods (color=blue) with a required affinity to color=blue on topology.kubernetes.io/zone, as scheduler_perf's SchedulingPodAffinity/500Nodes with twice its measured pods",
@@ -175,7 +176,7 @@ func constraintWorkloads(scale float64) []*workload {
 		"%d nodes in 3 zones, %d initial pods without constraints, then %d measured pods (color=blue) spread over the zones (maxSkew 5, DoNotSchedule), as scheduler_perf's TopologySpreading/500Nodes with twice its measured pods",
 		nodes, spreadInit, pods),
 		nodes, threeZones, spreadInit, small, pods, spreadPod(v1.DoNotSchedule))
-	spread.verify = func(ctx context.Context, r *run) error { return zoneSkew(ctx, r, "blue", threeZones, 5) }
+	spread.verify = func(ctx context.Context, r *run) error { return zoneSkew(ctx, r, colorLabel+"=blue", threeZones, 5) }
 
 	preferredSpread := twoPhase("PreferredTopologySpreading", fmt.Sprintf(
 		"%d nodes in 3 zones, %d initial pods without constraints, then %d measured pods (color=blue) spread over the zones (maxSkew 5, ScheduleAnyway), as scheduler_perf's PreferredTopologySpreading/500Nodes with twice its measured pods",
@@ -205,7 +206,81 @@ func constraintWorkloads(scale float64) []*workload {
 		return r.create(ctx, phaseMeasured, pods, func(int) podSpec { return s })
 	}
 
-	return []*workload{anti, affinity, preferred, preferredAnti, spread, preferredSpread, dflt}
+	return []*workload{anti, affinity, preferred, preferredAnti, spread, preferredSpread, dflt, constraintMix(scale)}
+}
+
+// The constraint mix of issue 31: the constraints a cluster's Deployments
+// combine, in one stream of pods, each kind among the pods of its own app.
+const (
+	mixPlain     = "mix-plain"     // no constraint
+	mixPreferred = "mix-preferred" // preferred anti-affinity on hostname, weight 100
+	mixSpread    = "mix-spread"    // DoNotSchedule spread over the zones, maxSkew 1
+	mixRequired  = "mix-required"  // required anti-affinity on hostname: one per node
+)
+
+// appTerm is a pod affinity term selecting app=app over topologyKey.
+func appTerm(app, topologyKey string) v1.PodAffinityTerm {
+	return v1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{appLabel: app}},
+		TopologyKey:   topologyKey,
+	}
+}
+
+// mixSpecs are the four pods of the mix, by app.
+var mixSpecs = func() map[string]podSpec {
+	withApp := func(app string) podSpec {
+		s := small
+		s.labels = map[string]string{appLabel: app}
+		return s
+	}
+	plain, preferred, spread, required := withApp(mixPlain), withApp(mixPreferred), withApp(mixSpread), withApp(mixRequired)
+	preferred.affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []v1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: appTerm(mixPreferred, v1.LabelHostname)}},
+	}}
+	spread.spread = []v1.TopologySpreadConstraint{{
+		MaxSkew: 1, TopologyKey: v1.LabelTopologyZone, WhenUnsatisfiable: v1.DoNotSchedule,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{appLabel: mixSpread}},
+	}}
+	required.affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{appTerm(mixRequired, v1.LabelHostname)},
+	}}
+	return map[string]podSpec{mixPlain: plain, mixPreferred: preferred, mixSpread: spread, mixRequired: required}
+}()
+
+// mixApp is the app of the mix's pod i: every tenth (i%10 == 9) has the
+// required anti-affinity; the others cycle by i%3 through plain, preferred
+// anti-affinity and zone spread (a third of the nine each over 30 pods).
+func mixApp(i int) string {
+	if i%10 == 9 {
+		return mixRequired
+	}
+	return [...]string{mixPlain, mixPreferred, mixSpread}[i%3]
+}
+
+// constraintMix is issue 31's workload: 1000 nodes in 3 zones, 5500
+// measured pods of the mix, no initial pods. At any scale the required
+// pods (a tenth of 5.5 per node) fit one per node, so every pod fits at
+// once; afterwards the required pods are checked one per node and the
+// spread pods' zone skew at most 1.
+func constraintMix(scale float64) *workload {
+	nodes, pods := scaled(1000, scale), scaled(5500, scale)
+	return &workload{
+		name: "ConstraintMix",
+		description: fmt.Sprintf("%d nodes in 3 zones, no initial pods, then %d measured pods (100m cpu, 500Mi) cycling through no constraint, "+
+			"a preferred anti-affinity (weight 100) on kubernetes.io/hostname and a DoNotSchedule spread over the zones (maxSkew 1), "+
+			"with every tenth pod instead a required anti-affinity on kubernetes.io/hostname, each among the pods of its own app label: issue 31's constraint mix",
+			nodes, pods),
+		nodes: nodes, node: node, zones: threeZones, allSchedulable: true,
+		init:     func(context.Context, *run) error { return nil },
+		measured: pods,
+		create: func(ctx context.Context, r *run) error {
+			return r.create(ctx, phaseMeasured, pods, func(i int) podSpec { return mixSpecs[mixApp(i)] })
+		},
+		timeout: 10 * time.Minute,
+		verify: func(ctx context.Context, r *run) error {
+			return errors.Join(onePerNode(ctx, r, appLabel+"="+mixRequired), zoneSkew(ctx, r, appLabel+"="+mixSpread, threeZones, 1))
+		},
+	}
 }
 
 // createSpreadOwners creates upstream's service.yaml (selector
@@ -239,12 +314,12 @@ func createSpreadOwners(ctx context.Context, r *run, replicas int) error {
 	return nil
 }
 
-// colorPlacements returns the nodes of r's pods labelled color=c, bound or
-// not ("" for unbound).
-func colorPlacements(ctx context.Context, r *run, c string) ([]string, error) {
-	l, err := r.c.CoreV1().Pods(r.ns).List(ctx, metav1.ListOptions{LabelSelector: colorLabel + "=" + c})
+// placements returns the nodes of r's pods that match the label selector
+// sel ("color=green"), bound or not ("" for unbound).
+func placements(ctx context.Context, r *run, sel string) ([]string, error) {
+	l, err := r.c.CoreV1().Pods(r.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
-		return nil, fmt.Errorf("list the pods color=%s: %w", c, err)
+		return nil, fmt.Errorf("list the pods %s: %w", sel, err)
 	}
 	out := make([]string, len(l.Items))
 	for i := range l.Items {
@@ -253,10 +328,10 @@ func colorPlacements(ctx context.Context, r *run, c string) ([]string, error) {
 	return out, nil
 }
 
-// onePerNode checks the required anti-affinity on hostname: no node holds
-// two pods color=c.
-func onePerNode(ctx context.Context, r *run, c string) error {
-	nodes, err := colorPlacements(ctx, r, c)
+// onePerNode checks a required anti-affinity on hostname among the pods
+// matching sel: no node holds two of them.
+func onePerNode(ctx context.Context, r *run, sel string) error {
+	nodes, err := placements(ctx, r, sel)
 	if err != nil {
 		return err
 	}
@@ -266,18 +341,18 @@ func onePerNode(ctx context.Context, r *run, c string) error {
 			continue
 		}
 		if seen[n] {
-			return fmt.Errorf("node %s holds two pods color=%s, which have a required anti-affinity to each other on %s", n, c, v1.LabelHostname)
+			return fmt.Errorf("node %s holds two pods %s, which have a required anti-affinity to each other on %s", n, sel, v1.LabelHostname)
 		}
 		seen[n] = true
 	}
 	return nil
 }
 
-// zoneSkew checks a DoNotSchedule spread constraint over the zones: the
-// pods color=c per zone (zones without any count 0) differ by at most
-// maxSkew.
-func zoneSkew(ctx context.Context, r *run, c string, zones []string, maxSkew int) error {
-	placed, err := colorPlacements(ctx, r, c)
+// zoneSkew checks a DoNotSchedule spread constraint over the zones among
+// the pods matching sel: their counts per zone (zones without any count 0)
+// differ by at most maxSkew.
+func zoneSkew(ctx context.Context, r *run, sel string, zones []string, maxSkew int) error {
+	placed, err := placements(ctx, r, sel)
 	if err != nil {
 		return err
 	}
@@ -303,7 +378,7 @@ func zoneSkew(ctx context.Context, r *run, c string, zones []string, maxSkew int
 		lo, hi = min(lo, k), max(hi, k)
 	}
 	if hi-lo > maxSkew {
-		return fmt.Errorf("pods color=%s per zone %v: skew %d > maxSkew %d", c, count, hi-lo, maxSkew)
+		return fmt.Errorf("pods %s per zone %v: skew %d > maxSkew %d", sel, count, hi-lo, maxSkew)
 	}
 	return nil
 }

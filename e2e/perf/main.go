@@ -1,5 +1,5 @@
-// Command perf is the side-by-side benchmark of `make bench`: on one freshly
-// started control plane (etcd v3.6.16 + kube-apiserver v1.37.1, no
+// Command perf is the side-by-side benchmark of `make bench-e2e`: on one
+// freshly started control plane (etcd v3.6.16 + kube-apiserver v1.37.1, no
 // kubelets: nodes are created directly, as upstream scheduler_perf does) it
 // runs each workload under (a) upstream kube-scheduler v1.37.1, (b) wasmsched
 // with the reference policies compiled natively and (c) wasmsched with the
@@ -7,9 +7,19 @@
 // then the in-memory variant (wasmsched-bench) and the QueueingHints memory
 // soak, and writes the results (markdown, JSON, PNG plots) to -out.
 //
-//	go run ./e2e/perf -out docs/benchmarks            # everything, ~60 min on 2 cores
+// On request (-schedulers ...,ceiling) it also runs the ceiling
+// (e2e/perf/ceiling): no scheduler but a binder that binds each pod
+// round-robin and writes kube-scheduler's Scheduled event for it, the API
+// writes of a scheduled pod and nothing else, so that the report can say
+// how near wasm comes to what the API and the machine allow (wasm/ceiling).
+// It runs on the workloads where those writes are all a scheduler makes
+// (not on the preemption, volume, DRA and Unschedulable ones), and its
+// placements are not checked: it honours no constraint.
+//
+//	go run ./e2e/perf -out docs/benchmarks            # everything, ~100 min on 2 cores
 //	go run ./e2e/perf -workloads SchedulingBasic -rounds 1 -soak-cycles 0
 //	go run ./e2e/perf -workloads TopologySpreading,SchedulingPodAffinity -scale 0.1 -rounds 1 -soak-cycles 0 -settle 1s
+//	go run ./e2e/perf -workloads SchedulingBasic,ConstraintMix -schedulers upstream,wasm,ceiling -soak-cycles 0
 package main
 
 import (
@@ -48,6 +58,7 @@ type harness struct {
 	env       *testenv.Env
 	wasmsched string // binary
 	bench     string // the wasmsched-bench binary, for the in-memory variant
+	ceiling   string // the ceiling binder's binary, when -schedulers names it
 	log       io.Writer
 	seq       int
 	lastProg  time.Time
@@ -80,6 +91,7 @@ type options struct {
 	out        string
 	wasmsched  string
 	bench      string
+	ceiling    string
 	profileDir string
 }
 
@@ -93,7 +105,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	all = append(all, inMemory)
 	wl := fs.String("workloads", strings.Join(all, ","), "comma-separated workloads to run")
-	sc := fs.String("schedulers", strings.Join([]string{schedUpstream, schedNative, schedWasm}, ","), "comma-separated schedulers: upstream, native, wasm, and placement (wasm with the nodepool filter and the gpupack score; not run unless named)")
+	sc := fs.String("schedulers", strings.Join([]string{schedUpstream, schedNative, schedWasm}, ","), "comma-separated schedulers: upstream, native, wasm, and, not run unless named, "+
+		"placement (wasm with the nodepool filter and the gpupack score) and ceiling (e2e/perf/ceiling: no scheduler but a binder that binds each pod round-robin and writes kube-scheduler's Scheduled event, "+
+		"the API writes of a scheduled pod and nothing else, to report wasm/ceiling; it runs on the workloads where those writes are all a scheduler makes, and adds about a third to a full run, hence not by default)")
 	fs.IntVar(&o.rounds, "rounds", 3, "runs of each workload per scheduler; the order of the schedulers rotates each round, so with 3 each runs first, second and third once")
 	fs.Float64Var(&o.scale, "scale", 1, "multiplies every workload's node and pod counts (gang sizes stay 8-16)")
 	fs.IntVar(&o.soakCycles, "soak-cycles", 30, "cycles of each memory-soak phase (0: no soak)")
@@ -102,6 +116,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.profileDir, "cpuprofile-dir", "", "write a CPU profile of each run's scheduler over (the first 15 s of) its measured phase into this directory; profiling costs a few percent, so not for the figures")
 	fs.StringVar(&o.wasmsched, "wasmsched", "", "the wasmsched binary (empty: go build ./cmd/wasmsched into a temporary directory)")
 	fs.StringVar(&o.bench, "wasmsched-bench", "", "the wasmsched-bench binary of the in-memory variant (empty: go build ./cmd/wasmsched-bench into a temporary directory)")
+	fs.StringVar(&o.ceiling, "ceiling", "", "the ceiling binder's binary, for -schedulers ceiling (empty: go build ./e2e/perf/ceiling into a temporary directory)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -181,7 +196,8 @@ func execute(ctx context.Context, o options, log io.Writer) (*report.Report, err
 		}
 	}
 	rep := &report.Report{Title: "wasmsched vs kube-scheduler v1.37.1", Started: time.Now().UTC(), Machine: machine(), Versions: map[string]string{}}
-	if o.wasmsched == "" || o.bench == "" {
+	needCeiling := slices.Contains(o.schedulers, schedCeiling)
+	if o.wasmsched == "" || o.bench == "" || (needCeiling && o.ceiling == "") {
 		dir, err := os.MkdirTemp("", "wasmsched-perf-bin-")
 		if err != nil {
 			return nil, err
@@ -194,8 +210,8 @@ func execute(ctx context.Context, o options, log io.Writer) (*report.Report, err
 		for _, b := range []struct {
 			bin *string
 			pkg string
-		}{{&o.wasmsched, "./cmd/wasmsched"}, {&o.bench, "./cmd/wasmsched-bench"}} {
-			if *b.bin != "" {
+		}{{&o.wasmsched, "./cmd/wasmsched"}, {&o.bench, "./cmd/wasmsched-bench"}, {&o.ceiling, "./e2e/perf/ceiling"}} {
+			if *b.bin != "" || (b.pkg == "./e2e/perf/ceiling" && !needCeiling) {
 				continue
 			}
 			*b.bin = filepath.Join(dir, filepath.Base(b.pkg))
@@ -207,7 +223,7 @@ func execute(ctx context.Context, o options, log io.Writer) (*report.Report, err
 			}
 		}
 	}
-	h.wasmsched, h.bench = o.wasmsched, o.bench
+	h.wasmsched, h.bench, h.ceiling = o.wasmsched, o.bench, o.ceiling
 
 	h.logf("starting etcd and kube-apiserver")
 	// Deleting a run's thousands of pods is most of the time between runs:
@@ -240,10 +256,16 @@ func execute(ctx context.Context, o options, log io.Writer) (*report.Report, err
 		rep.Workloads = append(rep.Workloads, report.Workload{Name: w.name, Description: w.description})
 	}
 	for _, name := range o.workloads {
+		if why := ceilingSkipped(name, byName); why != "" && needCeiling {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("The ceiling did not run %s: %s.", name, why))
+		}
 		for round := 1; round <= o.rounds; round++ {
 			for _, kind := range rotate(o.schedulers, round) {
 				if err := ctx.Err(); err != nil {
 					return rep, err
+				}
+				if kind == schedCeiling && ceilingSkipped(name, byName) != "" {
+					continue
 				}
 				var r report.Run
 				if name == inMemory {
@@ -269,8 +291,8 @@ func execute(ctx context.Context, o options, log io.Writer) (*report.Report, err
 	}
 	if o.soakCycles > 0 {
 		for _, kind := range o.schedulers {
-			if kind == schedNative {
-				continue // the soak is about the queue's in-flight events, which native and wasm share
+			if kind == schedNative || kind == schedCeiling {
+				continue // the soak is about the queue's in-flight events, which native and wasm share and the ceiling has none of
 			}
 			h.logf("== memory soak under %s, %d cycles per phase", kind, o.soakCycles)
 			samples, err := h.soak(ctx, kind, o.soakCycles)
@@ -285,6 +307,15 @@ func execute(ctx context.Context, o options, log io.Writer) (*report.Report, err
 		rep.Notes = append(rep.Notes, "Failed: "+firstLine(e.Error()))
 	}
 	return rep, errors.Join(errs...)
+}
+
+// ceilingSkipped says why the ceiling does not run workload name ("": it
+// does).
+func ceilingSkipped(name string, byName map[string]*workload) string {
+	if name == inMemory {
+		return "the in-memory variant is wasmsched's own binary"
+	}
+	return byName[name].noCeiling
 }
 
 func firstLine(s string) string {

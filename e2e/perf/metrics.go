@@ -16,11 +16,15 @@ import (
 	"github.com/wasmsched/wasmsched/host/metrics/estimate"
 )
 
-// Both schedulers export the same families; these are the ones read here.
+// Upstream and wasmsched export the same families; these are the ones read
+// here. The ceiling exports scheduleAttempts (one per bind) and the Go and
+// process collectors' families only: it makes no attempt worth timing, so
+// its latency is unknown (NaN, a dash in the report), not zero.
 const (
-	attemptDuration = "scheduler_scheduling_attempt_duration_seconds"
-	inflightEvents  = "scheduler_inflight_events"
-	heapInuse       = "go_memstats_heap_inuse_bytes"
+	attemptDuration  = "scheduler_scheduling_attempt_duration_seconds"
+	scheduleAttempts = "scheduler_schedule_attempts_total"
+	inflightEvents   = "scheduler_inflight_events"
+	heapInuse        = "go_memstats_heap_inuse_bytes"
 	// policyFallbacks is wasmsched's only: decisions a module failed and
 	// the native default made (0 in a healthy run).
 	policyFallbacks = "wasmsched_policy_fallbacks_total"

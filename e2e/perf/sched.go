@@ -3,15 +3,19 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/e2e/perf/report"
 	"github.com/wasmsched/wasmsched/e2e/testenv"
 )
 
-// The three schedulers compared, and a fourth on request.
+// The three schedulers compared, and two more on request.
 const (
 	schedUpstream = "upstream" // (a) kube-scheduler v1.37.1
 	schedNative   = "native"   // (b) wasmsched, reference policies compiled into the host
@@ -22,10 +26,18 @@ const (
 	// the score (whose pre-step skips the pods that request no GPU). Not
 	// run unless -schedulers names it.
 	schedPlacement = "placement"
+	// schedCeiling is no scheduler but the measure of the others: the
+	// binder of e2e/perf/ceiling, which binds each pod round-robin and
+	// writes kube-scheduler's Scheduled event for it, the API writes of a
+	// scheduled pod and nothing else. Not run unless -schedulers names it
+	// (a full run would take about a third longer), and only on the
+	// workloads where those writes are all a scheduler makes
+	// (workload.noCeiling).
+	schedCeiling = report.Ceiling
 )
 
 // schedKinds are the schedulers -schedulers accepts.
-var schedKinds = []string{schedUpstream, schedNative, schedWasm, schedPlacement}
+var schedKinds = []string{schedUpstream, schedNative, schedWasm, schedPlacement, schedCeiling}
 
 // schedulerName is the profile every implementation serves: the pods name it.
 const schedulerName = "perf"
@@ -49,9 +61,10 @@ type running interface {
 	tail(n int) string
 }
 
-// startScheduler starts implementation kind against env and returns once it
-// is ready.
-func startScheduler(ctx context.Context, env *testenv.Env, kind, wasmsched string) (running, error) {
+// startScheduler starts implementation kind against h's control plane and
+// returns once it is ready.
+func (h *harness) startScheduler(ctx context.Context, kind string) (running, error) {
+	env := h.env
 	switch kind {
 	case schedUpstream:
 		ks, err := env.StartKubeScheduler(ctx, testenv.KubeSchedulerOptions{
@@ -62,7 +75,9 @@ func startScheduler(ctx context.Context, env *testenv.Env, kind, wasmsched strin
 		}
 		return upstream{ks}, nil
 	case schedNative, schedWasm, schedPlacement:
-		return startWasmsched(ctx, env, kind, wasmsched)
+		return startWasmsched(ctx, env, kind, h.wasmsched)
+	case schedCeiling:
+		return startCeiling(ctx, env, h.ceiling)
 	}
 	return nil, fmt.Errorf("unknown scheduler %q: use one of %v", kind, schedKinds)
 }
@@ -136,6 +151,51 @@ func (w wasmschedProc) cpuProfile(ctx context.Context, d time.Duration) ([]byte,
 }
 func (w wasmschedProc) stop()             { w.w.Stop(10 * time.Second) }
 func (w wasmschedProc) tail(n int) string { return w.w.Tail(n) }
+
+// ceilingArgs are the ceiling's flags: the scheduler name and client
+// limits of the others.
+func ceilingArgs(kubeconfig, addr string) []string {
+	return []string{"-kubeconfig", kubeconfig, "-listen", addr, "-scheduler-name", schedulerName,
+		"-qps", strconv.Itoa(clientQPS), "-burst", strconv.Itoa(clientBurst)}
+}
+
+// startCeiling runs the ceiling binary bin, its listener on a free
+// loopback port, and returns once /readyz answers.
+func startCeiling(ctx context.Context, env *testenv.Env, bin string) (running, error) {
+	for attempt := 0; ; attempt++ { // a free port can be taken before the ceiling binds it
+		port, err := testenv.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		p, err := testenv.StartProcess(ctx, bin, testenv.ProcessOptions{
+			Name: "ceiling", Args: ceilingArgs(env.Kubeconfig, addr), Dir: env.Dir(), LogPath: env.LogPath("ceiling"),
+			ReadyURL: "http://" + addr + "/readyz",
+		})
+		if err != nil {
+			if attempt < 2 && strings.Contains(err.Error(), "address already in use") {
+				continue
+			}
+			return nil, err
+		}
+		return ceilingProc{p, addr}, nil
+	}
+}
+
+type ceilingProc struct {
+	p    *testenv.Process
+	addr string
+}
+
+func (c ceilingProc) pid() int { return c.p.Pid() }
+func (c ceilingProc) metrics(ctx context.Context) ([]byte, error) {
+	return testenv.Get(ctx, http.DefaultClient, "http://"+c.addr+"/metrics")
+}
+func (c ceilingProc) cpuProfile(ctx context.Context, d time.Duration) ([]byte, error) {
+	return testenv.Get(ctx, http.DefaultClient, "http://"+c.addr+profilePath(d))
+}
+func (c ceilingProc) stop()             { c.p.Stop(10 * time.Second) }
+func (c ceilingProc) tail(n int) string { return c.p.Tail(n) }
 
 func profilePath(d time.Duration) string {
 	return "/debug/pprof/profile?seconds=" + strconv.Itoa(max(1, int(d.Seconds())))

@@ -50,7 +50,7 @@ func (h *harness) soak(ctx context.Context, kind string, cycles int) (out []repo
 		return nil, err
 	}
 	defer r.pods.close()
-	sched, err := startScheduler(ctx, h.env, kind, h.wasmsched)
+	sched, err := h.startScheduler(ctx, kind)
 	if err != nil {
 		return nil, err
 	}

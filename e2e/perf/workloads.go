@@ -55,6 +55,12 @@ type workload struct {
 	// run's namespace and nodes (cluster-scoped objects), after the run's
 	// own cleanup.
 	cleanup func(ctx context.Context, r *run) error
+	// noCeiling, when set, says why the ceiling does not run the
+	// workload: a scheduler writes more here than a binding and an event
+	// per pod (or the workload needs pods left unscheduled), so a binder
+	// is no bound on it. The ceiling runs the others without verify: it
+	// honours no constraint.
+	noCeiling string
 }
 
 // Priority classes of the preemption workload.
@@ -119,8 +125,9 @@ func workloads(scale float64) []*workload {
 			create: func(ctx context.Context, r *run) error {
 				return r.create(ctx, phaseMeasured, basicPods, func(int) podSpec { return small })
 			},
-			churn:   nodeChurn,
-			timeout: 10 * time.Minute,
+			churn:     nodeChurn,
+			timeout:   10 * time.Minute,
+			noCeiling: "its initial pods must stay unschedulable, and a binder binds every pod",
 		},
 		{
 			name: "Preemption",
@@ -136,7 +143,8 @@ func workloads(scale float64) []*workload {
 				high := podSpec{cpu: "1", memory: "500Mi", priorityClass: pcHigh}
 				return r.create(ctx, phaseMeasured, preemptNodes, func(int) podSpec { return high })
 			},
-			timeout: 10 * time.Minute,
+			timeout:   10 * time.Minute,
+			noCeiling: noCeilingPreemption,
 		},
 		{
 			name: "PreemptionAsync",
@@ -151,9 +159,10 @@ func workloads(scale float64) []*workload {
 			create: func(ctx context.Context, r *run) error {
 				return r.create(ctx, phaseMeasured, preemptNodes, func(int) podSpec { return small })
 			},
-			churn:   preemptorChurn,
-			timeout: 10 * time.Minute,
-			verify:  preemptorsBound,
+			churn:     preemptorChurn,
+			timeout:   10 * time.Minute,
+			verify:    preemptorsBound,
+			noCeiling: noCeilingPreemption,
 		},
 		{
 			name: "Gang",
@@ -185,6 +194,9 @@ func workloads(scale float64) []*workload {
 		},
 	}, append(append(constraintWorkloads(scale), volumeWorkloads(scale)...), draWorkloads(scale)...)...)
 }
+
+// noCeilingPreemption is why the ceiling skips the preemption workloads.
+const noCeilingPreemption = "a scheduler also nominates each preemptor and deletes its victims there, which a binder does not"
 
 // nodeChurn adds a node, changes a label of an existing node and deletes
 // the node added before, every 200 ms: the node events a cluster

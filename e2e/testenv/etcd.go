@@ -133,6 +133,17 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
+// FreePort returns a TCP port that was free on 127.0.0.1 a moment ago, for
+// a child started with StartProcess to listen on; the caller retries when
+// the port is taken before the child binds it.
+func FreePort() (int, error) {
+	ports, err := freePorts(1)
+	if err != nil {
+		return 0, err
+	}
+	return ports[0], nil
+}
+
 // waitHTTP polls url until it answers 200, the child exits, ctx ends or
 // timeout passes.
 func waitHTTP(ctx context.Context, p *Process, c *http.Client, url string, timeout time.Duration) error {

@@ -29,7 +29,8 @@ var (
 )
 
 // SchedulerColor is the colour of a scheduler in every plot (the
-// colour-blind-friendly tab10 blue, orange and green).
+// colour-blind-friendly tab10 blue, orange and green; the ceiling, a
+// reference rather than a contender, tab10's grey).
 func SchedulerColor(scheduler string) color.RGBA {
 	switch scheduler {
 	case Upstream:
@@ -38,6 +39,8 @@ func SchedulerColor(scheduler string) color.RGBA {
 		return color.RGBA{255, 127, 14, 255}
 	case Wasm:
 		return color.RGBA{44, 160, 44, 255}
+	case Ceiling:
+		return color.RGBA{127, 127, 127, 255}
 	}
 	extra := []color.RGBA{{214, 39, 40, 255}, {148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}}
 	var h uint32

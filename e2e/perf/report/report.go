@@ -17,12 +17,17 @@ const (
 	Upstream = "upstream"
 	Native   = "native"
 	Wasm     = "wasm"
+	// Ceiling is no scheduler: a binder that places each pod round-robin
+	// and writes what kube-scheduler writes for it (the binding and the
+	// Scheduled event), the most any scheduler could reach through the
+	// same API on the same machine.
+	Ceiling = "ceiling"
 )
 
 // Run is one measured run of one scheduler on one workload.
 type Run struct {
 	Workload  string // e.g. "SchedulingBasic"
-	Scheduler string // "upstream", "native" or "wasm"
+	Scheduler string // "upstream", "native", "wasm" or "ceiling"
 	Round     int    // 1-based; runs of a workload alternate schedulers
 	Pods      int    // measured pods scheduled
 	// Elapsed is the duration of the measured phase.

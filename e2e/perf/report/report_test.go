@@ -32,7 +32,12 @@ func sampleReport() *Report {
 			{Name: "Other", Description: "in-memory policy loop", InMemory: true},
 			{Name: "NeverRan", Description: "only failed runs"},
 		},
-		Runs:  append(sampleRuns(), Run{Workload: "NeverRan", Scheduler: Wasm, Round: 1, Err: "apiserver\ndown"}),
+		Runs: append(sampleRuns(),
+			Run{Workload: "NeverRan", Scheduler: Wasm, Round: 1, Err: "apiserver\ndown"},
+			// The ceiling binds 100 pods/s at 5 ms each, no latency: wasm
+			// (50 pods/s, 10 ms) reaches half of it.
+			Run{Workload: "SchedulingBasic", Scheduler: Ceiling, Round: 1, Pods: 100, Elapsed: time.Second,
+				Throughput: []float64{100}, Latency: Quantiles{math.NaN(), math.NaN(), math.NaN()}, CPUSeconds: 0.5, PeakRSS: 40 * mebi}),
 		Soak:  soak,
 		Notes: []string{"Numbers from a shared CI runner."},
 	}
@@ -50,15 +55,17 @@ func TestMarkdown(t *testing.T) {
 		"- Machine: 2 cores, 24 GiB, linux/amd64, Test CPU\n",
 		"- Versions: kube-apiserver v1.37.1, kube-scheduler v1.37.1\n",
 		"```sh\ngo run ./e2e/perf -rounds 3 -out results/\n```",
-		"| SchedulingBasic | 500 nodes, 1000 pods \\| no constraints | upstream, native, wasm |\n",
+		"| SchedulingBasic | 500 nodes, 1000 pods \\| no constraints | upstream, native, wasm, ceiling |\n",
+		"| NeverRan | only failed runs | wasm |\n",
 		"| Other | in-memory policy loop | native, wasm (in memory, no upstream) |\n",
 		// Results: hand-computed in TestSummarise.
 		"| SchedulingBasic | upstream | 25.0 | 20.0 | 40.0 | 40.0 | 20.0 | 2.00 | 3.00 | 6.00 | 1.00 | 20.000 | 120.0 | 2 + 1 failed |\n",
 		"| SchedulingBasic | wasm | 50.0 | 50.0 | 70.0 | 70.0 | 50.0 | 1.00 | 2.00 | 3.00 | 1.00 | 10.000 | 90.0 | 2 |\n",
 		"| NeverRan | wasm | — | — | — | — | — | — | — | — | — | — | — | 0 + 1 failed |\n",
-		// Ratios with targets.
-		"| SchedulingBasic | 3.000 | 2.500 ✓ (≥ 1.20) | 0.833 ✗ (≥ 0.95) | 2.000 | 2.000 | 1.000 |\n",
-		"| Other | n/a | n/a (≥ 1.00) | 0.960 ✓ (≥ 0.95) | — | — | 0.960 |\n",
+		"| SchedulingBasic | ceiling | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | — | — | — | 0.50 | 5.000 | 40.0 | 1 |\n",
+		// Ratios with targets, wasm/ceiling beside wasm/upstream.
+		"| SchedulingBasic | 3.000 | 2.500 ✓ (≥ 1.20) | 0.500 ✗ (≥ 1.00) | 0.833 ✗ (≥ 0.95) | 2.000 | 2.000 | 0.500 | 1.000 |\n",
+		"| Other | n/a | n/a (≥ 1.00) | n/a | 0.960 ✓ (≥ 0.95) | — | — | — | 0.960 |\n",
 		// Soak: wasm affinity grows 12 MiB (44 -> 56) and leaves an inflight event.
 		"| upstream | scale | 9 | 40.0 | 46.0 | 46.0 | 46.0 | +0.0 | yes ✓ | 0 | yes ✓ |\n",
 		"| wasm | affinity | 9 | 33.0 | 60.0 | 44.0 | 56.0 | +12.0 | no ✗ | 1 | no ✗ |\n",
@@ -68,7 +75,8 @@ func TestMarkdown(t *testing.T) {
 		"| SchedulingBasic | 3 | upstream | 5 | 1.0 | 1000.0 | 9000.00 | 99.00 | 999.0 | timeout after 10m |\n",
 		"| NeverRan | 1 | wasm | 0 | 0.0 | — | 0.00 | 0.00 | 0.0 | apiserver down |\n",
 		"- SchedulingBasic: wasm/native throughput 0.833 < 0.95\n",
-		"- Targets: 5 missed or failed (see below)\n",
+		"- SchedulingBasic: wasm/ceiling throughput 0.500 < 1.00\n",
+		"- Targets: 6 missed or failed (see below)\n",
 		"## Notes\n\n- Numbers from a shared CI runner.\n",
 	} {
 		if !strings.Contains(md, want) {
@@ -94,6 +102,8 @@ func TestText(t *testing.T) {
 		"20.000", // upstream CPU ms/pod
 		"0.833 ✗ (>= 0.95)",
 		"2.500 ✓ (>= 1.20)",
+		"0.500 ✗ (>= 1.00)", // wasm/ceiling
+		"thr w/c",
 		"SchedulingBasic round 3 upstream failed: timeout after 10m",
 	} {
 		if !strings.Contains(txt, want) {

@@ -119,12 +119,14 @@ func TestCompare(t *testing.T) {
 			Workload:       "SchedulingBasic",
 			NativeUpstream: r(Native, Upstream, 60.0/20, 2, 0, NoTarget),
 			WasmUpstream:   r(Wasm, Upstream, 50.0/20, 2, 1.2, Met),
+			WasmCeiling:    r(Wasm, Ceiling, nan, nan, 1.0, NA), // no ceiling run
 			WasmNative:     r(Wasm, Native, 50.0/60, 1, 0.95, Missed),
 		},
 		{
 			Workload:       "Other",
 			NativeUpstream: r(Native, Upstream, nan, nan, 0, NoTarget),
 			WasmUpstream:   r(Wasm, Upstream, nan, nan, 1.0, NA),
+			WasmCeiling:    r(Wasm, Ceiling, nan, nan, 0, NoTarget),
 			WasmNative:     r(Wasm, Native, 0.96, 2/(0.2*1000/96), 0.95, Met),
 		},
 	}
@@ -162,6 +164,40 @@ func TestCompareTargets(t *testing.T) {
 			}
 			if c.NativeUpstream.Verdict != NoTarget {
 				t.Errorf("native/upstream verdict %v, want no target", c.NativeUpstream.Verdict)
+			}
+		})
+	}
+}
+
+func TestCompareCeiling(t *testing.T) {
+	sums := func(workload string, wasm, ceiling float64) []Summary {
+		return []Summary{
+			{Workload: workload, Scheduler: Wasm, PodsPerSec: wasm, CPUMsPerPod: 4},
+			{Workload: workload, Scheduler: Ceiling, PodsPerSec: ceiling, CPUMsPerPod: 2},
+		}
+	}
+	tests := []struct {
+		name   string
+		sums   []Summary
+		target float64
+		want   Verdict
+	}{
+		{"basic needs 1.0, exactly 1.0 meets", sums("SchedulingBasic", 380, 380), 1.0, Met},
+		{"basic 0.99 misses", sums("SchedulingBasic", 99, 100), 1.0, Missed},
+		{"mix needs 0.75, 0.8 meets", sums("ConstraintMix", 300, 375), 0.75, Met},
+		{"mix 0.43 misses", sums("ConstraintMix", 163, 380), 0.75, Missed},
+		{"elsewhere no target", sums("TopologySpreading", 10, 100), 0, NoTarget},
+		{"no ceiling run", sums("SchedulingBasic", 100, 0)[:1], 1.0, NA},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Compare(tc.sums)[0].WasmCeiling
+			if got.Num != Wasm || got.Den != Ceiling || got.Target != tc.target || got.Verdict != tc.want {
+				t.Errorf("wasm/ceiling = %+v; want target %.2f, verdict %v", got, tc.target, tc.want)
+			}
+			// CPU: the ceiling's ms per pod over wasm's.
+			if len(tc.sums) == 2 && got.CPU != 0.5 {
+				t.Errorf("wasm/ceiling CPU = %v, want 0.5", got.CPU)
 			}
 		})
 	}
