@@ -1,6 +1,7 @@
 package config
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,6 +47,7 @@ func defaults() *Config {
 		},
 		Metrics:       Metrics{BindAddress: "127.0.0.1:10351"},
 		SecureServing: SecureServing{BindAddress: "0.0.0.0:10359"},
+		Logging:       Logging{Format: LogFormatText, Level: slog.LevelInfo},
 		Sandbox: Sandbox{MemoryPages: 256, Deadline: 100 * time.Millisecond, PoolSize: 4, WatchdogTick: time.Millisecond,
 			BreakerFailures: 5, BreakerWindow: 10 * time.Second},
 		Policies:      map[abi.Slot]Module{},
@@ -168,6 +170,10 @@ func TestKeyLayers(t *testing.T) {
 			10 * time.Second, time.Second, time.Hour, 30 * time.Second},
 		{"policies.adminEndpoint", "true", "false", "true", func(c *Config) any { return c.AdminEndpoint },
 			false, true, false, true},
+		{"logging.format", "json", "text", "json", func(c *Config) any { return c.Logging.Format },
+			"text", "json", "text", "json"},
+		{"logging.level", "warn", "DEBUG", "error", func(c *Config) any { return c.Logging.Level },
+			slog.LevelInfo, slog.LevelWarn, slog.LevelDebug, slog.LevelError},
 	}
 	for _, c := range cases {
 		t.Run(c.key, func(t *testing.T) {
@@ -278,6 +284,13 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"client.burst", "0 is out of range", "1 to 1000000"}},
 		{"burst fraction", Source{File: writeFile(t, "client:\n  burst: 1.5\n")},
 			[]string{"client.burst", "1.5 is not an integer"}},
+		// logging
+		{"unknown log format", over("logging.format", "logfmt"),
+			[]string{"logging.format", `"logfmt"`, "want text or json"}},
+		{"unknown log level", Source{Environ: []string{"WASMSCHED_LOGGING_LEVEL=verbose"}},
+			[]string{"logging.level", `"verbose"`, "want debug, info, warn or error"}},
+		{"verbosity above 10", over("logging.verbosity", "11"),
+			[]string{"logging.verbosity", "11 is out of range", "0 to 10"}},
 		// queue
 		{"initial backoff zero", over("queue.initialBackoff", "0s"),
 			[]string{"queue.initialBackoff", "0s is out of range", "1ms to 24h0m0s"}},
@@ -591,6 +604,9 @@ func TestEnvNames(t *testing.T) {
 		"scheduling.percentageOfNodesToScore": "WASMSCHED_SCHEDULING_PERCENTAGE_OF_NODES_TO_SCORE",
 		"leaderElection.enabled":              "WASMSCHED_LEADER_ELECTION_ENABLED",
 		"metrics.bindAddress":                 "WASMSCHED_METRICS_BIND_ADDRESS",
+		"logging.format":                      "WASMSCHED_LOGGING_FORMAT",
+		"logging.level":                       "WASMSCHED_LOGGING_LEVEL",
+		"logging.verbosity":                   "WASMSCHED_LOGGING_VERBOSITY",
 		"a.TTLSeconds":                        "WASMSCHED_A_TTL_SECONDS",
 	} {
 		if got := EnvName(name); got != want {
@@ -643,6 +659,8 @@ func sample(name string) string {
 		"secureServing.keyFile":     "",
 		"client.contentType":        "application/json",
 		"client.acceptContentTypes": "application/json",
+		"logging.format":            "json",
+		"logging.level":             "debug",
 	}[name]; ok {
 		return v
 	}

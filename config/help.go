@@ -79,11 +79,12 @@ const helpIntro = `A configuration file (-config FILE) is one of two forms.
 Precedence, lowest first: defaults, then the file (either form), then
 WASMSCHED_* environment variables, then -set key=value and the run
 command's flags (-scheduler-name, -metrics-bind-address, -leader-elect,
--kubeconfig). The keys below work on top of either form, so the settings a
-KubeSchedulerConfiguration has no field for (queue.maxInUnschedulable,
-queue.popFromBackoffQ, scheduling.assumedPodTTL, metrics.*,
-policies.adminEndpoint) are set through the environment or -set. A
-profile's own percentageOfNodesToScore wins over the global one.
+-kubeconfig, -log-level, -logging-format, -v). The keys below work on
+top of either form, so the settings a KubeSchedulerConfiguration has no
+field for (queue.maxInUnschedulable, queue.popFromBackoffQ,
+scheduling.assumedPodTTL, metrics.*, policies.adminEndpoint, logging.*)
+are set through the environment or -set. A profile's own
+percentageOfNodesToScore wins over the global one.
 
 Keys, with their environment variable and default:
 `

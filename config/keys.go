@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -112,6 +113,34 @@ func durationKey(name string, def, lo, hi time.Duration, field func(*Config) *ti
 	return bind(name, kindDuration, def, help, toDuration, durationRange(lo, hi), same[time.Duration], inConfig(field))
 }
 
+// levelKey makes a key of a log level: debug, info, warn or error (as
+// slog.Level's UnmarshalText reads them, in any case).
+func levelKey(name, def string, field func(*Config) *slog.Level, help string) key {
+	return bind(name, kindString, def, help, toString, checkLevel, parseLevel, inConfig(field))
+}
+
+func checkLevel(s string) error {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return fmt.Errorf("%q: want debug, info, warn or error", s)
+	}
+	return nil
+}
+
+// parseLevel converts a level that checkLevel allowed.
+func parseLevel(s string) slog.Level {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(s))
+	return l
+}
+
+func checkLogFormat(s string) error {
+	if s != LogFormatText && s != LogFormatJSON {
+		return fmt.Errorf("%q: want %s or %s", s, LogFormatText, LogFormatJSON)
+	}
+	return nil
+}
+
 // slotKey makes a key of policies.<slot>, stored in the target's slots.
 func slotKey(name string, check func(string) error, field func(*target) *string, help string) key {
 	return bind(name, kindString, "", help, toString, check, same[string], field)
@@ -206,6 +235,14 @@ var keys = func() []key {
 			"PEM serving certificate (chain) of secureServing.bindAddress, with secureServing.keyFile; reloaded when it changes (empty, with no keyFile: a self-signed certificate made at start)"),
 		stringKey("secureServing.keyFile", "", nil, func(c *Config) *string { return &c.SecureServing.KeyFile },
 			"PEM private key of secureServing.certFile"),
+
+		stringKey("logging.format", LogFormatText, checkLogFormat, func(c *Config) *string { return &c.Logging.Format },
+			"format of the log on stderr, the Kubernetes libraries' lines (client-go, delegated authentication) included: "+LogFormatText+
+				" (key=value lines) or "+LogFormatJSON+" (one object a line with component-base's fields: ts in Unix milliseconds, caller, msg, v for info lines' verbosity, err, and the structured fields such as pod and node; plus level); the run command's -logging-format flag"),
+		levelKey("logging.level", "info", func(c *Config) *slog.Level { return &c.Logging.Level },
+			"lowest level logged: debug, info, warn or error; the run command's -log-level flag"),
+		intKey("logging.verbosity", 0, 0, 10, func(c *Config) *int { return &c.Logging.Verbosity },
+			"verbosity of the Kubernetes libraries' log (klog's -v, as kube-scheduler's -v): their V(n) messages with n up to this are logged, V(0) to V(3) at info and V(4) and above at debug, so above 3 it needs logging.level debug; the run command's -v flag"),
 
 		intKey("sandbox.memoryPages", 256, 2, maxMemoryPages, func(c *Config) *uint32 { return &c.Sandbox.MemoryPages },
 			"memory limit of a policy module, in 64 KiB pages"),

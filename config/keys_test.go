@@ -1,6 +1,7 @@
 package config
 
 import (
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -52,6 +53,9 @@ func TestKeyRoundTrip(t *testing.T) {
 	bothFiles := func(c *Config) { c.SecureServing.CertFile, c.SecureServing.KeyFile = "tls.crt", "tls.key" }
 	add("secureServing.certFile", roundTrip{over: tls, want: bothFiles})
 	add("secureServing.keyFile", roundTrip{over: tls, want: bothFiles})
+	add(one("logging.format", "json", func(c *Config) { c.Logging.Format = "json" }))
+	add(one("logging.level", "warn", func(c *Config) { c.Logging.Level = slog.LevelWarn }))
+	add(one("logging.verbosity", "4", func(c *Config) { c.Logging.Verbosity = 4 }))
 	add(one("metrics.contentionProfiling", "true", func(c *Config) { c.Metrics.ContentionProfiling = true }))
 	add(one("sandbox.memoryPages", "32768", func(c *Config) { c.Sandbox.MemoryPages = 32768 }))
 	add(one("sandbox.deadline", "7s", func(c *Config) { c.Sandbox.Deadline = 7 * time.Second }))

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"log/slog"
 	"time"
 
 	kschedv1 "k8s.io/kube-scheduler/config/v1"
@@ -19,6 +20,7 @@ type Config struct {
 	LeaderElection LeaderElection
 	Metrics        Metrics
 	SecureServing  SecureServing
+	Logging        Logging
 	Sandbox        Sandbox
 	// Policies holds the default profile's slots whose module comes from a
 	// file or is native; a slot not listed uses the Wasm module built into
@@ -114,6 +116,26 @@ type SecureServing struct {
 	// or both empty; empty: a self-signed certificate made at start.
 	CertFile string
 	KeyFile  string
+}
+
+// The values of logging.format.
+const (
+	LogFormatText = "text"
+	LogFormatJSON = "json"
+)
+
+// Logging configures the log of the run command: wasmsched's own lines
+// and, through the same handler, those of client-go and the other
+// Kubernetes libraries, which log with klog.
+type Logging struct {
+	// Format is LogFormatText (slog's key=value lines) or LogFormatJSON (one
+	// object a line, with component-base's field names).
+	Format string
+	// Level is the lowest level logged.
+	Level slog.Level
+	// Verbosity is klog's -v: the libraries' V(n) messages with n up to
+	// Verbosity are logged, V(0) to V(3) at info, V(4) and above at debug.
+	Verbosity int
 }
 
 // PolicyAPI configures the watch of SchedulingPolicy objects.

@@ -17,6 +17,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -38,6 +39,7 @@ const usage = `usage: wasmsched <command> [arguments]
 commands:
   run [-kubeconfig FILE] [-config FILE] [-scheduler-name NAME]
       [-metrics-bind-address ADDR] [-leader-elect] [-set key=value]...
+      [-log-level LEVEL] [-logging-format text|json] [-v N]
                             schedule the pods whose spec.schedulerName is one
                             of the configured profiles (default: wasmsched)
   help [config]             this text, or every configuration key with its
@@ -83,6 +85,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...a
 	switch args[0] {
 	case "run":
 		err = serveCmd(ctx, args[1:], stdout, stderr, opts)
+		if errors.As(err, new(errLogged)) {
+			return 1
+		}
 	case "version":
 		err = version(stdout)
 	case "policy":

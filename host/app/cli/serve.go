@@ -18,6 +18,7 @@ import (
 	"github.com/wasmsched/wasmsched/config"
 	"github.com/wasmsched/wasmsched/host/app"
 	"github.com/wasmsched/wasmsched/host/app/cli/internal/flags"
+	"github.com/wasmsched/wasmsched/host/app/cli/internal/logs"
 )
 
 // serveCmd is `wasmsched run`: schedule pods of the configured profiles
@@ -32,7 +33,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, extr
 	name := fs.String("scheduler-name", "", "scheduler name of the default profile: pods with this spec.schedulerName are scheduled (default from the config, wasmsched)")
 	metricsAddr := fs.String("metrics-bind-address", "", "address of the plain-HTTP listener of /metrics, the probes and /policies, without authentication (default from the config, 127.0.0.1:10351; empty disables); the HTTPS listener is secureServing.bindAddress (-set)")
 	leaderElect := fs.Bool("leader-elect", false, "acquire a Lease before scheduling, so that only one replica schedules")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	logLevel := fs.String("log-level", "", "lowest level logged: debug, info, warn or error (default from the config, logging.level: info)")
+	logFormat := fs.String("logging-format", "", "log format on stderr, the Kubernetes libraries' lines included: text or json (default from the config, logging.format: text)")
+	verbosity := fs.Int("v", 0, "verbosity of the Kubernetes libraries' log, klog's -v: their V(0) to V(3) lines at info, V(4) and above at debug (default from the config, logging.verbosity: 0)")
 	var sets flags.Sets
 	fs.Var(&sets, "set", "override a configuration key, key=value (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -41,13 +44,19 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, extr
 	if fs.NArg() != 0 {
 		return fmt.Errorf("%w: run takes no arguments, got %q", errUsage, fs.Args())
 	}
-	level, err := flags.LogLevel(*logLevel)
-	if err != nil {
-		return err
-	}
 	overrides := sets.Overrides()
+	var err error
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
+		case "log-level":
+			// A usage error, as before the key existed.
+			if _, err = flags.LogLevel(*logLevel); err == nil {
+				overrides["logging.level"] = *logLevel
+			}
+		case "logging-format":
+			overrides["logging.format"] = *logFormat
+		case "v":
+			overrides["logging.verbosity"] = strconv.Itoa(*verbosity)
 		case "scheduler-name":
 			overrides["schedulerName"] = *name
 		case "metrics-bind-address":
@@ -56,6 +65,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, extr
 			overrides["leaderElection.enabled"] = strconv.FormatBool(*leaderElect)
 		}
 	})
+	if err != nil {
+		return err
+	}
 	// The configuration's plugins are checked against the plugins this
 	// binary has: upstream's in-tree ones and those of app.WithPlugin.
 	plugins, err := app.Registry(extra...)
@@ -67,11 +79,34 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer, extr
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// From here on every line, client-go's and the apiserver libraries'
+	// included, comes out of one handler in the configured format, and so
+	// does the error that ends the command.
+	h := logs.NewText(stderr, cfg.Logging.Level)
+	if cfg.Logging.Format == config.LogFormatJSON {
+		h = logs.NewJSON(stderr, cfg.Logging.Level)
+	}
+	logs.Route(h, cfg.Logging.Verbosity)
+	log := slog.New(h)
 	if *kubeconfig == "" {
 		*kubeconfig = cfg.Client.Kubeconfig // clientConnection.kubeconfig
 	}
-	restCfg, err := restConfig(*kubeconfig)
+	if err := serve(ctx, cfg, src, *kubeconfig, log, extra); err != nil {
+		log.Error("wasmsched run failed", "err", err)
+		return errLogged{err}
+	}
+	return nil
+}
+
+// errLogged is an error the command has logged through its handler, in
+// the configured format: Run exits 1 without printing it again.
+type errLogged struct{ error }
+
+func (e errLogged) Unwrap() error { return e.error }
+
+// serve connects to the cluster and runs the scheduler, logging to log.
+func serve(ctx context.Context, cfg *config.Config, src config.Source, kubeconfig string, log *slog.Logger, extra []app.Option) error {
+	restCfg, err := restConfig(kubeconfig)
 	if err != nil {
 		return err
 	}
