@@ -103,6 +103,7 @@ type faultRecorder struct {
 	failures  map[string]int // by reason
 	errs      []error
 	fallbacks int
+	trips     int
 }
 
 func newFaultRecorder() *faultRecorder { return &faultRecorder{failures: map[string]int{}} }
@@ -115,6 +116,15 @@ func (r *faultRecorder) Failed(_ abi.Slot, reason string, err error) {
 	r.errs = append(r.errs, err)
 }
 func (r *faultRecorder) FellBack(_ abi.Slot, n int) { r.mu.Lock(); r.fallbacks += n; r.mu.Unlock() }
+func (r *faultRecorder) BreakerTripped(abi.Slot)    { r.mu.Lock(); r.trips++; r.mu.Unlock() }
+
+// counts returns the calls into modules since the last take, and the
+// breaker trips so far.
+func (r *faultRecorder) counts() (called, trips int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.called, r.trips
+}
 
 // take returns what was recorded since the last take and resets it.
 func (r *faultRecorder) take() (failures map[string]int, errs []error, fallbacks int) {
@@ -125,7 +135,10 @@ func (r *faultRecorder) take() (failures map[string]int, errs []error, fallbacks
 	return failures, errs, fallbacks
 }
 
-// faultCall is one decision of a slot, made through the adapter.
+// faultCall is one decision of a slot, made through the adapter. A slot with
+// a native default (the queue's and preemption's) has run; a placement slot,
+// whose adapter reports a failure instead of answering for the module (the
+// plugin applies the slot's failure policy), has try and untouched.
 type faultCall struct {
 	name   string
 	export string
@@ -134,6 +147,12 @@ type faultCall struct {
 	// run asks adapter a about inputs whose (first) priority is prio, and
 	// returns its answer and the native default's answer to the same inputs.
 	run func(a any, prio int32) (got, native any)
+	// try asks adapter a about inputs whose pod has priority prio, and
+	// returns what the adapter wrote into its output and its error.
+	try func(a any, prio int32) (got any, err error)
+	// untouched is what try returns as the answer when the adapter wrote
+	// nothing into its output.
+	untouched any
 	// slow is what the slow fixture answers when prio is even.
 	slow func(prio int32) any
 }
@@ -157,6 +176,22 @@ func adapter[T any](a *T, err error) (any, error) {
 func faultPod(name string, prio int32) *policytest.PodWrapper {
 	return policytest.MakePod().UID("uid-" + name).Namespace("ns").Name(name).Priority(prio)
 }
+
+// faultNodes are the two nodes of a placement fault call, under new ids
+// (policytest numbers them): every call sends them to the module first.
+func faultNodes() []policy.PlacementNode {
+	return policytest.PlacementNodes(
+		policytest.MakeNode().Name("n1").Allocatable("cpu", 4000),
+		policytest.MakeNode().Name("n2").Allocatable("cpu", 2000))
+}
+
+// untouchedVerdicts and untouchedScores fill a placement call's output
+// before the call, so that a test sees whether the adapter wrote any.
+func untouchedVerdicts() []policy.FilterVerdict {
+	return []policy.FilterVerdict{{Code: 0xff, Reason: "untouched"}, {Code: 0xff, Reason: "untouched"}}
+}
+
+func untouchedScores() []int64 { return []int64{-7, -7} }
 
 var faultSlots = []faultSlot{
 	{
@@ -269,6 +304,42 @@ var faultSlots = []faultSlot{
 			slow: func(int32) any { return []uint32{2, 1, 0} },
 		}},
 	},
+	{
+		slot: abi.SlotFilter,
+		build: func(m *wasm.Module, rec policy.Recorder) (any, error) {
+			return adapter(wasmslot.NewFilter(m, rec))
+		},
+		calls: []faultCall{{
+			// One call judges every node: one decision.
+			name: "filter", export: abi.ExportFilter, pods: 1,
+			try: func(a any, prio int32) (any, error) {
+				out := untouchedVerdicts()
+				err := a.(policy.Filter).Filter(faultPod("a", prio).View(), faultNodes(), out)
+				return out, err
+			},
+			untouched: untouchedVerdicts(),
+			slow: func(int32) any {
+				reject := policy.FilterVerdict{Code: abi.FilterUnschedulable, Reason: "even priority"}
+				return []policy.FilterVerdict{reject, reject}
+			},
+		}},
+	},
+	{
+		slot: abi.SlotScore,
+		build: func(m *wasm.Module, rec policy.Recorder) (any, error) {
+			return adapter(wasmslot.NewScore(m, rec))
+		},
+		calls: []faultCall{{
+			name: "score", export: abi.ExportScore, pods: 1,
+			try: func(a any, prio int32) (any, error) {
+				out := untouchedScores()
+				err := a.(policy.Score).Score(faultPod("a", prio).View(), faultNodes(), out)
+				return out, err
+			},
+			untouched: untouchedScores(),
+			slow:      func(int32) any { return []int64{2, 1} },
+		}},
+	},
 }
 
 // faultReasons are the fixtures that load and fail at run time, with the
@@ -305,6 +376,8 @@ var refusedFaults = []struct {
 			abi.SlotPreEnqueue:   abi.ExportPreEnqueue,
 			abi.SlotQueueingHint: abi.ExportHintEvents,
 			abi.SlotVictimOrder:  abi.ExportVictimOrder,
+			abi.SlotFilter:       abi.ExportNodes,
+			abi.SlotScore:        abi.ExportScore,
 		}[s]
 		return []string{"cannot serve the " + s.String() + " slot: it does not export " + missing}
 	}},
@@ -367,16 +440,23 @@ func TestFaultFixturesListed(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("fixtures in testdata/faults vs. the tests' tables (-want, +got):\n%s", diff)
 	}
-	if len(faultSlots) != len(abi.Slots) {
-		t.Errorf("the fault tests cover %d slots, the ABI has %d", len(faultSlots), len(abi.Slots))
+	var slots []abi.Slot
+	for _, fs := range faultSlots {
+		slots = append(slots, fs.slot)
+	}
+	if diff := cmp.Diff(abi.Slots[:], slots); diff != "" {
+		t.Errorf("the slots the fault tests cover vs. the ABI's (-want, +got):\n%s", diff)
 	}
 }
 
 // TestFaultRefused: a module that must not serve its slot is refused with a
-// message that names it and says what is wrong, and nothing of it is kept.
+// message that names it and says what is wrong, and nothing of it is kept;
+// a Set refuses it the same way, and counts why.
 func TestFaultRefused(t *testing.T) {
 	rt, _ := faultRuntime(t)
 	ctx := context.Background()
+	set := wasmslot.NewSet(rt, faultLimits(), nil, (&installed{}).installer())
+	defer set.Close(ctx)
 	for _, fs := range faultSlots {
 		for _, r := range refusedFaults {
 			name := fs.slot.String() + "-" + r.fault
@@ -424,6 +504,27 @@ func TestFaultRefused(t *testing.T) {
 						t.Errorf("refusal %q\ndoes not contain %q", msg, want)
 					}
 				}
+
+				err = set.Load(ctx, fs.slot, file, bin, "")
+				if err == nil {
+					t.Fatal("Set.Load accepted the module")
+				}
+				reason := "slot"
+				if r.atLoad {
+					reason = "invalid"
+				}
+				if got := wasmslot.Refusal(err); got != reason {
+					t.Errorf("Set.Load refused it as %q, want %q: %v", got, reason, err)
+				}
+				msg = err.Error()
+				for _, want := range append(r.want(fs.slot), `"`+file+`"`) {
+					if !strings.Contains(msg, want) {
+						t.Errorf("Set.Load's refusal %q\ndoes not contain %q", msg, want)
+					}
+				}
+				if info, ok := set.Current()[fs.slot]; ok {
+					t.Errorf("Set.Load refused the module, but Current reports %+v", info)
+				}
 			})
 		}
 	}
@@ -433,10 +534,14 @@ func TestFaultRefused(t *testing.T) {
 // exhausts its memory or returns too much or garbage gets the native
 // default's answer; the call is stopped (a loop by its deadline, never
 // before it), counted with its reason and as a fallback, and its instance
-// is discarded.
+// is discarded. The placement slots, which have no native default, are
+// TestFaultPlacementFails's.
 func TestFaultFallback(t *testing.T) {
 	rt, clk := faultRuntime(t)
 	for _, fs := range faultSlots {
+		if fs.slot.Placement() {
+			continue
+		}
 		for _, fault := range []string{"loop", "trap", "grow", "oversize", "garbage"} {
 			reason := faultReasons[fault]
 			name := fs.slot.String() + "-" + fault
@@ -481,8 +586,8 @@ func TestFaultFallback(t *testing.T) {
 }
 
 // TestFaultSlowInputs: a module that is slow only for some inputs answers
-// the fast ones itself and the slow ones, after the deadline, natively. The
-// watchdog's clock stands still during the fast calls, so none of them can
+// the fast ones itself and the slow ones, after the deadline, natively (a
+// placement slot: with an error, see slowPlacement). The watchdog's clock stands still during the fast calls, so none of them can
 // be stopped however loaded the machine, and moves during the slow ones.
 func TestFaultSlowInputs(t *testing.T) {
 	rt, clk := faultRuntime(t)
@@ -491,6 +596,10 @@ func TestFaultSlowInputs(t *testing.T) {
 			rec := newFaultRecorder()
 			_, a := loadFault(t, rt, fs, "slow", rec)
 			for _, c := range fs.calls {
+				if c.try != nil {
+					slowPlacement(t, clk, rec, a, c)
+					continue
+				}
 				for _, prio := range []int32{2, 3, 4, 7} {
 					slow := prio%2 == 1
 					var got, native any
@@ -523,5 +632,165 @@ func TestFaultSlowInputs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// slowPlacement is TestFaultSlowInputs for a placement call: the fast
+// inputs get the module's answer, the slow ones an error after the deadline
+// (the plugin applies the failure policy), counted as a failure and a
+// fallback, and nothing written into the output.
+func slowPlacement(t *testing.T, clk *testingclock.FakeClock, rec *faultRecorder, a any, c faultCall) {
+	t.Helper()
+	for _, prio := range []int32{2, 3, 4, 7} {
+		slow := prio%2 == 1
+		var got any
+		var err error
+		ran := runCall(t, clk, slow, func() { got, err = c.try(a, prio) })
+		failures, _, fallbacks := rec.take()
+		if !slow {
+			if err != nil {
+				t.Errorf("%s, priority %d (fast): %v", c.name, prio, err)
+			}
+			if diff := cmp.Diff(c.slow(prio), got); diff != "" {
+				t.Errorf("%s, priority %d (fast): answer (-module's, +got):\n%s", c.name, prio, diff)
+			}
+			if len(failures) != 0 || fallbacks != 0 {
+				t.Errorf("%s, priority %d (fast): failures %v, %d fallbacks; want none", c.name, prio, failures, fallbacks)
+			}
+			continue
+		}
+		if !errors.Is(err, wasm.ErrDeadline) {
+			t.Errorf("%s, priority %d (slow): error %v, want a wasm.ErrDeadline", c.name, prio, err)
+		}
+		if diff := cmp.Diff(c.untouched, got); diff != "" {
+			t.Errorf("%s, priority %d (slow): the adapter wrote an answer (-untouched, +got):\n%s", c.name, prio, diff)
+		}
+		if diff := cmp.Diff(map[string]int{"deadline": 1}, failures); diff != "" {
+			t.Errorf("%s, priority %d (slow): failures by reason (-want, +got):\n%s", c.name, prio, diff)
+		}
+		if fallbacks != c.pods {
+			t.Errorf("%s, priority %d (slow): %d fallbacks, want %d", c.name, prio, fallbacks, c.pods)
+		}
+		if ran <= faultDeadline {
+			t.Errorf("%s, priority %d (slow): interrupted after %v of the watchdog's clock, not past its %v deadline", c.name, prio, ran, faultDeadline)
+		}
+	}
+}
+
+// faultBreakAfter is the breaker threshold of TestFaultPlacementFails: that
+// many failed calls open it.
+const faultBreakAfter = 3
+
+// TestFaultPlacementFails: a placement module that loops, traps, exhausts
+// its memory or returns too much or garbage passes the Set's smoke test
+// (each fixture answers it) and then fails every call. The adapter has no
+// native default: each call returns the failure, of the kind it is counted
+// under, and writes nothing into its output; it is counted as a failure and
+// a fallback (the plugin applies the slot's failure policy), and its
+// instance is discarded. After faultBreakAfter failures the breaker opens:
+// calls return an error that names it, without calling the module.
+func TestFaultPlacementFails(t *testing.T) {
+	ctx := context.Background()
+	rt, clk := faultRuntime(t)
+	for _, fs := range faultSlots {
+		if !fs.slot.Placement() {
+			continue
+		}
+		for _, fault := range []string{"loop", "trap", "grow", "oversize", "garbage"} {
+			reason := faultReasons[fault]
+			name := fs.slot.String() + "-" + fault
+			t.Run(name, func(t *testing.T) {
+				rec := newFaultRecorder()
+				in := &installed{}
+				// The breaker's window is far wider than the watchdog's clock
+				// moves: only the count of failures opens it.
+				set := wasmslot.NewSet(rt, faultLimits(), rec, in.installer(),
+					wasmslot.WithBreaker(faultBreakAfter, time.Hour), wasmslot.WithClock(clk.Now))
+				defer set.Close(ctx)
+				file := name + ".wasm"
+				var err error
+				runCall(t, clk, false, func() { err = set.Load(ctx, fs.slot, file, readFault(t, name), "") })
+				if err != nil {
+					t.Fatalf("Set.Load: %v; the fixture should pass the smoke test", err)
+				}
+				var a any
+				if fs.slot == abi.SlotFilter {
+					a = *in.filter.Load()
+				} else {
+					a = *in.score.Load()
+				}
+				m := a.(interface{ Module() *wasm.Module }).Module()
+				before := m.Stats().Discarded
+				rec.take()
+				for _, c := range fs.calls {
+					for i := range faultBreakAfter {
+						var got any
+						ran := runCall(t, clk, reason == "deadline", func() { got, err = c.try(a, 4) })
+						if err == nil {
+							t.Fatalf("%s #%d: no error", c.name, i)
+						}
+						if kind := wasm.KindOf(err).String(); kind != reason {
+							t.Errorf("%s #%d: error of kind %s, want %s: %v", c.name, i, kind, reason, err)
+						}
+						if msg := err.Error(); !strings.Contains(msg, `"`+file+`"`) || !strings.Contains(msg, c.export) {
+							t.Errorf("%s #%d: error %q does not name the module and %s", c.name, i, msg, c.export)
+						}
+						if reason == "deadline" && ran <= faultDeadline {
+							t.Errorf("%s #%d: interrupted after %v of the watchdog's clock, not past its %v deadline", c.name, i, ran, faultDeadline)
+						}
+						if diff := cmp.Diff(c.untouched, got); diff != "" {
+							t.Errorf("%s #%d: the adapter wrote an answer (-untouched, +got):\n%s", c.name, i, diff)
+						}
+						failures, errs, fallbacks := rec.take()
+						if diff := cmp.Diff(map[string]int{reason: 1}, failures); diff != "" {
+							t.Errorf("%s #%d: failures by reason (-want, +got):\n%s", c.name, i, diff)
+						}
+						if len(errs) == 1 && errs[0] != err {
+							t.Errorf("%s #%d: counted the failure %v, returned %v", c.name, i, errs[0], err)
+						}
+						if fallbacks != c.pods {
+							t.Errorf("%s #%d: %d decisions counted as fallbacks, want %d", c.name, i, fallbacks, c.pods)
+						}
+						if open := set.Breakers()[fs.slot].Open; open != (i == faultBreakAfter-1) {
+							t.Errorf("%s #%d: breaker open %v after %d failures (threshold %d)", c.name, i, open, i+1, faultBreakAfter)
+						}
+					}
+					if got, want := m.Stats().Discarded-before, uint64(faultBreakAfter); got != want {
+						t.Errorf("%s: %d broken instances discarded, want %d (one per failed call)", c.name, got, want)
+					}
+					if _, trips := rec.counts(); trips != 1 {
+						t.Errorf("%s: %d breaker trips, want 1", c.name, trips)
+					}
+
+					// Open: an error that names the breaker, and the module is
+					// not called.
+					instantiated := m.Stats().Instantiated
+					for i := range 3 {
+						var got any
+						runCall(t, clk, false, func() { got, err = c.try(a, 4) })
+						if err == nil || !strings.Contains(err.Error(), "circuit breaker") || !strings.Contains(err.Error(), `"`+file+`"`) {
+							t.Errorf("%s, open breaker #%d: error %v, want one naming the module's open circuit breaker", c.name, i, err)
+						}
+						if kind := wasm.KindOf(err); kind != 0 {
+							t.Errorf("%s, open breaker #%d: a call error of kind %v: the module was called", c.name, i, kind)
+						}
+						if diff := cmp.Diff(c.untouched, got); diff != "" {
+							t.Errorf("%s, open breaker #%d: the adapter wrote an answer (-untouched, +got):\n%s", c.name, i, diff)
+						}
+					}
+					called, trips := rec.counts()
+					failures, _, fallbacks := rec.take()
+					if called != 0 || len(failures) != 0 || trips != 1 {
+						t.Errorf("%s, open breaker: %d calls, failures %v, %d trips; want no call, no failure, the one trip", c.name, called, failures, trips)
+					}
+					if fallbacks != 3*c.pods {
+						t.Errorf("%s, open breaker: %d fallbacks, want %d (each decision falls to the failure policy)", c.name, fallbacks, 3*c.pods)
+					}
+					if st := m.Stats(); st.Instantiated != instantiated || st.Discarded-before != faultBreakAfter {
+						t.Errorf("%s, open breaker: the module was instantiated or discarded (%+v)", c.name, st)
+					}
+				}
+			})
+		}
 	}
 }

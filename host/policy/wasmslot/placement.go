@@ -140,10 +140,13 @@ func (s *placementModule) Options() abi.PlacementOptions {
 }
 
 // get returns an instance to call, or why there is none: the breaker is
-// open, the module was retired (errRetired: the caller hands the call to
-// its successor), or instantiation failed (counted).
+// open (the decision falls to the failure policy: counted as a fallback, as
+// the other slots count theirs), the module was retired (errRetired: the
+// caller hands the call to its successor), or instantiation failed (counted
+// as a failure and a fallback).
 func (s *placementModule) get() (*wasm.Instance, error) {
 	if s.brk.isOpen() {
+		s.rec.FellBack(s.slot, 1)
 		return nil, fmt.Errorf("module %q is switched off: its circuit breaker opened after repeated failures (load a fixed module to serve the %s slot again)", s.mod.Name(), s.slot)
 	}
 	inst, err := s.mod.Acquire(context.Background())
@@ -153,6 +156,7 @@ func (s *placementModule) get() (*wasm.Instance, error) {
 		}
 		s.rec.Failed(s.slot, "instantiate", err)
 		s.brk.fail(&s.retired)
+		s.rec.FellBack(s.slot, 1)
 		return nil, err
 	}
 	s.rec.Called(s.slot)
@@ -196,12 +200,19 @@ func (s *placementModule) callPre(inst *wasm.Instance, pod abi.PodView) (bool, e
 }
 
 // heldNodes is what the host knows of one instance's node records: the
-// generation of the record it holds under each id (0: none). It lives on
-// the instance (wasm.Instance.Value), so an instance that is discarded or
+// generation of the record it holds under each id. It lives on the
+// instance (wasm.Instance.Value), so an instance that is discarded or
 // recycled takes it along and its replacement starts empty.
 type heldNodes struct {
-	gen     []int64
+	gen     []heldGen
 	upserts []abi.NodeUpsert // scratch
+}
+
+// heldGen is the generation of the record an instance holds under an id;
+// ok is false when it holds none (a generation may be 0).
+type heldGen struct {
+	gen int64
+	ok  bool
 }
 
 // scratch is a call's reusable host-side buffers.
@@ -228,9 +239,9 @@ func (s *placementModule) call(inst *wasm.Instance, pod abi.PodView, nodes []pol
 			continue
 		}
 		if int(n.ID) >= len(held.gen) {
-			held.gen = append(held.gen, make([]int64, int(n.ID)+1-len(held.gen))...)
+			held.gen = append(held.gen, make([]heldGen, int(n.ID)+1-len(held.gen))...)
 		}
-		if held.gen[n.ID] != n.Gen {
+		if h := held.gen[n.ID]; !h.ok || h.gen != n.Gen {
 			held.upserts = append(held.upserts, abi.NodeUpsert{ID: n.ID, Node: n.Rec.Bytes()})
 		}
 	}
@@ -240,7 +251,7 @@ func (s *placementModule) call(inst *wasm.Instance, pod abi.PodView, nodes []pol
 		}
 		for i := range nodes {
 			if !nodes[i].Inline {
-				held.gen[nodes[i].ID] = nodes[i].Gen
+				held.gen[nodes[i].ID] = heldGen{gen: nodes[i].Gen, ok: true}
 			}
 		}
 	}

@@ -75,7 +75,7 @@ const NativeABI = "native"
 // ([Set.LoadNative]) rather than a Wasm module.
 func (i ModuleInfo) IsNative() bool { return i.ABI == NativeABI }
 
-// Set owns one profile's five slot modules and swaps them while the
+// Set owns one profile's slot modules (abi.Slots) and swaps them while the
 // scheduler runs. Its methods are safe for concurrent use.
 //
 // A swap never changes an installed adapter: Load builds a new adapter around
@@ -308,8 +308,9 @@ func (l *loaded) close(ctx context.Context) error {
 // LoadNative installs impl, a policy compiled into the host, in slot through
 // the Installer, in place of whatever the slot held. impl must implement the
 // slot's interface of package policy (the slot table's Spec.Interface:
-// policy.Sort, policy.BackoffSort, policy.PreEnqueue, policy.QueueingHint or
-// policy.VictimOrder; a sort that is also a policy.Keyer is keyed); any
+// policy.Sort, policy.BackoffSort, policy.PreEnqueue, policy.QueueingHint,
+// policy.VictimOrder, policy.Filter or policy.Score; a sort that is also a
+// policy.Keyer is keyed); any
 // other value is refused with an error naming what it lacks. name says where
 // the policy comes from (policies.Native names the built-in module its logic
 // is from); Current reports the slot as ModuleInfo{Name: "native:" + name,
@@ -448,8 +449,9 @@ func (s *Set) Breakers() map[abi.Slot]BreakerState {
 // Close closes every slot's module (calls in flight finish first, on their
 // instances) and makes further Loads and LoadNatives fail. Adapters still
 // installed answer with their native defaults afterwards, without counting
-// failures; a native policy still installed keeps answering itself. It waits
-// for a Load in progress.
+// failures (the placement adapters with policy.ErrNoModule, which their
+// plugins read as an empty slot); a native policy still installed keeps
+// answering itself. It waits for a Load in progress.
 func (s *Set) Close(ctx context.Context) error {
 	s.closed.Store(true)
 	var errs []error
