@@ -1,6 +1,9 @@
 package logic
 
-import "github.com/wasmsched/wasmsched/abi"
+import (
+	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/guest-sdk/placement"
+)
 
 // taintNodeUnschedulable is the taint NodeUnschedulable stands for
 // (v1.TaintNodeUnschedulable): a pod that tolerates it with effect
@@ -81,50 +84,7 @@ func hasUntoleratedTaint(taints abi.TaintList, tols abi.TolerationList) bool {
 	return false
 }
 
-// toleratesTaint is upstream's TolerationsTolerateTaint.
-func toleratesTaint(tols abi.TolerationList, t abi.Taint) bool {
-	for i := range tols.Len() {
-		if tolerates(tols.At(i), t) {
-			return true
-		}
-	}
-	return false
-}
-
-// tolerates is v1.Toleration.ToleratesTaint: the effect matches (none: all
-// effects), the key matches (none: all keys, only sensible with Exists), and
-// the operator accepts the value. Lt and Gt compare canonical decimal
-// integers, as Kubernetes 1.37 does with TaintTolerationComparisonOperators
-// on; the host encodes them as abi.TolerationUnknown while that gate is off,
-// and unknown operators and effects match nothing.
-func tolerates(tol abi.Toleration, t abi.Taint) bool {
-	if tol.Effect != abi.EffectNone && tol.Effect != t.Effect {
-		return false
-	}
-	if tol.Key != "" && tol.Key != t.Key {
-		return false
-	}
-	switch tol.Operator {
-	case abi.TolerationEqual:
-		return tol.Value == t.Value
-	case abi.TolerationExists:
-		return true
-	case abi.TolerationLt, abi.TolerationGt:
-		if !isDecimalInteger(tol.Value) || !isDecimalInteger(t.Value) {
-			return false
-		}
-		tv, ok := parseInt(tol.Value)
-		if !ok {
-			return false
-		}
-		nv, ok := parseInt(t.Value)
-		if !ok {
-			return false
-		}
-		if tol.Operator == abi.TolerationLt {
-			return nv < tv
-		}
-		return nv > tv
-	}
-	return false
-}
+// toleratesTaint is upstream's TolerationsTolerateTaint, with the guest
+// SDK's toleration rule (placement.Tolerates: Lt and Gt on canonical
+// decimal integers, unknown operators and effects tolerate nothing).
+func toleratesTaint(tols abi.TolerationList, t abi.Taint) bool { return placement.Tolerated(tols, t) }
