@@ -342,6 +342,29 @@ func (s *placementModule) smokeCall(inst *wasm.Instance, in *policy.SmokeInput) 
 	return s.call(inst, in.Pods[0], []policy.PlacementNode{{Rec: node, Inline: true}})
 }
 
+// placementCall is a placement adapter's call: on an instance of the
+// module, timed and its failure counted; handed to the module's successor
+// (via) when a swap retired it on the way; an error when there is neither.
+func placementCall[P any](s *placementModule, next *handoff[P], via func(P) error, call func(*wasm.Instance) error) error {
+	inst, err := s.get()
+	if err != nil {
+		if errors.Is(err, errRetired) {
+			if n, ok := next.to(&s.retired); ok {
+				return via(n)
+			}
+		}
+		return err
+	}
+	defer s.mod.Release(inst)
+	start := time.Now()
+	err = call(inst)
+	s.rec.Observe(s.slot, time.Since(start))
+	if err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
 // Filter runs the filter slot through a module: one call per pod over all
 // the nodes to judge.
 type Filter struct {
@@ -373,23 +396,9 @@ func (s *Filter) Filter(pod abi.PodView, nodes []policy.PlacementNode, out []pol
 	if len(nodes) == 0 {
 		return nil
 	}
-	inst, err := s.get()
-	if err != nil {
-		if errors.Is(err, errRetired) {
-			if next, ok := s.next.to(&s.retired); ok {
-				return next.Filter(pod, nodes, out)
-			}
-		}
-		return err
-	}
-	defer s.mod.Release(inst)
-	start := time.Now()
-	err = s.filter(inst, pod, nodes, out)
-	s.rec.Observe(s.slot, time.Since(start))
-	if err != nil {
-		return s.fail(err)
-	}
-	return nil
+	return placementCall(&s.placementModule, &s.next,
+		func(next policy.Filter) error { return next.Filter(pod, nodes, out) },
+		func(inst *wasm.Instance) error { return s.filter(inst, pod, nodes, out) })
 }
 
 func (s *Filter) filter(inst *wasm.Instance, pod abi.PodView, nodes []policy.PlacementNode, out []policy.FilterVerdict) error {
@@ -447,23 +456,9 @@ func (s *Score) Score(pod abi.PodView, nodes []policy.PlacementNode, out []int64
 	if len(nodes) == 0 {
 		return nil
 	}
-	inst, err := s.get()
-	if err != nil {
-		if errors.Is(err, errRetired) {
-			if next, ok := s.next.to(&s.retired); ok {
-				return next.Score(pod, nodes, out)
-			}
-		}
-		return err
-	}
-	defer s.mod.Release(inst)
-	start := time.Now()
-	err = s.score(inst, pod, nodes, out)
-	s.rec.Observe(s.slot, time.Since(start))
-	if err != nil {
-		return s.fail(err)
-	}
-	return nil
+	return placementCall(&s.placementModule, &s.next,
+		func(next policy.Score) error { return next.Score(pod, nodes, out) },
+		func(inst *wasm.Instance) error { return s.score(inst, pod, nodes, out) })
 }
 
 func (s *Score) score(inst *wasm.Instance, pod abi.PodView, nodes []policy.PlacementNode, out []int64) error {
