@@ -524,7 +524,8 @@ func TestPolicyAPISchema(t *testing.T) {
 	}{
 		{"both sources", func(s *policyapi.Spec) { s.Module.ConfigMapRef = &policyapi.ConfigMapKeyRef{Name: "m", Key: "k"} }, "spec.module"},
 		{"no source", func(s *policyapi.Spec) { s.Module = policyapi.Module{} }, "spec.module"},
-		{"slot", func(s *policyapi.Spec) { s.Slot = "filter" }, "spec.slot"},
+		{"slot", func(s *policyapi.Spec) { s.Slot = "placement" }, "spec.slot"},
+		{"failurePolicy", func(s *policyapi.Spec) { s.Slot, s.FailurePolicy = "filter", "Retry" }, "spec.failurePolicy"},
 		{"sha256", func(s *policyapi.Spec) { s.SHA256 = strings.Repeat("A", 64) }, "spec.sha256"},
 		{"deadline", func(s *policyapi.Spec) { s.Sandbox.Deadline = &metav1.Duration{Duration: 2 * time.Minute} }, "a duration from 1ms to 1m"},
 		{"memory", func(s *policyapi.Spec) { n := int32(1); s.Sandbox.MemoryPages = &n }, "spec.sandbox.memoryPages"},
