@@ -87,13 +87,18 @@ func (b *base) podRecord(pod *cache.PodInfo) abi.PodView {
 	return v
 }
 
-// failure is the status of the nodes a failed filter call was asked about.
+// failure is the status of the nodes a failed filter call was asked about:
+// Unschedulable, so they are not used, but with no plugin named, so that
+// the attempt does not count as the filter's rejection: a pod no plugin
+// rejected backs off and is retried (the queue's error backoff), where one
+// the filter rejected would wait for the events it declared, which a
+// module's failure does not wait for.
 func failure(err error) *framework.Status {
 	msg := err.Error()
 	if len(msg) > 300 {
 		msg = msg[:300] + "..."
 	}
-	return &framework.Status{Code: framework.Unschedulable, Plugin: FilterName,
+	return &framework.Status{Code: framework.Unschedulable,
 		Reasons: []string{fmt.Sprintf("node(s) were not judged: the filter policy failed (%s) (%s)", msg, FilterName)}}
 }
 

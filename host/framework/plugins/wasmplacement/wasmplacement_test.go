@@ -248,7 +248,8 @@ func TestFilterRounds(t *testing.T) {
 }
 
 // TestFilterFailurePolicy: a filter that fails rejects every node it was
-// asked about (Fail, the default) with a message naming the failure, or is
+// asked about (Fail, the default) with a message naming the failure, but
+// not as the filter's rejection (the pod retries after backoff), or is
 // skipped (Ignore); a slot emptied while the call was on its way is skipped.
 func TestFilterFailurePolicy(t *testing.T) {
 	snap, _ := snapshotOf(ft.MakeNode("a"), ft.MakeNode("b"))
@@ -263,8 +264,9 @@ func TestFilterFailurePolicy(t *testing.T) {
 	if st := diag.NodeStatus("a"); st == nil || st.Code != framework.Unschedulable || !strings.Contains(st.Message(), "trap: unreachable") {
 		t.Errorf("node a: %v; want Unschedulable naming the failure", st)
 	}
-	if !slices.Contains(diag.UnschedulablePlugins(), FilterName) {
-		t.Errorf("unschedulable plugins %v lack %s (the pod must wait for its events)", diag.UnschedulablePlugins(), FilterName)
+	if slices.Contains(diag.UnschedulablePlugins(), FilterName) {
+		t.Errorf("unschedulable plugins %v name %s: a failure is no rejection, the pod must back off and retry, not wait for the filter's events",
+			diag.UnschedulablePlugins(), FilterName)
 	}
 
 	pl.SetFailurePolicy(abi.SlotFilter, policy.Ignore)
