@@ -160,7 +160,7 @@ func (pl *Placement) Filter() (Filter, FailurePolicy) {
 		return nil, Fail
 	}
 	if f := pl.filter.Load(); f != nil {
-		return f.p, FailurePolicy(pl.filterFail.Load()).For(abi.SlotFilter)
+		return f.p, pl.FailurePolicy(abi.SlotFilter)
 	}
 	return nil, Fail
 }
@@ -172,7 +172,7 @@ func (pl *Placement) Score() (Score, FailurePolicy) {
 		return nil, Ignore
 	}
 	if s := pl.score.Load(); s != nil {
-		return s.p, FailurePolicy(pl.scoreFail.Load()).For(abi.SlotScore)
+		return s.p, pl.FailurePolicy(abi.SlotScore)
 	}
 	return nil, Ignore
 }

@@ -58,33 +58,60 @@ func ScoreRow() framework.Row {
 		New: func(h framework.Handle, _ any) (framework.Plugin, error) { return newScore(h), nil }}
 }
 
-// base is what both plugins share: the profile's slots, the scheduler's
-// node records, and the namespaces for the pod records' namespace labels.
+// base is what both plugins share: the profile's slots, and the
+// scheduler's node records and last pod record.
 type base struct {
 	h     framework.Handle
 	nodes *nodeRecords
+	pods  *podRecords
 }
 
-type nodesKey struct{}
+type (
+	nodesKey struct{}
+	podsKey  struct{}
+)
 
 func newBase(h framework.Handle) base {
-	return base{h: h, nodes: h.Shared(nodesKey{}, func() any { return newNodeRecords() }).(*nodeRecords)}
+	return base{h: h,
+		nodes: h.Shared(nodesKey{}, func() any { return newNodeRecords() }).(*nodeRecords),
+		pods:  h.Shared(podsKey{}, func() any { return &podRecords{} }).(*podRecords)}
 }
 
 // podRecord is the pod's record for a placement call: the queue's fields
-// and, as the placement slots promise, its namespace's labels.
+// and, as the placement slots promise, its namespace's labels. It is built
+// once per cycle: WasmScore reads the one WasmFilter built for the same
+// pod info.
 func (b *base) podRecord(pod *cache.PodInfo) abi.PodView {
-	p := podview.Pod(pod.Pod, nil, abi.PodQueueState{}, podview.Plugins{})
-	if l := b.h.Listers().Namespaces; l != nil {
-		if ns, err := l.Get(pod.Pod.Namespace); err == nil {
-			p.NamespaceLabels = podview.NamespaceLabels(ns.Labels)
+	return b.pods.get(pod, func() abi.PodView {
+		p := podview.Pod(pod.Pod, nil, abi.PodQueueState{}, podview.Plugins{})
+		if l := b.h.Listers().Namespaces; l != nil {
+			if ns, err := l.Get(pod.Pod.Namespace); err == nil {
+				p.NamespaceLabels = podview.NamespaceLabels(ns.Labels)
+			}
 		}
+		v, err := abi.ReadPod(abi.AppendPod(nil, &p))
+		if err != nil {
+			panic("wasmplacement: encoding a pod record: " + err.Error()) // abi's own encoding: a bug
+		}
+		return v
+	})
+}
+
+// podRecords remembers the last pod record built, by pod info: a cycle's
+// PreFilter and PreScore see the same pod info.
+type podRecords struct {
+	mu   sync.Mutex
+	last *cache.PodInfo
+	rec  abi.PodView
+}
+
+func (c *podRecords) get(pod *cache.PodInfo, build func() abi.PodView) abi.PodView {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last != pod {
+		c.last, c.rec = pod, build()
 	}
-	v, err := abi.ReadPod(abi.AppendPod(nil, &p))
-	if err != nil {
-		panic("wasmplacement: encoding a pod record: " + err.Error()) // abi's own encoding: a bug
-	}
-	return v
+	return c.rec
 }
 
 // failure is the status of the nodes a failed filter call was asked about:
