@@ -33,6 +33,7 @@ import (
 	"github.com/wasmsched/wasmsched/host/framework"
 	"github.com/wasmsched/wasmsched/host/metrics"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/shadow"
 	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/queue"
 	"github.com/wasmsched/wasmsched/host/secure"
@@ -82,6 +83,11 @@ type profile struct {
 	sched *cycle.Scheduler
 	// placement is what the profile's WasmFilter and WasmScore call.
 	placement *policy.Placement
+	// shadow evaluates the Shadows (SchedulingPolicies in spec.mode
+	// Shadow) beside the policies serving their slots; shadows holds their
+	// modules, apart from set's.
+	shadow  *shadow.Evaluator
+	shadows *wasmslot.Set
 }
 
 // Option configures New.
@@ -219,6 +225,10 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 	if err != nil {
 		return nil, err
 	}
+	shadowRec, err := metrics.NewShadow(reg)
+	if err != nil {
+		return nil, err
+	}
 
 	rt, err := wasm.NewRuntime(ctx, runtimeOptions(cfg.Sandbox, log.With("component", "wasm"))...)
 	if err != nil {
@@ -272,6 +282,9 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 			if p.set != nil {
 				_ = p.set.Close(context.Background())
 			}
+			if p.shadows != nil {
+				_ = p.shadows.Close(context.Background())
+			}
 		}
 	})
 
@@ -322,11 +335,15 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 			cycle.WithLogger(log.With("component", "cycle", "profile", p.name)))
 		counter := &slotCounter{Recorder: policyRec, tripped: a.kickPolicies}
 		a.counters[p.name] = counter
-		p.set = wasmslot.NewSet(rt, Limits(cfg.Sandbox), counter, policy.Installer{
+		p.shadow = shadow.New(shadow.WithRecorder(shadowRec.For(p.name)), shadow.WithLogger(log.With("component", "shadow", "profile", p.name)))
+		p.shadows = wasmslot.NewSet(rt, Limits(cfg.Sandbox), p.shadow.Recorder(), p.shadow.Installer(),
+			wasmslot.WithBreaker(cfg.Sandbox.BreakerFailures, cfg.Sandbox.BreakerWindow), wasmslot.WithEmptySlots())
+		p.queue.SetObserver(p.shadow)
+		p.set = wasmslot.NewSet(rt, Limits(cfg.Sandbox), counter, p.shadow.Tee(policy.Installer{
 			Sort: p.queue.SetSort, BackoffSort: p.queue.SetBackoffSort, PreEnqueue: p.queue.SetPreEnqueue,
 			QueueingHint: p.queue.SetQueueingHint, VictimOrder: p.sched.SetVictimOrder,
 			Filter: p.placement.SetFilter, Score: p.placement.SetScore,
-		}, wasmslot.WithBreaker(cfg.Sandbox.BreakerFailures, cfg.Sandbox.BreakerWindow))
+		}), wasmslot.WithBreaker(cfg.Sandbox.BreakerFailures, cfg.Sandbox.BreakerWindow))
 		p.placement.OnFilterSwap(filterSwapped(p, log))
 		if err := loadSlots(ctx, p.set, p.placement, cfg.Profiles[i].Policies); err != nil {
 			return nil, fmt.Errorf("profile %s: %w", p.name, err)
@@ -520,6 +537,12 @@ func (a *App) Run(ctx context.Context) error {
 	// before it reports ready, so that a failover never runs an older
 	// policy.
 	if a.policy != nil {
+		// A replica evaluates its Shadows whether it leads or not: only
+		// the leader's queue and cycles hand them decisions.
+		for _, p := range a.profiles {
+			wg.Add(1)
+			go func() { defer wg.Done(); p.shadow.Run(ctx) }()
+		}
 		a.policy.startAndSync(ctx)
 		wg.Add(1)
 		go func() { defer wg.Done(); a.policy.run(ctx) }()

@@ -30,6 +30,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
 	"github.com/wasmsched/wasmsched/host/policy"
+	"github.com/wasmsched/wasmsched/host/policy/shadow"
 	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/policyapi"
 	"github.com/wasmsched/wasmsched/host/wasm"
@@ -79,9 +80,9 @@ type policyWatch struct {
 	start    []func(stop <-chan struct{})
 	synced   []cache.InformerSynced
 
-	// tried is what was last loaded (or refused) for each held slot.
-	// Guarded by swap.mu.
-	tried map[policyapi.SlotKey]*attempt
+	// tried is what was last loaded (or refused) for each held slot, and
+	// shadowTried for each shadowed one. Guarded by swap.mu.
+	tried, shadowTried map[policyapi.SlotKey]*attempt
 	// written is what this replica last applied to each object's status, and
 	// when; only the sync goroutine uses it.
 	written map[types.UID]written
@@ -134,7 +135,7 @@ func newPolicyWatch(log *slog.Logger, client kubernetes.Interface, dyn dynamic.I
 	w := &policyWatch{
 		log: log, dyn: dyn, swap: a.swap, identity: a.identity, manager: manager, namespace: cfg.Namespace, leading: &a.leading,
 		limits: limits, interval: cfg.StatusInterval, counters: a.counters, kick: a.policyKick, now: time.Now,
-		tried: map[policyapi.SlotKey]*attempt{}, written: map[types.UID]written{},
+		tried: map[policyapi.SlotKey]*attempt{}, shadowTried: map[policyapi.SlotKey]*attempt{}, written: map[types.UID]written{},
 	}
 	kick := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.trigger() },
@@ -218,13 +219,15 @@ func (w *policyWatch) objects() []*policyapi.SchedulingPolicy {
 	return out
 }
 
-// sync loads the module of every object that holds a slot, gives back the
-// slots no object holds any more, and writes each object's status (all of
-// it when refresh, else where it changed).
+// sync loads the module of every object that holds a slot, and of every
+// Shadow, gives back the slots no object holds any more, ends the shadows
+// no object asks for any more, and writes each object's status (all of it
+// when refresh, else where it changed).
 func (w *policyWatch) sync(ctx context.Context, refresh bool) {
 	objs := w.objects()
 	def := w.swap.profiles[0].name
-	holders := policyapi.Holders(objs, def)
+	holders := policyapi.Holders(objs, def, false)
+	shadows := policyapi.Holders(objs, def, true)
 
 	w.swap.mu.Lock()
 	if w.swap.held == nil {
@@ -239,17 +242,42 @@ func (w *policyWatch) sync(ctx context.Context, refresh bool) {
 			w.swap.held[key] = h.Name
 		}
 	}
+	for key := range w.shadowTried {
+		if _, ok := shadows[key]; !ok {
+			delete(w.shadowTried, key)
+			if prof := w.swap.profile(key.Profile); prof != nil {
+				_ = prof.shadows.Empty(key.Slot)
+				w.log.Info("shadow ended", "profile", key.Profile, "slot", key.Slot.String())
+			}
+		}
+	}
 	for key, p := range holders {
 		prof := w.swap.profile(key.Profile)
 		if prof == nil {
 			continue
 		}
 		w.swap.held[key] = p.Name
-		w.load(ctx, prof, key, p)
+		if key.Slot.Placement() {
+			fp, _ := policy.ParseFailurePolicy(p.Spec.FailurePolicy) // validated
+			prof.placement.SetFailurePolicy(key.Slot, fp)
+		}
+		w.load(ctx, prof.set, w.tried, key, p)
+	}
+	for key, p := range shadows {
+		prof := w.swap.profile(key.Profile)
+		if prof == nil {
+			continue
+		}
+		prof.shadow.Configure(key.Slot, p.Name, p.Spec.SampleRate(shadow.DefaultRate(key.Slot)))
+		w.load(ctx, prof.shadows, w.shadowTried, key, p)
 	}
 	tried := make(map[policyapi.SlotKey]attempt, len(w.tried))
 	for k, a := range w.tried {
 		tried[k] = *a
+	}
+	shadowTried := make(map[policyapi.SlotKey]attempt, len(w.shadowTried))
+	for k, a := range w.shadowTried {
+		shadowTried[k] = *a
 	}
 	w.swap.mu.Unlock()
 
@@ -259,7 +287,11 @@ func (w *policyWatch) sync(ctx context.Context, refresh bool) {
 		if p.DeletionTimestamp != nil {
 			continue
 		}
-		w.report(ctx, p, holders, tried, refresh)
+		if p.Spec.IsShadow() {
+			w.report(ctx, p, shadows, shadowTried, refresh)
+		} else {
+			w.report(ctx, p, holders, tried, refresh)
+		}
 	}
 	for uid := range w.written {
 		if !seen[uid] {
@@ -268,36 +300,37 @@ func (w *policyWatch) sync(ctx context.Context, refresh bool) {
 	}
 }
 
-// load loads p's module into its slot unless this very module, pin and
-// limits were tried last. The caller holds swap.mu.
-func (w *policyWatch) load(ctx context.Context, prof *profile, key policyapi.SlotKey, p *policyapi.SchedulingPolicy) {
+// load loads p's module into its slot of set unless this very module, pin
+// and limits were tried last (tried, set's record). The caller holds
+// swap.mu.
+func (w *policyWatch) load(ctx context.Context, set *wasmslot.Set, tried map[policyapi.SlotKey]*attempt, key policyapi.SlotKey, p *policyapi.SchedulingPolicy) {
 	limits := specLimits(&p.Spec, w.limits)
-	if key.Slot.Placement() {
-		fp, _ := policy.ParseFailurePolicy(p.Spec.FailurePolicy) // validated
-		prof.placement.SetFailurePolicy(key.Slot, fp)
-	}
 	bin, err := w.module(p)
 	a := &attempt{uid: p.UID, pin: p.Spec.SHA256, limits: limits}
 	if bin != nil {
 		sum := sha256.Sum256(bin)
 		a.sum = hex.EncodeToString(sum[:])
 	}
-	if prev := w.tried[key]; prev != nil && prev.same(a) {
+	if prev := tried[key]; prev != nil && prev.same(a) {
 		return
 	}
-	w.tried[key] = a
+	tried[key] = a
+	what, verb := "the previous module keeps serving", "policy swapped"
+	if p.Spec.IsShadow() {
+		what, verb = "the slot keeps its shadow, if any", "shadow loaded"
+	}
 	if err != nil {
-		a.err, a.reason = fmt.Errorf("%w; %s", err, keepsCurrent(prof.set.Current()[key.Slot])), policyapi.ReasonModuleNotFound
-		w.log.Warn("SchedulingPolicy refused; the previous module keeps serving", "object", p.Name, "profile", key.Profile, "slot", key.Slot.String(), "err", a.err)
+		a.err, a.reason = fmt.Errorf("%w; %s", err, keepsCurrent(set.Current()[key.Slot])), policyapi.ReasonModuleNotFound
+		w.log.Warn("SchedulingPolicy refused; "+what, "object", p.Name, "profile", key.Profile, "slot", key.Slot.String(), "err", a.err)
 		return
 	}
 	start := time.Now()
-	if err := prof.set.LoadWithLimits(ctx, key.Slot, "schedulingpolicy/"+p.Name, bin, p.Spec.SHA256, limits); err != nil {
+	if err := set.LoadWithLimits(ctx, key.Slot, "schedulingpolicy/"+p.Name, bin, p.Spec.SHA256, limits); err != nil {
 		a.err, a.reason = err, refusalReason(err)
-		w.log.Warn("SchedulingPolicy refused; the previous module keeps serving", "object", p.Name, "profile", key.Profile, "slot", key.Slot.String(), "reason", a.reason, "err", err)
+		w.log.Warn("SchedulingPolicy refused; "+what, "object", p.Name, "profile", key.Profile, "slot", key.Slot.String(), "reason", a.reason, "err", err)
 		return
 	}
-	w.log.Info("policy swapped", "trigger", "SchedulingPolicy", "object", p.Name, "profile", key.Profile, "slot", key.Slot.String(),
+	w.log.Info(verb, "trigger", "SchedulingPolicy", "object", p.Name, "profile", key.Profile, "slot", key.Slot.String(),
 		"sha256", a.sum, "took", time.Since(start).Round(time.Microsecond))
 }
 
@@ -390,6 +423,7 @@ type statusApply struct {
 		Conditions         []metav1.Condition        `json:"conditions"`
 		Digest             string                    `json:"digest,omitempty"`
 		ShortDigest        string                    `json:"shortDigest,omitempty"`
+		Agreement          string                    `json:"agreement,omitempty"`
 		Replicas           []policyapi.ReplicaStatus `json:"replicas"`
 	} `json:"status"`
 }
@@ -404,14 +438,19 @@ func (w *policyWatch) report(ctx context.Context, p *policyapi.SchedulingPolicy,
 	var digest string
 	key, _ := p.Key(w.swap.profiles[0].name)
 	prof := w.swap.profile(key.Profile)
+	isShadow := p.Spec.IsShadow()
 	if prof != nil {
-		cur := prof.set.Current()[key.Slot]
+		set := prof.set
+		if isShadow {
+			set = prof.shadows
+		}
+		cur := set.Current()[key.Slot]
 		entry.Digest = cur.SHA256
 		if cur.IsNative() {
 			entry.Digest = cur.Name
 		}
-		entry.BreakerOpen = prof.set.Breakers()[key.Slot].Open
-		if c := w.counters[prof.name]; c != nil {
+		entry.BreakerOpen = set.Breakers()[key.Slot].Open
+		if c := w.counters[prof.name]; c != nil && !isShadow {
 			entry.Fallbacks = c.fallbacks[key.Slot].Load()
 		}
 	}
@@ -420,6 +459,7 @@ func (w *policyWatch) report(ctx context.Context, p *policyapi.SchedulingPolicy,
 		entry.State, entry.Message = state, msg
 	}
 	holder := holders[key]
+	var agreement string
 	switch a, ok := tried[key]; {
 	case p.Spec.Validate() != nil:
 		refuse(policyapi.ReasonInvalid, policyapi.StateRefused, p.Spec.Validate().Error())
@@ -427,12 +467,30 @@ func (w *policyWatch) report(ctx context.Context, p *policyapi.SchedulingPolicy,
 		refuse(policyapi.ReasonUnknownProfile, policyapi.StateUnknownProfile,
 			fmt.Sprintf("no profile %q on this scheduler: set spec.profile to a configured scheduler name (empty: the default profile %s)", key.Profile, w.swap.profiles[0].name))
 	case holder == nil || holder.UID != p.UID:
+		what := "held"
+		if isShadow {
+			what = "shadowed"
+		}
 		refuse(policyapi.ReasonConflict, policyapi.StateConflict,
-			fmt.Sprintf("profile %s slot %s is held by SchedulingPolicy %q, which is older; delete one of the two", key.Profile, key.Slot, holderName(holder)))
+			fmt.Sprintf("profile %s slot %s is %s by SchedulingPolicy %q, which is older; delete one of the two", key.Profile, key.Slot, what, holderName(holder)))
 	case !ok || a.uid != p.UID:
 		return // not tried yet: the next sync reports it
 	case a.err != nil:
 		refuse(a.reason, policyapi.StateRefused, a.err.Error())
+	case isShadow:
+		cond.Status, cond.Reason = metav1.ConditionTrue, policyapi.ReasonLoaded
+		cond.Message = fmt.Sprintf("shadows profile %s slot %s (sha256 %s): evaluated beside %s, deciding nothing", key.Profile, key.Slot, a.sum, servingName(prof, key.Slot))
+		entry.State, entry.Message = policyapi.StateShadowing, cond.Message
+		digest = a.sum
+		if st, ok := prof.shadow.Stats(key.Slot); ok {
+			entry.Shadow = shadowStatus(st)
+			if entry.Leader {
+				agreement = agreementWords(st)
+			}
+		}
+		if entry.BreakerOpen {
+			entry.Message += "; its circuit breaker is open: its decisions count as errors until a new module is loaded"
+		}
 	default:
 		cond.Status, cond.Reason = metav1.ConditionTrue, policyapi.ReasonLoaded
 		cond.Message = fmt.Sprintf("serves profile %s slot %s (sha256 %s)", key.Profile, key.Slot, a.sum)
@@ -447,6 +505,7 @@ func (w *policyWatch) report(ctx context.Context, p *policyapi.SchedulingPolicy,
 	ap.APIVersion, ap.Kind, ap.Metadata.Name = policyapi.GroupVersion.String(), policyapi.Kind, p.Name
 	ap.Status.ObservedGeneration = p.Generation
 	ap.Status.Digest = digest
+	ap.Status.Agreement = agreement
 	if digest != "" {
 		ap.Status.ShortDigest = digest[:12]
 	}
@@ -486,6 +545,42 @@ func (w *policyWatch) report(ctx context.Context, p *policyapi.SchedulingPolicy,
 	if refresh {
 		w.prune(ctx, p, now)
 	}
+}
+
+// servingName names what serves slot of prof, in words.
+func servingName(prof *profile, slot abi.Slot) string {
+	cur := prof.set.Current()[slot]
+	switch {
+	case cur.Name == "":
+		return "an empty slot"
+	case cur.IsNative():
+		return "the native policy " + strconv.Quote(cur.Name)
+	}
+	return "module " + strconv.Quote(cur.Name)
+}
+
+// shadowStatus is st as the API reports it.
+func shadowStatus(st shadow.Stats) *policyapi.ShadowStatus {
+	out := &policyapi.ShadowStatus{Decisions: st.Decisions, Disagreements: st.Disagreements, Errors: st.Errors, Dropped: st.Dropped,
+		Kinds: st.Kinds, Since: metav1.NewTime(st.Since)}
+	if len(out.Kinds) == 0 {
+		out.Kinds = nil
+	}
+	for _, s := range st.Samples {
+		out.Samples = append(out.Samples, policyapi.ShadowSample{Pod: s.Pod, Event: s.Event, Active: s.Active, Shadow: s.Shadow, Kind: s.Kind,
+			Time: metav1.NewTime(s.Time)})
+	}
+	return out
+}
+
+// agreementWords is the printer column's "97.5% of 400": the share of the
+// decisions evaluated where the shadow agreed (errors disagree).
+func agreementWords(st shadow.Stats) string {
+	if st.Decisions == 0 {
+		return "no decisions yet"
+	}
+	agree := st.Decisions - st.Disagreements - st.Errors
+	return strconv.FormatFloat(100*float64(agree)/float64(st.Decisions), 'f', 1, 64) + "% of " + strconv.FormatInt(st.Decisions, 10)
 }
 
 func holderName(h *policyapi.SchedulingPolicy) string {

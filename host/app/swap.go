@@ -23,6 +23,7 @@ import (
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/config"
+	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
 	"github.com/wasmsched/wasmsched/host/policyapi"
 	"github.com/wasmsched/wasmsched/host/wasm/instrument"
 )
@@ -182,6 +183,8 @@ func (s *swapper) get(w http.ResponseWriter, _ *http.Request) {
 		// FailurePolicy is a placement slot's (Fail or Ignore); its module
 		// is "" while the slot is empty.
 		FailurePolicy string `json:"failurePolicy,omitempty"`
+		// Shadow names the module a Shadow evaluates beside the slot's.
+		Shadow string `json:"shadow,omitempty"`
 	}
 	s.mu.Lock()
 	held := maps.Clone(s.held)
@@ -189,10 +192,14 @@ func (s *swapper) get(w http.ResponseWriter, _ *http.Request) {
 	out := map[string]map[string]slotState{}
 	for _, p := range s.profiles {
 		cur, brk := p.set.Current(), p.set.Breakers()
+		var shadows map[abi.Slot]wasmslot.ModuleInfo
+		if p.shadows != nil {
+			shadows = p.shadows.Current()
+		}
 		m := map[string]slotState{}
 		for _, slot := range abi.Slots {
 			st := slotState{Module: cur[slot].Name, SHA256: cur[slot].SHA256, Native: cur[slot].IsNative(), Since: cur[slot].Since, BreakerOpen: brk[slot].Open,
-				HeldBy: held[policyapi.SlotKey{Profile: p.name, Slot: slot}]}
+				HeldBy: held[policyapi.SlotKey{Profile: p.name, Slot: slot}], Shadow: shadows[slot].Name}
 			if slot.Placement() {
 				st.FailurePolicy = p.placement.FailurePolicy(slot).String()
 			}

@@ -46,12 +46,12 @@ type Spec struct {
 	empty      func(in Installer)
 }
 
-// Empty installs nothing in a placement slot (the zero policy, nil), which
-// turns its plugin off. It reports false, and does nothing, for the other
-// slots, which always serve a policy, and when in has no function for the
-// slot.
-func (s *Spec) Empty(in Installer) bool {
-	if !s.Slot.Placement() || !s.installs(in) {
+// Clear installs nothing (nil) in the slot: it turns a placement slot's
+// plugin off, and ends a shadow (wasmslot.Set.Empty decides which slots may
+// be emptied). It reports false, and does nothing, when in has no function
+// for the slot.
+func (s *Spec) Clear(in Installer) bool {
+	if !s.installs(in) {
 		return false
 	}
 	s.empty(in)

@@ -1,6 +1,10 @@
 package policyapi
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	"maps"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // DeepCopy copies p, sharing nothing with it.
 func (p *SchedulingPolicy) DeepCopy() *SchedulingPolicy {
@@ -42,6 +46,10 @@ func (s *Spec) DeepCopyInto(out *Spec) {
 		}
 		out.Sandbox = &sb
 	}
+	if s.Shadow != nil {
+		sh := *s.Shadow
+		out.Shadow = &sh
+	}
 }
 
 // DeepCopyInto copies s into out.
@@ -58,6 +66,24 @@ func (s *Status) DeepCopyInto(out *Status) {
 		for i := range s.Replicas {
 			out.Replicas[i] = s.Replicas[i]
 			s.Replicas[i].LastUpdateTime.DeepCopyInto(&out.Replicas[i].LastUpdateTime)
+			if sh := s.Replicas[i].Shadow; sh != nil {
+				out.Replicas[i].Shadow = sh.DeepCopy()
+			}
 		}
 	}
+}
+
+// DeepCopy copies s, sharing nothing with it.
+func (s *ShadowStatus) DeepCopy() *ShadowStatus {
+	out := *s
+	s.Since.DeepCopyInto(&out.Since)
+	out.Kinds = maps.Clone(s.Kinds)
+	if s.Samples != nil {
+		out.Samples = make([]ShadowSample, len(s.Samples))
+		for i := range s.Samples {
+			out.Samples[i] = s.Samples[i]
+			s.Samples[i].Time.DeepCopyInto(&out.Samples[i].Time)
+		}
+	}
+	return &out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -64,6 +65,20 @@ func (s *Spec) Validate() error {
 	case s.FailurePolicy != "Fail" && s.FailurePolicy != "Ignore":
 		errs = append(errs, fmt.Errorf("spec.failurePolicy %q: want Fail or Ignore", s.FailurePolicy))
 	}
+	switch s.Mode {
+	case "", ModeActive:
+		if s.Shadow != nil {
+			errs = append(errs, errors.New("spec.shadow: only a Shadow has one: set spec.mode: Shadow, or remove spec.shadow"))
+		}
+	case ModeShadow:
+		if s.Shadow != nil && s.Shadow.SampleRate != "" {
+			if _, err := ParseSampleRate(s.Shadow.SampleRate); err != nil {
+				errs = append(errs, fmt.Errorf("spec.shadow.sampleRate: %w", err))
+			}
+		}
+	default:
+		errs = append(errs, fmt.Errorf("spec.mode %q: want Active or Shadow", s.Mode))
+	}
 	switch {
 	case len(s.Module.Inline) > 0 && s.Module.ConfigMapRef != nil:
 		errs = append(errs, errors.New("spec.module: set exactly one of inline and configMapRef, not both"))
@@ -76,6 +91,27 @@ func (s *Spec) Validate() error {
 		errs = append(errs, fmt.Errorf("spec.sha256 %q: want 64 lowercase hex digits (sha256sum FILE prints them)", s.SHA256))
 	}
 	return errors.Join(errs...)
+}
+
+// ParseSampleRate reads a sample rate: a decimal from 0 to 1.
+func ParseSampleRate(s string) (float64, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f > 1 || f != f {
+		return 0, fmt.Errorf("%q: want a decimal from 0 to 1, e.g. \"0.25\"", s)
+	}
+	return f, nil
+}
+
+// SampleRate is the spec's sample rate, or def when it sets none.
+func (s *Spec) SampleRate(def float64) float64 {
+	if s.Shadow == nil || s.Shadow.SampleRate == "" {
+		return def
+	}
+	f, err := ParseSampleRate(s.Shadow.SampleRate)
+	if err != nil {
+		return def
+	}
+	return f
 }
 
 // SlotKey is one slot of one profile.
@@ -106,15 +142,16 @@ func Older(a, b *SchedulingPolicy) int {
 	return cmp.Compare(a.Name, b.Name)
 }
 
-// Holders picks, for every slot some object asks for, the object that holds
-// it: the oldest (Older). The others for the same slot are refused with
-// reason Conflict. Objects that are being deleted or whose spec is invalid
-// hold nothing.
-func Holders(objs []*SchedulingPolicy, defaultProfile string) map[SlotKey]*SchedulingPolicy {
+// Holders picks, for every slot some object of the given mode asks for
+// (shadow: Mode Shadow; else Active), the object that holds it: the oldest
+// (Older). The others of that mode for the same slot are refused with
+// reason Conflict; a slot has one active holder and at most one shadow.
+// Objects that are being deleted or whose spec is invalid hold nothing.
+func Holders(objs []*SchedulingPolicy, defaultProfile string, shadow bool) map[SlotKey]*SchedulingPolicy {
 	sorted := slices.SortedFunc(slices.Values(objs), Older)
 	out := map[SlotKey]*SchedulingPolicy{}
 	for _, p := range sorted {
-		if p.DeletionTimestamp != nil || p.Spec.Validate() != nil {
+		if p.DeletionTimestamp != nil || p.Spec.Validate() != nil || p.Spec.IsShadow() != shadow {
 			continue
 		}
 		k, _ := p.Key(defaultProfile)

@@ -17,6 +17,11 @@ func obj(name string, created int64, profile, slot string) *SchedulingPolicy {
 	return p
 }
 
+func shadow(p *SchedulingPolicy) *SchedulingPolicy {
+	p.Spec.Mode = ModeShadow
+	return p
+}
+
 func TestHolders(t *testing.T) {
 	deleted := obj("a-deleted", 1, "", "queueSort")
 	deleted.DeletionTimestamp = &metav1.Time{Time: time.Unix(5, 0)}
@@ -29,10 +34,22 @@ func TestHolders(t *testing.T) {
 		deleted, invalid,
 		obj("fifo-profile", 30, "other", "queueSort"),
 		obj("victims", 40, "", "victimOrder"),
+		shadow(obj("shadow-old", 1, "", "queueSort")),
+		shadow(obj("shadow-young", 50, "", "queueSort")),
+		shadow(obj("shadow-hint", 60, "", "queueingHint")),
 	}
 	got := map[string]string{}
-	for k, p := range Holders(objs, "wasmsched") {
+	for k, p := range Holders(objs, "wasmsched", false) {
 		got[k.String()] = p.Name
+	}
+	shadows := map[string]string{}
+	for k, p := range Holders(objs, "wasmsched", true) {
+		shadows[k.String()] = p.Name
+	}
+	// A Shadow never holds the slot and an active object never shadows it:
+	// each mode has its own holder, the oldest of that mode.
+	if diff := cmp.Diff(map[string]string{"wasmsched/queueSort": "shadow-old", "wasmsched/queueingHint": "shadow-hint"}, shadows); diff != "" {
+		t.Errorf("Holders of shadows (-want, +got):\n%s", diff)
 	}
 	want := map[string]string{
 		"wasmsched/queueSort":   "old-a",
@@ -58,6 +75,11 @@ func TestValidate(t *testing.T) {
 		{"ref without key", func(s *Spec) { s.Module = Module{ConfigMapRef: &ConfigMapKeyRef{Name: "m"}} }, "set both name and key"},
 		{"slot", func(s *Spec) { s.Slot = "placement" }, `spec.slot "placement": want one of queueSort`},
 		{"failurePolicy on a queue slot", func(s *Spec) { s.FailurePolicy = "Fail" }, `spec.failurePolicy: only the placement slots`},
+		{"shadow", func(s *Spec) { s.Mode = ModeShadow; s.Shadow = &ShadowSpec{SampleRate: "0.25"} }, ""},
+		{"active", func(s *Spec) { s.Mode = ModeActive }, ""},
+		{"mode", func(s *Spec) { s.Mode = "Canary" }, `spec.mode "Canary": want Active or Shadow`},
+		{"shadow spec on an active object", func(s *Spec) { s.Shadow = &ShadowSpec{} }, "spec.shadow: only a Shadow has one"},
+		{"sample rate", func(s *Spec) { s.Mode = ModeShadow; s.Shadow = &ShadowSpec{SampleRate: "1.5"} }, `spec.shadow.sampleRate: "1.5": want a decimal from 0 to 1`},
 		{"failurePolicy unknown", func(s *Spec) { s.Slot, s.FailurePolicy = "filter", "Retry" }, `spec.failurePolicy "Retry": want Fail or Ignore`},
 		{"sha", func(s *Spec) { s.SHA256 = strings.Repeat("A", 64) }, "64 lowercase hex digits"},
 	} {

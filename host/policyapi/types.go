@@ -66,6 +66,30 @@ type Spec struct {
 	// module fails: Fail or Ignore; empty is the slot's default (Fail for
 	// the filter, Ignore for the score). Not allowed for the other slots.
 	FailurePolicy string `json:"failurePolicy,omitempty"`
+	// Mode is Active (empty: the default), the module serves the slot, or
+	// Shadow: the module is loaded and evaluated beside whatever serves the
+	// slot, on the inputs it really received, and decides nothing.
+	// Promotion is setting Mode to Active.
+	Mode string `json:"mode,omitempty"`
+	// Shadow tunes a Shadow's evaluation; only with Mode Shadow.
+	Shadow *ShadowSpec `json:"shadow,omitempty"`
+}
+
+// The values of Spec.Mode.
+const (
+	ModeActive = "Active"
+	ModeShadow = "Shadow"
+)
+
+// IsShadow reports whether the object asks for a shadow.
+func (s *Spec) IsShadow() bool { return s.Mode == ModeShadow }
+
+// ShadowSpec tunes the evaluation of a Shadow.
+type ShadowSpec struct {
+	// SampleRate is the fraction of decisions evaluated, from 0 to 1, as a
+	// decimal string ("0.25"): default 1 for preEnqueue, queueingHint,
+	// victimOrder, filter and score, 0.1 for the sorts' pops.
+	SampleRate string `json:"sampleRate,omitempty"`
 }
 
 // Module holds exactly one source of the module's bytes.
@@ -105,6 +129,9 @@ type Status struct {
 	// ShortDigest is Digest's first 12 hex digits, for kubectl's printer
 	// column (a column's JSONPath cannot cut a string).
 	ShortDigest string `json:"shortDigest,omitempty"`
+	// Agreement is the leader's shadow agreement, for kubectl's printer
+	// column: "97.5% of 400" (only a Shadow's status has it).
+	Agreement string `json:"agreement,omitempty"`
 	// Replicas is each scheduler replica's own report, keyed by name. Each
 	// replica writes only its entry (server-side apply, a field manager per
 	// replica).
@@ -122,7 +149,7 @@ type ReplicaStatus struct {
 	// which is the previous module when this one was refused; "native:NAME"
 	// for a policy compiled into the binary.
 	Digest string `json:"digest,omitempty"`
-	// State is Serving, Refused, Conflict or UnknownProfile.
+	// State is Serving, Shadowing, Refused, Conflict or UnknownProfile.
 	State string `json:"state"`
 	// BreakerOpen: the slot's circuit breaker is open, the native default
 	// answers until a new module is loaded.
@@ -138,6 +165,51 @@ type ReplicaStatus struct {
 	LastUpdateTime metav1.Time `json:"lastUpdateTime"`
 	// Message says what serves and why, in words.
 	Message string `json:"message,omitempty"`
+	// Shadow is what a Shadow's evaluation found on this replica so far.
+	Shadow *ShadowStatus `json:"shadow,omitempty"`
+}
+
+// ShadowStatus is one replica's comparison of a Shadow with what serves the
+// slot, since the shadow module was loaded.
+type ShadowStatus struct {
+	// Decisions counts the comparisons made: a pop's sampled pair (the
+	// sorts), a pod (preEnqueue, filter, score), a pod and event
+	// (queueingHint) or a preemption (victimOrder).
+	Decisions int64 `json:"decisions"`
+	// Disagreements counts the decisions where the shadow answered
+	// otherwise.
+	Disagreements int64 `json:"disagreements"`
+	// Kinds counts the disagreements by kind: orderInversions (the sorts),
+	// wouldHold / wouldAdmit (preEnqueue), wouldHaveDelayed / extraAttempts
+	// (queueingHint), victimOrderDiffers / victimSetDiffers (victimOrder),
+	// feasibleDiffers (filter), chosenNodeDiffers (score).
+	Kinds map[string]int64 `json:"kinds,omitempty"`
+	// Errors counts the shadow's failed calls (traps, overrun deadlines,
+	// malformed answers, an open breaker); they change nothing.
+	Errors int64 `json:"errors"`
+	// Dropped counts the decisions not evaluated because the evaluation had
+	// fallen behind.
+	Dropped int64 `json:"dropped"`
+	// Since is when the shadow module was loaded on this replica.
+	Since metav1.Time `json:"since"`
+	// Samples are the last disagreements and errors, newest last (at most
+	// 20).
+	Samples []ShadowSample `json:"samples,omitempty"`
+}
+
+// ShadowSample is one decision where the shadow disagreed or failed.
+type ShadowSample struct {
+	// Pod is namespace/name of the pod decided about.
+	Pod string `json:"pod"`
+	// Event is the cluster event (queueingHint), or what was decided: Pop,
+	// BackoffPop, PreEnqueue, Preemption, Filter, Score.
+	Event string `json:"event"`
+	// Active and Shadow are the two answers, in words.
+	Active string `json:"active"`
+	Shadow string `json:"shadow"`
+	// Kind is the disagreement's kind (ShadowStatus.Kinds), or "error".
+	Kind string      `json:"kind"`
+	Time metav1.Time `json:"time"`
 }
 
 // The condition type and the reasons of its status.
@@ -159,6 +231,7 @@ const (
 // The states of ReplicaStatus.State.
 const (
 	StateServing        = "Serving"
+	StateShadowing      = "Shadowing"
 	StateRefused        = "Refused"
 	StateConflict       = "Conflict"
 	StateUnknownProfile = "UnknownProfile"

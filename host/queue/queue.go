@@ -86,6 +86,7 @@ type Queue struct {
 	closed      bool
 	waiting     int        // Pops blocked on cond (for tests)
 	incoming    []incoming // IncomingPods calls aggregated by commit
+	obs         Observer   // set by SetObserver; noObserver by default
 }
 
 // placement is a move decided under mu, applied under amu.
@@ -112,6 +113,7 @@ type scratch struct {
 	one    [2]abi.PodView
 	oneOut [2]abi.Hint
 	moved  []*entity
+	ahead  []abi.PodView // Observer.Popped's sample (guarded by amu)
 }
 
 // New returns a queue with the given options (a nil slot, clock or
@@ -165,6 +167,7 @@ func New(opts ...Option) *Queue {
 		sort:               o.sort,
 		backoffSort:        o.backoffSort,
 		flight:             flight{maxEvents: o.maxInFlightEvents, rec: o.rec},
+		obs:                noObserver{},
 	}
 	q.cond.L = &q.amu
 	q.gatesBit = q.plugins.bit(abi.PluginSchedulingGates)
@@ -261,11 +264,13 @@ func (q *Queue) Pop(ctx context.Context) (Entity, error) {
 			return nil, ErrClosed
 		}
 		if e := q.active.pop(); e != nil {
+			q.observePop(QueueActive, q.active, e)
 			return q.popLocked(e, locActive, false), nil
 		}
 		if q.popFromBackoffQ {
 			if e := q.backoff.peek(); e != nil && q.backoffSort.MayPop(e.view) {
 				q.backoff.pop()
+				q.observePop(QueueBackoff, q.backoff, e)
 				return q.popLocked(e, locBackoff, true), nil
 			}
 		}
@@ -300,6 +305,7 @@ func (q *Queue) popLocked(e *entity, from location, fromBackoff bool) Entity {
 	if p := e.pod; p != nil {
 		p.rescue = flushed
 		q.flight.add(p)
+		q.obs.Attempting(p.uid)
 		return p
 	}
 	g := e.group
@@ -311,6 +317,7 @@ func (q *Queue) popLocked(e *entity, from location, fromBackoff bool) Entity {
 		p.attempts++
 		p.patch()
 		q.flight.add(p)
+		q.obs.Attempting(p.uid)
 	}
 	return g
 }
@@ -344,6 +351,9 @@ func (q *Queue) done(uid types.UID, scheduled bool) {
 	delete(q.pods, uid)
 	rescued := scheduled && p.rescue
 	p.rescue = false
+	if scheduled {
+		q.obs.Scheduled(uid)
+	}
 	q.amu.Unlock()
 	if rescued {
 		q.flushRescued(p)

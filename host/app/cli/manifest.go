@@ -33,6 +33,8 @@ func policyManifestCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	name := fs.String("name", "", "the object's name (default: the file's name without .wasm, plus the slot)")
 	cmRef := fs.String("configmap", "", "NAME/KEY: refer to a binaryData key of a ConfigMap in the scheduler's namespace instead of putting the module inline")
 	cfgFile := fs.String("config", "", "configuration file (YAML) whose sandbox limits the module is validated under")
+	mode := fs.String("mode", "", "Active (the default: the module serves the slot) or Shadow (it is evaluated beside what serves the slot, deciding nothing)")
+	rate := fs.String("sample-rate", "", "a Shadow's sample rate, 0 to 1 (default 1; 0.1 of the pops for the sorts)")
 	var sets flags.Sets
 	fs.Var(&sets, "set", "override a configuration key, key=value (repeatable)")
 	// The module may come before the flags, as in the usage line.
@@ -52,8 +54,26 @@ func policyManifestCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 	if !ok {
 		return fmt.Errorf("%w: --slot %q: want one of %s", errUsage, *slotName, abi.SlotNames())
 	}
+	switch *mode {
+	case "", policyapi.ModeActive, policyapi.ModeShadow:
+	default:
+		return fmt.Errorf("%w: --mode %q: want Active or Shadow", errUsage, *mode)
+	}
+	if *rate != "" && *mode != policyapi.ModeShadow {
+		return fmt.Errorf("%w: --sample-rate is a Shadow's: add --mode Shadow", errUsage)
+	}
+	if *rate != "" {
+		if _, err := policyapi.ParseSampleRate(*rate); err != nil {
+			return fmt.Errorf("%w: --sample-rate %w", errUsage, err)
+		}
+	}
 	if *name == "" {
 		*name = strings.ToLower(strings.TrimSuffix(filepath.Base(file), ".wasm")) + "-" + strings.ToLower(slot.String())
+		if *mode == policyapi.ModeShadow {
+			// Not the active object's name: applying a shadow must not
+			// turn the policy serving the slot into one.
+			*name += "-shadow"
+		}
 	}
 	if msgs := validation.IsDNS1123Subdomain(*name); len(msgs) > 0 {
 		return fmt.Errorf("%w: --name %q is not a valid object name: %s", errUsage, *name, strings.Join(msgs, "; "))
@@ -77,7 +97,10 @@ func policyManifestCmd(ctx context.Context, args []string, stdout, stderr io.Wri
 		return err
 	}
 	sum := sha256.Sum256(bin)
-	spec := policyapi.Spec{Profile: *profile, Slot: slot.String(), SHA256: hex.EncodeToString(sum[:])}
+	spec := policyapi.Spec{Profile: *profile, Slot: slot.String(), SHA256: hex.EncodeToString(sum[:]), Mode: *mode}
+	if *rate != "" {
+		spec.Shadow = &policyapi.ShadowSpec{SampleRate: *rate}
+	}
 	if *cmRef != "" {
 		cm, key, ok := strings.Cut(*cmRef, "/")
 		if !ok || cm == "" || key == "" {

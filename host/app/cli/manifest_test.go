@@ -49,6 +49,19 @@ func TestPolicyManifest(t *testing.T) {
 			t.Errorf("the module is not inline as base64:\n%.300s", out)
 		}
 	})
+	t.Run("shadow", func(t *testing.T) {
+		code, out, errOut := runCLI("policy", "manifest", fifo, "--slot", "queueSort", "--mode", "Shadow", "--sample-rate", "0.5")
+		if code != 0 {
+			t.Fatalf("code %d, stderr %q", code, errOut)
+		}
+		// Named apart from the active object, which applying it must not
+		// replace.
+		want := policyapi.New("fifosort-queuesort-shadow", policyapi.Spec{Slot: "queueSort", Module: policyapi.Module{Inline: bin}, SHA256: pin,
+			Mode: policyapi.ModeShadow, Shadow: &policyapi.ShadowSpec{SampleRate: "0.5"}})
+		if diff := cmp.Diff(want, decode(t, out)); diff != "" {
+			t.Errorf("manifest (-want, +got):\n%s", diff)
+		}
+	})
 	t.Run("configmap", func(t *testing.T) {
 		code, out, errOut := runCLI("policy", "manifest", "--slot", "queueSort", "--profile", "wasmsched-fifo", "--name", "fifo",
 			"--configmap", "policies/fifo.wasm", fifo)
@@ -77,6 +90,9 @@ func TestPolicyManifest(t *testing.T) {
 		{"bad configmap", []string{fifo, "--slot", "queueSort", "--configmap", "nokey"}, 2, "want NAME/KEY"},
 		{"bad name", []string{fifo, "--slot", "queueSort", "--name", "Not_A_Name"}, 2, "not a valid object name"},
 		{"no file", []string{"--slot", "queueSort"}, 2, "takes one module file"},
+		{"bad mode", []string{fifo, "--slot", "queueSort", "--mode", "Canary"}, 2, `--mode "Canary": want Active or Shadow`},
+		{"rate without shadow", []string{fifo, "--slot", "queueSort", "--sample-rate", "0.5"}, 2, "--sample-rate is a Shadow's: add --mode Shadow"},
+		{"bad rate", []string{fifo, "--slot", "queueSort", "--mode", "Shadow", "--sample-rate", "x"}, 2, `--sample-rate "x": want a decimal from 0 to 1`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCLI(append([]string{"policy", "manifest"}, tc.args...)...)

@@ -30,7 +30,13 @@ type setOptions struct {
 	failures int
 	window   time.Duration
 	now      func() time.Time
+	anyEmpty bool
 }
+
+// WithEmptySlots lets Empty empty every slot, not only the placement ones:
+// for a Set whose Installer takes nil as "none" (the shadows', which a
+// slot need not have).
+func WithEmptySlots() SetOption { return func(o *setOptions) { o.anyEmpty = true } }
 
 // WithBreaker sets when a slot's circuit breaker opens: after failures failed
 // calls within window. failures 0 disables the breaker (a broken module is
@@ -361,11 +367,12 @@ func (s *Set) loadNative(ss *setSlot, spec *policy.Spec, name string, impl any) 
 // Empty empties a placement slot (filter or score): its policy is retired
 // and its module closed as a swap retires them, and the slot's plugin does
 // nothing until a module is loaded again. Current no longer reports the
-// slot. The other slots always serve a policy and cannot be emptied.
-// Emptying an empty slot succeeds and is not counted.
+// slot. The other slots always serve a policy and cannot be emptied, unless
+// the Set was built WithEmptySlots. Emptying an empty slot succeeds and is
+// not counted.
 func (s *Set) Empty(slot abi.Slot) error {
 	spec, ok := policy.SpecOf(slot)
-	if !ok || !slot.Placement() {
+	if !ok || !slot.Placement() && !s.opts.anyEmpty {
 		return fmt.Errorf("empty slot %s: only the placement slots (filter, score) can be empty; load a module to replace the policy", slot)
 	}
 	ss := &s.slots[slot]
@@ -375,7 +382,7 @@ func (s *Set) Empty(slot abi.Slot) error {
 	if old == nil {
 		return nil
 	}
-	if !spec.Empty(s.install) {
+	if !spec.Clear(s.install) {
 		return fmt.Errorf("empty slot %s: the policy set has no installer for it (a host bug: report it)", slot)
 	}
 	ss.cur.Store(nil)
