@@ -447,7 +447,8 @@ func TestPolicyAPISchema(t *testing.T) {
 	// Bytes whose base64 has '+' and '/'.
 	spec := policyapi.Spec{Profile: "wasmsched-fifo", Slot: "victimOrder", SHA256: strings.Repeat("0123456789abcdef", 4),
 		Module:  policyapi.Module{Inline: []byte("\x00asm\x01\x00\x00\x00\xfb\xff\xfe")},
-		Sandbox: &policyapi.Sandbox{MemoryPages: &pages, Deadline: &metav1.Duration{Duration: 50 * time.Millisecond}}}
+		Sandbox: &policyapi.Sandbox{MemoryPages: &pages, Deadline: &metav1.Duration{Duration: 50 * time.Millisecond}},
+		Mode:    policyapi.ModeShadow, Shadow: &policyapi.ShadowSpec{SampleRate: "0.25"}}
 	u, err := policyapi.ToUnstructured(policyapi.New("full", spec))
 	if err != nil {
 		t.Fatal(err)
@@ -461,11 +462,14 @@ func TestPolicyAPISchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
-	status := policyapi.Status{ObservedGeneration: p.Generation, Digest: strings.Repeat("a", 64), ShortDigest: "aaaaaaaaaaaa",
+	status := policyapi.Status{ObservedGeneration: p.Generation, Digest: strings.Repeat("a", 64), ShortDigest: "aaaaaaaaaaaa", Agreement: "97.5% of 400",
 		Conditions: []metav1.Condition{{Type: policyapi.ConditionAccepted, Status: metav1.ConditionTrue, Reason: policyapi.ReasonLoaded,
 			Message: "serves", ObservedGeneration: p.Generation, LastTransitionTime: now}},
 		Replicas: []policyapi.ReplicaStatus{
-			{Name: "a", Leader: true, Digest: "d1", State: policyapi.StateServing, BreakerOpen: true, Fallbacks: 3, ObservedGeneration: p.Generation, LastUpdateTime: now, Message: "m1"},
+			{Name: "a", Leader: true, Digest: "d1", State: policyapi.StateShadowing, BreakerOpen: true, Fallbacks: 3, ObservedGeneration: p.Generation, LastUpdateTime: now, Message: "m1",
+				Shadow: &policyapi.ShadowStatus{Decisions: 400, Disagreements: 8, Errors: 2, Dropped: 1, Since: now,
+					Kinds:   map[string]int64{"victimOrderDiffers": 8, "victimSetDiffers": 3},
+					Samples: []policyapi.ShadowSample{{Pod: "ns/p", Event: "Preemption", Active: "most important first: ns/a ns/b", Shadow: "most important first: ns/b ns/a", Kind: "victimSetDiffers", Time: now}}}},
 			{Name: "b", Digest: "d2", State: policyapi.StateRefused, ObservedGeneration: p.Generation, LastUpdateTime: now, Message: "m2"},
 		}}
 	p.Status = status
@@ -507,14 +511,15 @@ func TestPolicyAPISchema(t *testing.T) {
 			cols = append(cols, c.Name)
 		}
 	}
-	if diff := cmp.Diff([]string{"Name", "Profile", "Slot", "Digest", "Accepted", "Age"}, cols); diff != "" {
+	if diff := cmp.Diff([]string{"Name", "Profile", "Slot", "Mode", "Agreement", "Digest", "Accepted", "Age"}, cols); diff != "" {
 		t.Errorf("kubectl get columns (-want, +got):\n%s", diff)
 	}
 	if len(table.Rows) != 1 {
 		t.Fatalf("%d rows, want 1", len(table.Rows))
 	}
-	if row := table.Rows[0].Cells; len(row) < 5 || row[0] != "full" || row[1] != "wasmsched-fifo" || row[2] != "victimOrder" || row[3] != "aaaaaaaaaaaa" || row[4] != "True" {
-		t.Errorf("kubectl get row %v, want full, wasmsched-fifo, victimOrder, aaaaaaaaaaaa, True, ...", row)
+	if row := table.Rows[0].Cells; len(row) < 7 || row[0] != "full" || row[1] != "wasmsched-fifo" || row[2] != "victimOrder" || row[3] != "Shadow" ||
+		row[4] != "97.5% of 400" || row[5] != "aaaaaaaaaaaa" || row[6] != "True" {
+		t.Errorf("kubectl get row %v, want full, wasmsched-fifo, victimOrder, Shadow, 97.5%% of 400, aaaaaaaaaaaa, True, ...", row)
 	}
 
 	for _, bad := range []struct {
@@ -529,6 +534,8 @@ func TestPolicyAPISchema(t *testing.T) {
 		{"sha256", func(s *policyapi.Spec) { s.SHA256 = strings.Repeat("A", 64) }, "spec.sha256"},
 		{"deadline", func(s *policyapi.Spec) { s.Sandbox.Deadline = &metav1.Duration{Duration: 2 * time.Minute} }, "a duration from 1ms to 1m"},
 		{"memory", func(s *policyapi.Spec) { n := int32(1); s.Sandbox.MemoryPages = &n }, "spec.sandbox.memoryPages"},
+		{"mode", func(s *policyapi.Spec) { s.Mode = "Canary" }, "spec.mode"},
+		{"sampleRate", func(s *policyapi.Spec) { s.Shadow.SampleRate = "2" }, "spec.shadow.sampleRate"},
 	} {
 		s := policyapi.Spec{}
 		spec.DeepCopyInto(&s)

@@ -26,6 +26,12 @@ const (
 	// the score (whose pre-step skips the pods that request no GPU). Not
 	// run unless -schedulers names it.
 	schedPlacement = "placement"
+	// schedShadow is wasm with two Shadows (SchedulingPolicies in spec.mode
+	// Shadow): fifosort beside the queue sort (a tenth of the pops, the
+	// default) and the built-in hints module beside itself (every hint
+	// call). Its throughput and CPU per pod beside wasm's are what a Shadow
+	// costs. Not run unless -schedulers names it.
+	schedShadow = "shadow"
 	// schedCeiling is no scheduler but the measure of the others: the
 	// binder of e2e/perf/ceiling, which binds each pod round-robin and
 	// writes kube-scheduler's Scheduled event for it, the API writes of a
@@ -37,7 +43,7 @@ const (
 )
 
 // schedKinds are the schedulers -schedulers accepts.
-var schedKinds = []string{schedUpstream, schedNative, schedWasm, schedPlacement, schedCeiling}
+var schedKinds = []string{schedUpstream, schedNative, schedWasm, schedPlacement, schedShadow, schedCeiling}
 
 // schedulerName is the profile every implementation serves: the pods name it.
 const schedulerName = "perf"
@@ -76,6 +82,8 @@ func (h *harness) startScheduler(ctx context.Context, kind string) (running, err
 		return upstream{ks}, nil
 	case schedNative, schedWasm, schedPlacement:
 		return startWasmsched(ctx, env, kind, h.wasmsched)
+	case schedShadow:
+		return startShadowed(ctx, env, h.wasmsched)
 	case schedCeiling:
 		return startCeiling(ctx, env, h.ceiling)
 	}

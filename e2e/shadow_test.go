@@ -1,0 +1,255 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wasmsched/wasmsched/e2e/testenv"
+	"github.com/wasmsched/wasmsched/host/policyapi"
+)
+
+// TestShadowPolicies runs candidate policies as Shadows beside the ones
+// serving their slots, on two replicas with leader election.
+//
+//   - queueSort: the built-in priority sort serves and FIFO shadows it.
+//     Three groups of ten pods are created a second apart in rising
+//     priority, on a node with room for none; room for ten binds the
+//     youngest, highest-priority group, exactly as without the shadow,
+//     while the leader's entry counts the pops FIFO would have made
+//     otherwise, with samples naming them, and the standby's entry counts
+//     none. Promotion (spec.mode: Active) makes FIFO decide: the next ten
+//     are the oldest group.
+//   - queueingHint: lazyhint (fithint that skips node additions) shadows the
+//     built-in hints; the last group waits for room and a new node brings
+//     it: the shadow would have delayed those pods.
+//   - queueingHint and preEnqueue shadows that spin past their deadline
+//     change nothing: five more pods bind, and both count errors; the
+//     serving slots count no fallback.
+func TestShadowPolicies(t *testing.T) {
+	t.Setenv("POD_NAME", "") // replicas named host_pid (see everyReplica)
+	env := testenv.Start(t)
+	c := env.Client
+	ctx := context.Background()
+	installPolicyAPI(t, env)
+	ns := env.Namespace(t)
+	ri := env.Dynamic().Resource(policyapi.GVR)
+
+	createNode(t, c, nodeSpec{name: "n1", cpu: "64", pods: "0"})
+	const groups, per = 3, 10
+	for k := range groups {
+		never := v1.PreemptNever
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("shadow-%d", k)}, Value: int32(k), PreemptionPolicy: &never}
+		if _, err := c.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.SchedulingV1().PriorityClasses().Delete(ctx, pc.Name, metav1.DeleteOptions{}) })
+	}
+	args := []string{"-leader-elect", "-set", "leaderElection.namespace=" + ns,
+		"-set", "leaderElection.leaseDuration=4s", "-set", "leaderElection.renewDeadline=3s", "-set", "leaderElection.retryPeriod=500ms",
+		"-set", "queue.initialBackoff=1ms", "-set", "queue.maxBackoff=1ms", "-set", "policyAPI.statusInterval=1s"}
+	a := startScheduler(t, env.Kubeconfig, args...)
+	b := startScheduler(t, env.Kubeconfig, args...)
+	var leader, standby *proc
+	waitFor(t, 60*time.Second, "a leader", func() (bool, error) {
+		switch {
+		case strings.Contains(a.Log(), "became leader"):
+			leader, standby = a, b
+		case strings.Contains(b.Log(), "became leader"):
+			leader, standby = b, a
+		}
+		return leader != nil, nil
+	})
+	procs := []*proc{leader, standby}
+	apply := func(args ...string) {
+		t.Helper()
+		if _, err := ri.Create(ctx, manifest(t, args...), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create the SchedulingPolicy of %v: %v", args, err)
+		}
+	}
+	shadowing := func(name string) *policyapi.SchedulingPolicy {
+		t.Helper()
+		return waitStatus(t, env, name, "Shadowing on both replicas", func(p *policyapi.SchedulingPolicy) bool {
+			s, _ := accepted(p)
+			return s == metav1.ConditionTrue && everyReplica(p, procs, func(r policyapi.ReplicaStatus) bool {
+				return r.State == policyapi.StateShadowing && r.Shadow != nil
+			})
+		})
+	}
+
+	fifoPath := filepath.Join("..", "guest-sdk", "examples", "fifosort", "fifosort.wasm")
+	apply(fifoPath, "--slot", "queueSort", "--mode", "Shadow", "--sample-rate", "1", "--name", "fifo")
+	st := shadowing("fifo")
+	if msg := policyapi.Condition(st.Status.Conditions).Message; !strings.Contains(msg, "shadows profile wasmsched slot queueSort") ||
+		!strings.Contains(msg, "deciding nothing") {
+		t.Errorf("condition message %q", msg)
+	}
+	for _, pr := range procs {
+		if m, _, held := pr.queueSort(t); held != "" || !strings.HasPrefix(m, "builtin:") {
+			t.Errorf("replica %d: queueSort serves %s held by %q with a Shadow; want the built-in, not held", pr.Pid(), m, held)
+		}
+	}
+
+	group := map[string]int{}
+	for k := range groups {
+		if k > 0 {
+			time.Sleep(1100 * time.Millisecond) // creation times have 1 s resolution
+		}
+		for i := range per {
+			p := makePod(ns, fmt.Sprintf("g%d-%d", k, i), "wasmsched", "")
+			p.Spec.PriorityClassName = fmt.Sprintf("shadow-%d", k)
+			createPod(t, c, p)
+			group[p.Name] = k
+		}
+	}
+	bound := map[string]bool{}
+	openRoom := func(total int) []int {
+		t.Helper()
+		waitBackoffOver(t, leader, groups*per-len(bound))
+		var batch []int
+		for _, n := range raisePodCapacity(t, c, ns, "n1", total, bound) {
+			batch = append(batch, group[n])
+		}
+		slices.Sort(batch)
+		return batch
+	}
+	wantGroup := func(k int) []int { return slices.Repeat([]int{k}, per) }
+	if got := openRoom(per); !slices.Equal(got, wantGroup(2)) {
+		t.Errorf("with a FIFO Shadow the leader bound pods of groups %v, want group 2: the serving priority sort decides", got)
+	}
+	st = waitStatus(t, env, "fifo", "FIFO's disagreements in the leader's entry", func(p *policyapi.SchedulingPolicy) bool {
+		return everyReplica(p, []*proc{leader}, func(r policyapi.ReplicaStatus) bool {
+			return r.Shadow != nil && r.Shadow.Disagreements > 0 && len(r.Shadow.Samples) > 0
+		}) && p.Status.Agreement != ""
+	})
+	for _, r := range st.Status.Replicas {
+		sh := r.Shadow
+		if !r.Leader {
+			if sh.Decisions != 0 {
+				t.Errorf("the standby %s evaluated %d decisions: it pops nothing", r.Name, sh.Decisions)
+			}
+			continue
+		}
+		if sh.Kinds["orderInversions"] < sh.Disagreements || sh.Errors != 0 || sh.Since.IsZero() {
+			t.Errorf("leader's shadow status %+v", sh)
+		}
+		for _, s := range sh.Samples {
+			// A pop FIFO disputes is of a younger pod than the one FIFO
+			// would have popped: a higher group ahead of a lower one.
+			popped, first := strings.TrimPrefix(s.Pod, ns+"/"), strings.TrimPrefix(s.Active, "popped ahead of "+ns+"/")
+			if s.Event != "Pop" || s.Kind != "orderInversions" || !strings.HasPrefix(s.Active, "popped ahead of "+ns+"/") {
+				t.Errorf("sample %+v", s)
+				continue
+			}
+			if group[popped] <= group[first] {
+				t.Errorf("sample %+v: FIFO disputes %s (group %d) popped ahead of %s (group %d)", s, popped, group[popped], first, group[first])
+			}
+		}
+	}
+	t.Logf("FIFO shadow on the leader: agreement %s", st.Status.Agreement)
+
+	// Promotion: FIFO decides.
+	promote := getPolicy(t, env, "fifo")
+	promote.Spec.Mode, promote.Spec.Shadow = policyapi.ModeActive, nil
+	u, err := policyapi.ToUnstructured(promote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ri.Update(ctx, u, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("promote: %v", err)
+	}
+	st = waitStatus(t, env, "fifo", "Serving on both replicas after promotion", func(p *policyapi.SchedulingPolicy) bool {
+		return everyReplica(p, procs, func(r policyapi.ReplicaStatus) bool { return r.State == policyapi.StateServing && r.Shadow == nil })
+	})
+	if st.Status.Agreement != "" {
+		t.Errorf("a promoted object still reports an agreement %q", st.Status.Agreement)
+	}
+	if got := openRoom(2 * per); !slices.Equal(got, wantGroup(0)) {
+		t.Errorf("after promotion the leader bound pods of groups %v, want the oldest group 0 (FIFO)", got)
+	}
+
+	// A hint shadow that would have left the last group waiting for a new
+	// node until the flush.
+	apply(filepath.Join("..", "guest-sdk", "examples", "lazyhint", "lazyhint.wasm"), "--slot", "queueingHint", "--mode", "Shadow", "--name", "lazy")
+	shadowing("lazy")
+	waitBackoffOver(t, leader, per)
+	createNode(t, c, nodeSpec{name: "n2", cpu: "64", pods: "10"})
+	for i := range per {
+		waitBound(t, c, ns, fmt.Sprintf("g1-%d", i), 60*time.Second)
+	}
+	st = waitStatus(t, env, "lazy", "wouldHaveDelayed in the leader's entry", func(p *policyapi.SchedulingPolicy) bool {
+		return everyReplica(p, []*proc{leader}, func(r policyapi.ReplicaStatus) bool {
+			return r.Shadow != nil && r.Shadow.Kinds["wouldHaveDelayed"] > 0
+		})
+	})
+	for _, r := range st.Status.Replicas {
+		if !r.Leader {
+			continue
+		}
+		found := false
+		for _, s := range r.Shadow.Samples {
+			if s.Kind == "wouldHaveDelayed" && s.Event == "NodeAdd" && strings.HasPrefix(s.Pod, ns+"/g1-") && s.Shadow == "skip" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no wouldHaveDelayed sample for a g1 pod on NodeAdd: %+v", r.Shadow.Samples)
+		}
+	}
+
+	// Faulty shadows change nothing and count errors.
+	if err := ri.Delete(ctx, "lazy", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fixtures := filepath.Join("..", "host", "policy", "wasmslot", "testdata", "faults")
+	waitFor(t, 30*time.Second, "the lazy shadow to end", func() (bool, error) {
+		return strings.Contains(leader.Log(), "shadow ended"), nil
+	})
+	// The slow fixtures pass the smoke test and spin past the deadline on
+	// a pod of odd priority (group 1's): every such call fails.
+	apply(filepath.Join(fixtures, "queueingHint-slow.wasm"), "--slot", "queueingHint", "--mode", "Shadow", "--name", "spin-hint")
+	apply(filepath.Join(fixtures, "preEnqueue-slow.wasm"), "--slot", "preEnqueue", "--mode", "Shadow", "--name", "spin-gate")
+	shadowing("spin-hint")
+	shadowing("spin-gate")
+	for i := range 5 {
+		p := makePod(ns, fmt.Sprintf("late-%d", i), "wasmsched", "")
+		p.Spec.PriorityClassName = "shadow-1"
+		createPod(t, c, p)
+	}
+	waitBackoffOver(t, leader, 5)
+	n1, err := c.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := resource.MustParse(fmt.Sprint(2*per + 5))
+	n1.Status.Allocatable[v1.ResourcePods], n1.Status.Capacity[v1.ResourcePods] = room, room
+	if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, n1, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		waitBound(t, c, ns, fmt.Sprintf("late-%d", i), 60*time.Second)
+	}
+	for _, name := range []string{"spin-hint", "spin-gate"} {
+		waitStatus(t, env, name, "errors in the leader's entry", func(p *policyapi.SchedulingPolicy) bool {
+			return everyReplica(p, []*proc{leader}, func(r policyapi.ReplicaStatus) bool {
+				return r.Shadow != nil && r.Shadow.Errors > 0
+			})
+		})
+	}
+	scheduledOnce(t, c, ns, groups*per+5, 60*time.Second)
+	if got := leader.metric(t, "wasmsched_shadow_decisions_total", `slot="preEnqueue"`, `policy="spin-gate"`, `result="error"`); got == 0 {
+		t.Error("wasmsched_shadow_decisions_total{policy=\"spin-gate\",result=\"error\"} = 0")
+	}
+	if got := leader.metric(t, "wasmsched_policy_fallbacks_total", `slot="preEnqueue"`); got != 0 {
+		t.Errorf("wasmsched_policy_fallbacks_total{slot=\"preEnqueue\"} = %v: the shadow's faults reached the serving slot", got)
+	}
+}
