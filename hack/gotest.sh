@@ -3,8 +3,9 @@
 #
 # Runs `go test -count=1` over every package of the module: the packages under
 # $RACE_PKGS (default ./host/..., the concurrent ones) with -race, the others
-# without it. Extra arguments are passed to both runs. Patterns that match no
-# package are fine.
+# without it; then every package of each nested module in $NESTED_MODULES
+# (directories with their own go.mod). Extra arguments are passed to every
+# run. Patterns that match no package are fine.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -42,3 +43,9 @@ fi
 if [ -z "$plain$race" ]; then
   echo "gotest: no packages to test" >&2
 fi
+# Nested modules (NESTED_MODULES, e.g. hack/image: make image's builder and
+# its test, which builds the image twice) are outside ./... of the main module.
+for m in ${NESTED_MODULES:-}; do
+  echo "gotest: go test -count=1 ./... in $m (nested module)" >&2
+  "$GO" -C "$m" test -count=1 -timeout "$timeout" "$@" ./...
+done

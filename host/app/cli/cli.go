@@ -44,7 +44,8 @@ commands:
                             of the configured profiles (default: wasmsched)
   help [config]             this text, or every configuration key with its
                             default, environment variable and meaning
-  version                   print the version and the policy ABI it speaks
+  version                   print the version, the commit and the policy ABI it
+                            speaks
   policy validate [-config FILE] [-set key=value]... MODULE
                             load a policy module as the scheduler would, under
                             the configured sandbox limits, and report its ABI
@@ -107,12 +108,31 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, opts ...a
 	return flags.Exit(err, stderr, "wasmsched", usage)
 }
 
+// buildVersion and buildCommit are set at link time (-ldflags -X, from
+// hack/version.sh: make build, make image). go build does not stamp the
+// version control information itself in a git worktree or under
+// -buildvcs=false; left empty, they come from the binary's build information.
+var buildVersion, buildCommit string
+
 func version(w io.Writer) error {
-	v := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		v = bi.Main.Version
+	v, commit := buildVersion, buildCommit
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && commit == "" {
+				commit = s.Value
+			}
+		}
 	}
-	_, err := fmt.Fprintf(w, "wasmsched %s\npolicy ABI %d.%d\n", v, abi.VersionMajor, abi.VersionMinor)
+	if v == "" {
+		v = "(devel)"
+	}
+	if commit == "" {
+		commit = "unknown"
+	}
+	_, err := fmt.Fprintf(w, "wasmsched %s\ncommit %s\npolicy ABI %d.%d\n", v, commit, abi.VersionMajor, abi.VersionMinor)
 	return err
 }
 

@@ -23,6 +23,15 @@ func TestVersion(t *testing.T) {
 	if code != 0 || !strings.Contains(out, fmt.Sprintf("policy ABI 1.%d", abi.VersionMinor)) {
 		t.Errorf("version: code %d, output %q", code, out)
 	}
+
+	// What the Makefile's -ldflags -X set (hack/version.sh) is what it prints.
+	defer func(v, c string) { buildVersion, buildCommit = v, c }(buildVersion, buildCommit)
+	buildVersion, buildCommit = "v0.0.0-20261128124632-afc75eab868f", "afc75eab868fddd34638106ce8cffd3b74179147"
+	_, out, _ = runCLI("version")
+	want := fmt.Sprintf("wasmsched v0.0.0-20261128124632-afc75eab868f\ncommit afc75eab868fddd34638106ce8cffd3b74179147\npolicy ABI %d.%d\n", abi.VersionMajor, abi.VersionMinor)
+	if out != want {
+		t.Errorf("version with linker-set values: %q, want %q", out, want)
+	}
 }
 
 func TestUsageErrors(t *testing.T) {
