@@ -469,7 +469,7 @@ func TestPolicyAPISchema(t *testing.T) {
 			{Name: "a", Leader: true, Digest: "d1", State: policyapi.StateShadowing, BreakerOpen: true, Fallbacks: 3, ObservedGeneration: p.Generation, LastUpdateTime: now, Message: "m1",
 				Shadow: &policyapi.ShadowStatus{Decisions: 400, Disagreements: 8, Errors: 2, Dropped: 1, Since: now,
 					Kinds:   map[string]int64{"victimOrderDiffers": 8, "victimSetDiffers": 3},
-					Samples: []policyapi.ShadowSample{{Pod: "ns/p", Event: "Preemption", Active: "most important first: ns/a ns/b", Shadow: "most important first: ns/b ns/a", Kind: "victimSetDiffers", Time: now}}}},
+					Samples: []policyapi.ShadowSample{{Pod: "ns/p", Event: "Preemption", Active: "most important first: ns/a ns/b", Shadow: "most important first: ns/b ns/a", Kind: "victimSetDiffers", Time: now, Case: `{"name":"x","victims":[{"name":"a"}],"want":["a"]}`}}}},
 			{Name: "b", Digest: "d2", State: policyapi.StateRefused, ObservedGeneration: p.Generation, LastUpdateTime: now, Message: "m2"},
 		}}
 	p.Status = status

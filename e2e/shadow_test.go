@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +15,8 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/wasmsched/wasmsched/e2e/testenv"
 	"github.com/wasmsched/wasmsched/host/policyapi"
@@ -156,6 +160,26 @@ func TestShadowPolicies(t *testing.T) {
 		}
 	}
 	t.Logf("FIFO shadow on the leader: agreement %s", st.Status.Agreement)
+
+	// The samples run again offline: the built-in priority sort passes each
+	// (its answer is the case's want), FIFO answers otherwise.
+	obj, err := ri.Get(ctx, "fifo", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := yaml.Marshal(obj.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(t.TempDir(), "fifo.yaml")
+	if err := os.WriteFile(dump, y, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	diff := exec.Command(schedulerBinary(t), "policy", "diff", filepath.Join("..", "guest-sdk", "examples", "prioritysort", "prioritysort.wasm"), fifoPath, "--cases", dump)
+	out, err := diff.CombinedOutput()
+	if code := diff.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), "DIFF  ") || strings.Contains(string(out), "SAME  ") {
+		t.Errorf("policy diff prioritysort fifosort on FIFO's samples: exit %d (%v), want 1 with every case differing:\n%s", code, err, out)
+	}
 
 	// Promotion: FIFO decides.
 	promote := getPolicy(t, env, "fifo")

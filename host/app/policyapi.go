@@ -568,7 +568,7 @@ func shadowStatus(st shadow.Stats) *policyapi.ShadowStatus {
 	}
 	for _, s := range st.Samples {
 		out.Samples = append(out.Samples, policyapi.ShadowSample{Pod: s.Pod, Event: s.Event, Active: s.Active, Shadow: s.Shadow, Kind: s.Kind,
-			Time: metav1.NewTime(s.Time)})
+			Time: metav1.NewTime(s.Time), Case: s.Case})
 	}
 	return out
 }

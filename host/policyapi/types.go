@@ -210,6 +210,10 @@ type ShadowSample struct {
 	// Kind is the disagreement's kind (ShadowStatus.Kinds), or "error".
 	Kind string      `json:"kind"`
 	Time metav1.Time `json:"time"`
+	// Case is the decision as one case of a policytest case file (JSON:
+	// the inputs as the records the scheduler built, in base64, and the
+	// serving policy's answer as want): `wasmsched policy diff` reads it.
+	Case string `json:"case,omitempty"`
 }
 
 // The condition type and the reasons of its status.

@@ -63,6 +63,16 @@ commands:
                             the SchedulingPolicy that puts it in the slot, with
                             its sha256 (the module inline, or a ConfigMap key):
                             wasmsched policy manifest fifo.wasm --slot queueSort | kubectl apply -f -
+      (--mode Shadow [--sample-rate R]: a Shadow, evaluated beside the
+      slot's policy, deciding nothing)
+  policy diff [-config FILE] [-set key=value]... A.wasm B.wasm --cases FILE
+      [--write-cases OUT.yaml]
+                            run the same cases through one slot of two
+                            modules and print where their answers differ;
+                            FILE is a case file, or SchedulingPolicies from
+                            kubectl get -o yaml whose Shadow samples become
+                            the cases (--write-cases saves them as a case
+                            file); exits 1 if any case differs
 
 The in-memory benchmark is the command wasmsched-bench (go run
 ./cmd/wasmsched-bench -h), kept out of this binary.
@@ -143,8 +153,11 @@ func policyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(args) > 0 && args[0] == "manifest" {
 		return policyManifestCmd(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "diff" {
+		return policyDiffCmd(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "validate" {
-		return fmt.Errorf("%w: policy needs a subcommand: validate, test or manifest", errUsage)
+		return fmt.Errorf("%w: policy needs a subcommand: validate, test, manifest or diff", errUsage)
 	}
 	fs := flag.NewFlagSet("policy validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)

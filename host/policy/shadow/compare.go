@@ -67,7 +67,7 @@ func (e *Evaluator) comparePop(slot abi.Slot, c *candidate, event string, popped
 			}
 		}
 	}) {
-		e.record(slot, c, failure(podName(popped), event, "popped", nil))
+		e.record(slot, c, failure(podName(popped), event, "popped", "", nil))
 		return
 	}
 	if inverted == 0 {
@@ -77,7 +77,8 @@ func (e *Evaluator) comparePop(slot abi.Slot, c *candidate, event string, popped
 	e.record(slot, c, outcome{disagree: 1, kinds: map[string]int64{KindOrderInversions: int64(inverted)},
 		sample: &Sample{Pod: podName(popped), Event: event, Kind: KindOrderInversions,
 			Active: "popped ahead of " + podName(first),
-			Shadow: fmt.Sprintf("would pop %s first (%d of %d sampled pods ahead of it)", podName(first), inverted, len(ahead))}})
+			Shadow: fmt.Sprintf("would pop %s first (%d of %d sampled pods ahead of it)", podName(first), inverted, len(ahead)),
+			Case:   lessCase(podName(first)+" before "+podName(popped), first, popped)}})
 }
 
 // Attempting starts the join of a pod's attempt with the shadow Skips
@@ -115,7 +116,7 @@ func (e *Evaluator) Scheduled(uid types.UID) {
 		// Counted as a kind of the disagreement already recorded when the
 		// shadow answered Skip, not as a decision of its own.
 		e.record(abi.SlotQueueingHint, m.cand, outcome{kinds: map[string]int64{KindWouldHaveDelayed: 1},
-			sample: &Sample{Pod: m.pod, Event: m.event, Kind: KindWouldHaveDelayed, Active: "queue, and the attempt scheduled the pod", Shadow: "skip"}})
+			sample: &Sample{Pod: m.pod, Event: m.event, Kind: KindWouldHaveDelayed, Active: "queue, and the attempt scheduled the pod", Shadow: "skip", Case: m.cas}})
 	})
 }
 
@@ -186,7 +187,7 @@ func (e *Evaluator) compareGate(c *candidate, pod abi.PodView, active abi.Gate) 
 	}
 	var g abi.Gate
 	if e.call(slot, func() { g = c.impl.(policy.PreEnqueue).PreEnqueue(pod) }) {
-		e.record(slot, c, failure(podName(pod), "PreEnqueue", gateWords(active), nil))
+		e.record(slot, c, failure(podName(pod), "PreEnqueue", gateWords(active), gateCase(podName(pod), pod, active), nil))
 		return
 	}
 	if (g.Code == abi.GateAdmit) == (active.Code == abi.GateAdmit) {
@@ -198,7 +199,8 @@ func (e *Evaluator) compareGate(c *candidate, pod abi.PodView, active abi.Gate) 
 		kind = KindWouldAdmit
 	}
 	e.record(slot, c, outcome{disagree: 1, kinds: map[string]int64{kind: 1},
-		sample: &Sample{Pod: podName(pod), Event: "PreEnqueue", Active: gateWords(active), Shadow: gateWords(g), Kind: kind}})
+		sample: &Sample{Pod: podName(pod), Event: "PreEnqueue", Active: gateWords(active), Shadow: gateWords(g), Kind: kind,
+			Case: gateCase(podName(pod), pod, active)}})
 }
 
 type teeHint struct {
@@ -243,7 +245,8 @@ func (e *Evaluator) compareHints(c *candidate, ev abi.EventView, pods []abi.PodV
 	regs := h.Registrations()
 	out := make([]abi.Hint, len(pods))
 	if e.call(slot, func() { h.Hints(ev, pods, out) }) {
-		e.record(slot, c, failure(podName(pods[0]), queue.EventLabel(ev.Resource(), ev.Action()), hintWords(active[0]), nil))
+		label := queue.EventLabel(ev.Resource(), ev.Action())
+		e.record(slot, c, failure(podName(pods[0]), label, hintWords(active[0]), hintCase(podName(pods[0])+" on "+label, ev, pods[0], active[0]), nil))
 		return
 	}
 	label := queue.EventLabel(ev.Resource(), ev.Action())
@@ -257,30 +260,24 @@ func (e *Evaluator) compareHints(c *candidate, ev abi.EventView, pods []abi.PodV
 		}
 		aq, sq := active[i] != abi.HintSkip, sh == abi.HintQueue || sh == abi.HintError
 		uid := types.UID(p.UID())
-		switch {
-		case aq == sq:
+		if aq == sq {
 			o.agree++
 			if sq {
 				delete(e.delayed, uid) // the shadow would have queued it too
 			}
 			continue
-		case aq:
-			e.mark(uid, hintMark{cand: c, event: label, pod: podName(p)})
-			o.count(KindWouldSkip)
-		default:
-			o.count(KindExtraAttempts)
 		}
+		cas := hintCase(podName(p)+" on "+label, ev, p, active[i])
+		kind := KindExtraAttempts
+		if aq {
+			kind = KindWouldSkip
+			e.mark(uid, hintMark{cand: c, event: label, pod: podName(p), cas: cas})
+		}
+		o.count(kind)
 		o.disagree++
-		o.sample = &Sample{Pod: podName(p), Event: label, Active: hintWords(active[i]), Shadow: hintWords(sh), Kind: lastKind(aq)}
+		o.sample = &Sample{Pod: podName(p), Event: label, Active: hintWords(active[i]), Shadow: hintWords(sh), Kind: kind, Case: cas}
 	}
 	e.record(slot, c, o)
-}
-
-func lastKind(activeQueued bool) string {
-	if activeQueued {
-		return KindWouldSkip
-	}
-	return KindExtraAttempts
 }
 
 func (o *outcome) count(kind string) {
@@ -356,7 +353,7 @@ func (e *Evaluator) compareVictims(c *candidate, pre abi.PodView, victims []abi.
 	}
 	order := make([]uint32, len(victims))
 	if e.call(slot, func() { c.impl.(policy.VictimOrder).Order(pre, victims, order) }) || !permutation(order) {
-		e.record(slot, c, failure(pod, "Preemption", victimWords(victims, active), nil))
+		e.record(slot, c, failure(pod, "Preemption", victimWords(victims, active), victimsCase("victims of "+pod, pre, victims, active), nil))
 		return
 	}
 	if slices.Equal(order, active) {
@@ -371,7 +368,8 @@ func (e *Evaluator) compareVictims(c *candidate, pre abi.PodView, victims []abi.
 		o.kinds[KindVictimSetDiffers] = 1
 		kind = KindVictimSetDiffers
 	}
-	o.sample = &Sample{Pod: pod, Event: "Preemption", Active: victimWords(victims, active), Shadow: victimWords(victims, order), Kind: kind}
+	o.sample = &Sample{Pod: pod, Event: "Preemption", Active: victimWords(victims, active), Shadow: victimWords(victims, order), Kind: kind,
+		Case: victimsCase("victims of "+pod, pre, victims, active)}
 	e.record(slot, c, o)
 }
 
@@ -459,7 +457,8 @@ func (e *Evaluator) compareFilter(c *candidate, pod abi.PodView, nodes []policy.
 		err = f.Filter(pod, nodes, out)
 	}
 	if err != nil {
-		e.record(slot, c, failure(podName(pod), "Filter", fmt.Sprintf("%d of %d nodes pass", feasible(active), len(nodes)), err))
+		e.record(slot, c, failure(podName(pod), "Filter", fmt.Sprintf("%d of %d nodes pass", feasible(active), len(nodes)),
+			filterCase(podName(pod)+" on "+nodes[0].Rec.Name(), pod, nodes[0], active[0]), err))
 		return
 	}
 	differ, first := 0, -1
@@ -478,7 +477,8 @@ func (e *Evaluator) compareFilter(c *candidate, pod abi.PodView, nodes []policy.
 	e.record(slot, c, outcome{disagree: 1, kinds: map[string]int64{KindFeasibleDiffers: 1},
 		sample: &Sample{Pod: podName(pod), Event: "Filter", Kind: KindFeasibleDiffers,
 			Active: fmt.Sprintf("%d of %d nodes pass; %s: %s", feasible(active), len(nodes), nodes[first].Rec.Name(), verdictWords(active[first])),
-			Shadow: fmt.Sprintf("%d of %d nodes pass; %s: %s", feasible(out), len(nodes), nodes[first].Rec.Name(), verdictWords(out[first]))}})
+			Shadow: fmt.Sprintf("%d of %d nodes pass; %s: %s", feasible(out), len(nodes), nodes[first].Rec.Name(), verdictWords(out[first])),
+			Case:   filterCase(podName(pod)+" on "+nodes[first].Rec.Name(), pod, nodes[first], active[first])}})
 }
 
 func verdictWords(v policy.FilterVerdict) string {
@@ -535,7 +535,7 @@ func (e *Evaluator) compareScore(c *candidate, pod abi.PodView, nodes []policy.P
 	}
 	a := top(active)
 	if err != nil {
-		e.record(slot, c, failure(podName(pod), "Score", "ranks "+nodes[a].Rec.Name()+" first", err))
+		e.record(slot, c, failure(podName(pod), "Score", "ranks "+nodes[a].Rec.Name()+" first", "", err))
 		return
 	}
 	b := top(out)
@@ -548,5 +548,6 @@ func (e *Evaluator) compareScore(c *candidate, pod abi.PodView, nodes []policy.P
 	e.record(slot, c, outcome{disagree: 1, kinds: map[string]int64{KindChosenNodeDiffers: 1},
 		sample: &Sample{Pod: podName(pod), Event: "Score", Kind: KindChosenNodeDiffers,
 			Active: fmt.Sprintf("ranks %s first (%d)", nodes[a].Rec.Name(), active[a]),
-			Shadow: fmt.Sprintf("ranks %s first (%d; %d for %s)", nodes[b].Rec.Name(), out[b], out[a], nodes[a].Rec.Name())}})
+			Shadow: fmt.Sprintf("ranks %s first (%d; %d for %s)", nodes[b].Rec.Name(), out[b], out[a], nodes[a].Rec.Name()),
+			Case:   scoreCase(podName(pod)+" on "+nodes[a].Rec.Name()+" and "+nodes[b].Rec.Name(), pod, nodes[a], nodes[b], active[a], active[b])}})
 }

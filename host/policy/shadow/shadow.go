@@ -120,6 +120,9 @@ type Sample struct {
 	Active, Shadow string
 	Kind           string
 	Time           time.Time
+	// Case is the decision as a guest-sdk/policytest case (JSON) whose
+	// want is the serving policy's answer; empty when there is none.
+	Case string
 }
 
 // Evaluator runs one profile's shadows. Its methods are safe for
@@ -143,6 +146,7 @@ type hintMark struct {
 	cand  *candidate
 	event string
 	pod   string
+	cas   string // the decision's case
 }
 
 type slotState struct {
@@ -385,13 +389,14 @@ func (e *Evaluator) record(slot abi.Slot, c *candidate, o outcome) {
 	}
 }
 
-// failure is the outcome of a failed shadow call.
-func failure(pod, event, active string, err error) outcome {
+// failure is the outcome of a failed shadow call; cas is the decision's
+// case.
+func failure(pod, event, active, cas string, err error) outcome {
 	msg := "failed (answered by the native default)"
 	if err != nil {
 		msg = "failed: " + err.Error()
 	}
-	return outcome{failed: true, sample: &Sample{Pod: pod, Event: event, Active: active, Shadow: msg, Kind: kindError}}
+	return outcome{failed: true, sample: &Sample{Pod: pod, Event: event, Active: active, Shadow: msg, Kind: kindError, Case: cas}}
 }
 
 func podName(p abi.PodView) string { return p.Namespace() + "/" + p.Name() }

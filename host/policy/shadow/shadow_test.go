@@ -16,6 +16,7 @@ import (
 	fifosort "github.com/wasmsched/wasmsched/guest-sdk/examples/fifosort/logic"
 	holdlabel "github.com/wasmsched/wasmsched/guest-sdk/examples/holdlabel/logic"
 	"github.com/wasmsched/wasmsched/guest-sdk/native"
+	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/policy/shadow"
 	"github.com/wasmsched/wasmsched/host/queue"
@@ -432,5 +433,64 @@ func TestNoShadowNoWork(t *testing.T) {
 	ev.Installer().PreEnqueue(nil)
 	if ev.Active(abi.SlotPreEnqueue) {
 		t.Error("the shadow survived an empty install")
+	}
+}
+
+// TestSampleCases: every sample carries its decision as a policytest case
+// whose want is the serving policy's answer: the serving policy passes it
+// and the shadow fails it.
+func TestSampleCases(t *testing.T) {
+	ev, _ := start(t)
+	ev.Configure(abi.SlotQueueSort, "fifo", 1)
+	ev.Installer().Sort(native.Sort(fifosort.Policy))
+	ev.Installer().PreEnqueue(native.PreEnqueue(holdlabel.PreEnqueue))
+	ev.Installer().QueueingHint(skipAll{everything})
+	ev.Installer().VictimOrder(reverse{})
+	ev.Installer().Filter(rejectNode{name: "n2"})
+	ev.Installer().Score(rejectNode{name: "n2"})
+	var slots policytest.Slots
+	in := ev.Tee(policy.Installer{
+		PreEnqueue:   func(p policy.PreEnqueue) { slots.PreEnqueue = p },
+		QueueingHint: func(p policy.QueueingHint) { slots.QueueingHint = p },
+		VictimOrder:  func(p policy.VictimOrder) { slots.VictimOrder = p },
+		Filter:       func(p policy.Filter) { slots.Filter = p },
+		Score:        func(p policy.Score) { slots.Score = p },
+	})
+	in.PreEnqueue(policy.Admit{})
+	in.QueueingHint(policy.AlwaysQueue{})
+	in.VictimOrder(policy.Importance{})
+	in.Filter(rejectNode{name: "n1"})
+	in.Score(rejectNode{name: "n1"})
+	slots.QueueSort = policy.PrioritySort{}
+
+	ev.Popped(queue.QueueActive, pod("young-high", 100, 30), []abi.PodView{pod("old", 0, 10)})
+	held, _ := abi.ReadPod(abi.AppendPod(nil, &abi.Pod{UID: "h", Namespace: "ns", Name: "held", Labels: []abi.KV{{Key: holdlabel.Label, Value: "x"}}}))
+	slots.PreEnqueue.PreEnqueue(held)
+	slots.QueueingHint.Hints(nodeAdd(t), []abi.PodView{pod("a", 0, 1, "NodeResourcesFit")}, make([]abi.Hint, 1))
+	slots.VictimOrder.Order(pod("preemptor", 100, 1), []abi.Victim{{Namespace: "ns", Name: "low", Priority: 1}, {Namespace: "ns", Name: "high", Priority: 10}}, make([]uint32, 2))
+	ns := nodes(t, "n1", "n2", "n3")
+	_ = slots.Filter.Filter(pod("p", 0, 1), ns, make([]policy.FilterVerdict, 3))
+	_ = slots.Score.Score(pod("p", 0, 1), ns, make([]int64, 3))
+
+	shadows := policytest.Slots{QueueSort: native.Sort(fifosort.Policy), PreEnqueue: native.PreEnqueue(holdlabel.PreEnqueue),
+		QueueingHint: skipAll{everything}, VictimOrder: reverse{}, Filter: rejectNode{name: "n2"}, Score: rejectNode{name: "n2"}}
+	for _, slot := range []abi.Slot{abi.SlotQueueSort, abi.SlotPreEnqueue, abi.SlotQueueingHint, abi.SlotVictimOrder, abi.SlotFilter, abi.SlotScore} {
+		st := settle(t, ev, slot, 1)
+		if len(st.Samples) != 1 || st.Samples[0].Case == "" {
+			t.Errorf("%s: samples %+v, want one with a case", slot, st.Samples)
+			continue
+		}
+		f, err := policytest.ParseCaseFile(slot.String(), []byte(`{"slot": "`+slot.String()+`", "cases": [`+st.Samples[0].Case+`]}`))
+		if err != nil {
+			t.Errorf("%s: the sample's case does not parse: %v\n%s", slot, err, st.Samples[0].Case)
+			continue
+		}
+		c := f.Cases()[0]
+		if r := c.Run(slots); !r.OK {
+			t.Errorf("%s: the serving policy fails its own case %s: got %s, want %s", slot, c.Name(), r.Got, r.Want)
+		}
+		if r := c.Run(shadows); r.OK {
+			t.Errorf("%s: the shadow passes the case it disagreed on: %s", slot, r.Got)
+		}
 	}
 }
