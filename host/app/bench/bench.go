@@ -46,9 +46,11 @@ const (
 const PodsPerNode = min(nodeCPU/podCPU, nodePods)
 
 // Size is the synthetic cluster of a run and its pods: InitPods are bound
-// before the measured phase, Pods are measured.
+// before the measured phase, Pods are measured. Mix makes the pods the
+// constraint mix of e2e/perf's ConstraintMix (MixPod) instead of plain.
 type Size struct {
 	Nodes, InitPods, Pods int
+	Mix                   bool
 }
 
 // Result is a run's measure (the -json output of `wasmsched-bench`).
@@ -86,7 +88,7 @@ type Latency struct {
 // measured pods as fast as the fake takes them and samples the number
 // bound every second, printing progress to progress.
 func Run(ctx context.Context, cfg *config.Config, size Size, progress io.Writer, opts ...app.Option) (*Result, error) {
-	b := &runner{nodes: size.Nodes, initPods: size.InitPods, pods: size.Pods, progress: progress}
+	b := &runner{nodes: size.Nodes, initPods: size.InitPods, pods: size.Pods, mix: size.Mix, progress: progress}
 	podsWatched := b.newClient()
 	b.events = newEventSink()
 
@@ -125,6 +127,7 @@ func Run(ctx context.Context, cfg *config.Config, size Size, progress io.Writer,
 // runner is one run: a fake cluster and the measuring driver.
 type runner struct {
 	nodes, initPods, pods int
+	mix                   bool
 	progress              io.Writer
 
 	client   *fake.Clientset
@@ -272,6 +275,9 @@ func (b *runner) createPods(ctx context.Context, prefix string, n int, scheduler
 			return nil
 		}
 		p := pod(fmt.Sprintf("%s-%d", prefix, i), schedulerName)
+		if b.mix {
+			MixPod(p, i)
+		}
 		if _, err := b.client.CoreV1().Pods(namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create pod %s: %w", p.Name, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/wasmsched/wasmsched/config"
@@ -82,6 +83,8 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, extr
 	asJSON := fs.Bool("json", false, "print one JSON object on stdout instead of a summary")
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up if the pods are not all bound within this time")
 	logLevel := fs.String("log-level", "warn", "log level of the scheduler (on stderr): debug, info, warn or error")
+	workload := fs.String("workload", "plain", "the pods: plain (100m cpu, no constraint) or mix (e2e/perf's ConstraintMix: a third plain, a third preferred anti-affinity on the hostname, a third zone spread, every tenth a required anti-affinity on the hostname)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (Go's pprof format) of the whole run, setup and both phases, to this file")
 	var sets flags.Sets
 	fs.Var(&sets, "set", "override a configuration key, key=value (repeatable), e.g. -set policies.queueSort.module=FILE")
 	if err := fs.Parse(args); err != nil {
@@ -101,6 +104,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, extr
 		return fmt.Errorf("%w: -pods %d: want at least 1", errUsage, *pods)
 	case *timeout <= 0:
 		return fmt.Errorf("%w: -timeout %v: want a positive duration", errUsage, *timeout)
+	case *workload != "plain" && *workload != "mix":
+		return fmt.Errorf("%w: -workload %q: want plain or mix", errUsage, *workload)
+	case *workload == "mix" && *nodes*10 < *initPods+*pods:
+		return fmt.Errorf("%w: -workload mix: %d pods need at least %d nodes (every tenth pod wants a node of its own)", errUsage, *initPods+*pods, (*initPods+*pods+9)/10)
 	}
 	if *initPods+*pods > *nodes*bench.PodsPerNode {
 		return fmt.Errorf("%w: %d pods do not fit on %d nodes (%d pods each): raise -nodes or lower -pods",
@@ -128,7 +135,18 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, extr
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	ctx, cancel := context.WithTimeoutCause(ctx, *timeout, fmt.Errorf("-timeout %v reached", *timeout))
 	defer cancel()
-	size := bench.Size{Nodes: *nodes, InitPods: *initPods, Pods: *pods}
+	size := bench.Size{Nodes: *nodes, InitPods: *initPods, Pods: *pods, Mix: *workload == "mix"}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	opts := append([]app.Option{app.WithLogger(log), app.WithReload(src)}, extra...)
 	res, err := bench.Run(ctx, cfg, size, stderr, opts...)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	kschedv1 "k8s.io/kube-scheduler/config/v1"
@@ -23,6 +24,7 @@ import (
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/framework"
+	"github.com/wasmsched/wasmsched/host/framework/plugins/helper"
 )
 
 // Upstream's InterPodAffinity reasons.
@@ -454,13 +456,20 @@ func (pl interPodAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, sna
 	s := &podAffinityScorer{pod: pod.Pod, nsLabels: pl.namespaceLabels(pod.Pod.Namespace), domains: domainScores{},
 		hardWeight: pl.hardPodAffinityWeight}
 	if hasPreferred {
-		var err error
-		if s.preferred, err = pl.mergeWeighted(pa.Preferred); err == nil {
-			s.preferredAnti, err = pl.mergeWeighted(pa.PreferredAnti)
+		preferred, err := pl.mergeWeighted(pa.Preferred)
+		var preferredAnti []fwk.WeightedAffinityTerm
+		if err == nil {
+			preferredAnti, err = pl.mergeWeighted(pa.PreferredAnti)
 		}
 		if err != nil {
 			return nil, &framework.Status{Code: framework.Error, Plugin: abi.PluginInterPodAffinity,
 				Err: fmt.Errorf("list namespaces for the preferred pod affinity of pod %s/%s: %w", pod.Pod.Namespace, pod.Pod.Name, err)}
+		}
+		for i := range preferred {
+			s.terms = append(s.terms, compileTerm(&preferred[i].AffinityTerm, int64(preferred[i].Weight)))
+		}
+		for i := range preferredAnti {
+			s.terms = append(s.terms, compileTerm(&preferredAnti[i].AffinityTerm, -int64(preferredAnti[i].Weight)))
 		}
 	}
 	for _, ni := range nodes {
@@ -487,19 +496,60 @@ type domainScores map[string]map[string]int64
 
 // add adds weight to the domain of t's key on node when pod matches t.
 func (m domainScores) add(t *fwk.AffinityTerm, weight int64, pod *v1.Pod, nsLabels labels.Set, node *v1.Node) {
-	if !t.Matches(pod, nsLabels) {
-		return
+	if t.Matches(pod, nsLabels) {
+		m.addTo(t.TopologyKey, weight, node)
 	}
-	v, ok := node.Labels[t.TopologyKey]
+}
+
+// addTo adds weight to the domain of key on node.
+func (m domainScores) addTo(key string, weight int64, node *v1.Node) {
+	v, ok := node.Labels[key]
 	if !ok {
 		return
 	}
-	values := m[t.TopologyKey]
+	values := m[key]
 	if values == nil {
 		values = map[string]int64{}
-		m[t.TopologyKey] = values
+		m[key] = values
 	}
 	values[v] += weight
+}
+
+// compiledTerm is one of the incoming pod's preferred terms, compiled for
+// matching every pod of the cluster (PreScore's hot loop): the namespaces
+// as a short list, the selector as a helper.LabelMatcher.
+type compiledTerm struct {
+	key    string
+	weight int64 // negative for anti-affinity
+	// allNS: the namespaceSelector selects every namespace (as
+	// AffinityTerm.Matches with no namespace labels, which is how the
+	// incoming pod's terms are matched once merged); else ns or nsSet.
+	allNS bool
+	ns    []string
+	nsSet sets.Set[string]
+	sel   helper.LabelMatcher
+}
+
+// shortNamespaces is the size up to which a term's namespaces are
+// searched as a list rather than a set.
+const shortNamespaces = 8
+
+func compileTerm(t *fwk.AffinityTerm, weight int64) compiledTerm {
+	c := compiledTerm{key: t.TopologyKey, weight: weight, allNS: t.NamespaceSelector.Matches(labels.Set(nil)), sel: helper.CompileLabels(t.Selector)}
+	if len(t.Namespaces) <= shortNamespaces {
+		c.ns = sets.List(t.Namespaces)
+	} else {
+		c.nsSet = t.Namespaces
+	}
+	return c
+}
+
+// matches is AffinityTerm.Matches(pod, nil).
+func (c *compiledTerm) matches(pod *v1.Pod) bool {
+	if !c.allNS && !slices.Contains(c.ns, pod.Namespace) && !c.nsSet.Has(pod.Namespace) {
+		return false
+	}
+	return c.sel.Matches(pod.Labels)
 }
 
 // podAffinityScorer is a pod's state for InterPodAffinity's Score
@@ -507,10 +557,10 @@ func (m domainScores) add(t *fwk.AffinityTerm, weight int64, pod *v1.Pod, nsLabe
 type podAffinityScorer struct {
 	pod      *v1.Pod
 	nsLabels labels.Set
-	// preferred and preferredAnti are the pod's preferred terms, their
-	// namespaceSelector merged.
-	preferred, preferredAnti []fwk.WeightedAffinityTerm
-	domains                  domainScores
+	// terms are the pod's preferred terms, their namespaceSelector merged,
+	// compiled: weights positive for affinity, negative for anti-affinity.
+	terms   []compiledTerm
+	domains domainScores
 	// hardWeight is the args' hardPodAffinityWeight.
 	hardWeight int64
 }
@@ -518,13 +568,10 @@ type podAffinityScorer struct {
 // count adds what other, a pod on node, and the pod's terms make of each
 // other (upstream's processExistingPod).
 func (s *podAffinityScorer) count(other *cache.PodInfo, node *v1.Node) {
-	for i := range s.preferred {
-		t := &s.preferred[i]
-		s.domains.add(&t.AffinityTerm, int64(t.Weight), other.Pod, nil, node)
-	}
-	for i := range s.preferredAnti {
-		t := &s.preferredAnti[i]
-		s.domains.add(&t.AffinityTerm, -int64(t.Weight), other.Pod, nil, node)
+	for i := range s.terms {
+		if t := &s.terms[i]; t.matches(other.Pod) {
+			s.domains.addTo(t.key, t.weight, node)
+		}
 	}
 	pa := other.Affinity
 	if pa == nil {

@@ -114,7 +114,7 @@ func (*podTopologySpread) Name() string { return abi.PluginPodTopologySpread }
 type spreadConstraint struct {
 	maxSkew            int32
 	key                string
-	selector           labels.Selector
+	selector           helper.LabelMatcher
 	minDomains         int32
 	nodeAffinityPolicy v1.NodeInclusionPolicy
 	nodeTaintsPolicy   v1.NodeInclusionPolicy
@@ -144,7 +144,7 @@ func (pl *podTopologySpread) constraintsFor(pod *v1.Pod, action v1.Unsatisfiable
 	}
 	cs, err := parseConstraints(pl.defaults, pod.Labels, action)
 	for i := range cs {
-		cs[i].selector = sel
+		cs[i].selector = helper.CompileLabels(sel)
 	}
 	return cs, err
 }
@@ -164,7 +164,7 @@ func parseConstraints(cs []v1.TopologySpreadConstraint, podLabels map[string]str
 		if len(c.MatchLabelKeys) > 0 {
 			sel = withMatchLabelKeys(sel, c.MatchLabelKeys, podLabels)
 		}
-		sc := spreadConstraint{maxSkew: c.MaxSkew, key: c.TopologyKey, selector: sel, minDomains: 1,
+		sc := spreadConstraint{maxSkew: c.MaxSkew, key: c.TopologyKey, selector: helper.CompileLabels(sel), minDomains: 1,
 			nodeAffinityPolicy: v1.NodeInclusionPolicyHonor, nodeTaintsPolicy: v1.NodeInclusionPolicyIgnore}
 		if c.MinDomains != nil {
 			sc.minDomains = *c.MinDomains
@@ -299,8 +299,8 @@ func hasTopologyKeys(nodeLabels map[string]string, cs []spreadConstraint) bool {
 
 // countMatching counts the pods of ns that sel selects, less terminating
 // ones; an empty selector counts none (upstream's countPodsMatchSelector).
-func countMatching(pods []*cache.PodInfo, sel labels.Selector, ns string) int {
-	if sel.Empty() {
+func countMatching(pods []*cache.PodInfo, sel *helper.LabelMatcher, ns string) int {
+	if sel.Selector().Empty() {
 		return 0
 	}
 	n := 0
@@ -309,7 +309,7 @@ func countMatching(pods []*cache.PodInfo, sel labels.Selector, ns string) int {
 		if p.DeletionTimestamp != nil || p.Namespace != ns {
 			continue
 		}
-		if sel.Matches(labels.Set(p.Labels)) {
+		if sel.Matches(p.Labels) {
 			n++
 		}
 	}
@@ -427,7 +427,7 @@ func (pl *podTopologySpread) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot)
 			size = len(nodes)
 		}
 		f.counts[i] = make(map[string]int, size)
-		if cs[i].selector.Matches(podLabels) {
+		if cs[i].selector.Selector().Matches(podLabels) {
 			cs[i].self = 1
 		}
 	}
@@ -440,7 +440,7 @@ func (pl *podTopologySpread) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot)
 		for i := range cs {
 			c := &cs[i]
 			if in.includes(c) {
-				f.counts[i][node.Labels[c.key]] += countMatching(ni.Pods(), c.selector, p.Namespace)
+				f.counts[i][node.Labels[c.key]] += countMatching(ni.Pods(), &c.selector, p.Namespace)
 			}
 		}
 	}
@@ -517,7 +517,7 @@ func (f *spreadFilter) update(pod *cache.PodInfo, ni *cache.NodeInfo, delta int)
 	podLabels := labels.Set(pod.Pod.Labels)
 	for i := range f.constraints {
 		c := &f.constraints[i]
-		if !c.selector.Matches(podLabels) || !in.includes(c) {
+		if !c.selector.Selector().Matches(podLabels) || !in.includes(c) {
 			continue
 		}
 		v := node.Labels[c.key]
@@ -608,7 +608,7 @@ func (pl *podTopologySpread) PreScore(pod *cache.PodInfo, nodes []*cache.NodeInf
 			if !ok || !in.includes(&cs[i]) {
 				continue
 			}
-			m[v] = n + int64(countMatching(ni.Pods(), cs[i].selector, p.Namespace))
+			m[v] = n + int64(countMatching(ni.Pods(), &cs[i].selector, p.Namespace))
 		}
 	}
 	return s, nil
@@ -646,7 +646,7 @@ func (s *spreadScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 			}
 			var n int64
 			if s.counts[i] == nil {
-				n = int64(countMatching(ni.Pods(), c.selector, s.ns))
+				n = int64(countMatching(ni.Pods(), &c.selector, s.ns))
 			} else {
 				n = s.counts[i][v]
 			}

@@ -229,8 +229,8 @@ func viewConstraints(cs []spreadConstraint) []spreadConstraintView {
 	var out []spreadConstraintView
 	for _, c := range cs {
 		sel := "<nothing>"
-		if _, ok := c.selector.Requirements(); ok {
-			sel = c.selector.String()
+		if _, ok := c.selector.Selector().Requirements(); ok {
+			sel = c.selector.Selector().String()
 		}
 		out = append(out, spreadConstraintView{MaxSkew: c.maxSkew, Key: c.key, Selector: sel, MinDomains: c.minDomains,
 			NodeAffinityPolicy: c.nodeAffinityPolicy, NodeTaintsPolicy: c.nodeTaintsPolicy})
