@@ -184,3 +184,24 @@ func setOf(ss []string) map[string]bool {
 	}
 	return m
 }
+
+// TestHeldNotifyPreemption: a preemptor held while its evictions are
+// written waits unschedulable until an event would move it; then it is
+// gated by DefaultPreemption, and notified so, until Release.
+func TestHeldNotifyPreemption(t *testing.T) {
+	var log heldLog
+	e := newEnv(t, WithProfile("p"), WithHeldNotify(log.note), WithQueueingHint(fitHint()))
+	p := e.heldPod(t, "p")
+	if notes := log.take(); len(notes) != 0 {
+		t.Errorf("held, no event yet: notes %q, want none", notes)
+	}
+	e.q.MoveOnEvent(nodeAdd(makeNode("fit-1", 4000)))
+	if diff := cmp.Diff([]string{"p DefaultPreemption: " + reasonHeldPod}, log.take()); diff != "" {
+		t.Errorf("an event moves it while held (-want, +got):\n%s", diff)
+	}
+	e.q.Release(p, false)
+	if diff := cmp.Diff([]string{"p released"}, log.take()); diff != "" {
+		t.Errorf("released (-want, +got):\n%s", diff)
+	}
+	e.check(t)
+}
