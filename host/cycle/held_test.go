@@ -2,6 +2,7 @@ package cycle
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/wasmsched/wasmsched/abi"
@@ -392,5 +394,70 @@ func TestHeldCondition(t *testing.T) {
 		if len(m) > abi.MaxReasonLen {
 			t.Errorf("message of %d bytes, want at most %d", len(m), abi.MaxReasonLen)
 		}
+	}
+}
+
+// TestHeldWriterHammer: notes from many goroutines while Run writes; once
+// the last notes are in, every pod's condition is its last note's and the
+// gauge counts exactly the pods left held.
+func TestHeldWriterHammer(t *testing.T) {
+	const pods, goroutines, rounds = 20, 8, 200
+	objs := make([]*v1.Pod, pods)
+	for i := range objs {
+		objs[i] = heldPodObj(fmt.Sprintf("p%d", i))
+	}
+	e := newHeldEnv(t, objs...)
+	e.w.clock = clock.RealClock{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.w.Run(ctx) }()
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				p := objs[(g*rounds+r)%pods]
+				switch r % 3 {
+				case 0:
+					e.note(p, "HoldLabel", fmt.Sprintf("r%d", r))
+				case 1:
+					e.note(p, abi.PluginGangScheduling, fmt.Sprintf("g%d", g))
+				default:
+					e.note(p, "", "")
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// The last word, from one goroutine: even pods held, odd released.
+	want := map[string]string{}
+	for i, p := range objs {
+		if i%2 == 0 {
+			e.note(p, "HoldLabel", "final")
+			want[p.Name] = "False HoldLabel: final"
+		} else {
+			e.note(p, "", "")
+			want[p.Name] = "none"
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := map[string]string{}
+		for _, p := range objs {
+			got[p.Name] = e.condition(t, p.Name)
+		}
+		if cmp.Equal(want, got) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("conditions (-want, +got):\n%s", cmp.Diff(want, got))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if diff := cmp.Diff(map[string]int{"p/HoldLabel": pods / 2}, e.gauge.get()); diff != "" {
+		t.Errorf("gauge (-want, +got):\n%s", diff)
 	}
 }
