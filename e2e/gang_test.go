@@ -22,7 +22,8 @@ func member(ns, name, group, cpu string) *v1.Pod {
 // TestGangQuorum (KEP-4671), against upstream and wasmsched (with its
 // built-in gangpreempt policy): members of a PodGroup with minCount 4 wait
 // while only three exist, gated before any attempt (the scheduler reports
-// them gated, makes no attempt, writes no condition or event, binds none);
+// them gated, makes no attempt, writes no event, binds none, and no
+// condition upstream, wasmsched's saying why they are held);
 // the fourth makes all four bind together. Then a gang that cannot fit as a
 // whole (three 2-cpu members, 4 cpu left) binds none of its members,
 // although two would fit, and each is reported Unschedulable.
@@ -57,14 +58,21 @@ func TestGangQuorum(t *testing.T) {
 		}
 		// Upstream shows nothing while a gang lacks quorum: its PreEnqueue
 		// holds the pods back before any attempt, so no condition, no
-		// nomination, no event.
+		// nomination, no event. wasmsched's held pods say why (issue 29,
+		// KEP-5501's proposal): PodScheduled=False reason GangScheduling,
+		// and still no nomination or event.
 		for _, n := range quad[:3] {
 			p := getPod(t, s.c, s.ns, n)
 			evs := schedulingEvents(t, s, n)
 			s.logf(t, "%s below quorum: PodScheduled %s, nominated %q, events %q",
 				n, conditionText(scheduledCondition(p)), p.Status.NominatedNodeName, evs)
-			if c := scheduledCondition(p); c != nil {
+			c := scheduledCondition(p)
+			switch {
+			case s.name == implUpstream && c != nil:
 				t.Errorf("%s below quorum: %s, want no PodScheduled condition (as upstream)", n, conditionText(c))
+			case s.name == implWasmsched && (c == nil || c.Status != v1.ConditionFalse || c.Reason != gangPlugin ||
+				!strings.Contains(c.Message, "3 of 4 pods exist")):
+				t.Errorf("%s below quorum: %s, want PodScheduled=False reason %s saying 3 of 4 pods exist", n, conditionText(c), gangPlugin)
 			}
 			if len(evs) > 0 {
 				t.Errorf("%s below quorum: events %q, want none (as upstream)", n, evs)

@@ -48,6 +48,7 @@ type App struct {
 	election    config.LeaderElection // Enabled false: no election
 	broadcaster broadcaster
 	cache       *cache.Cache
+	held        *cycle.HeldWriter // PodScheduled of pods held before the queue; runs while leading
 	cluster     *cluster.Cluster
 	profiles    []*profile
 	swap        *swapper
@@ -259,6 +260,9 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 		cache.WithLogger(logr.FromSlogHandler(log.With("component", "cache").Handler())))
 	members := cluster.NewMembers()
 	queues := map[string]cluster.Queue{}
+	// The queues tell a.held, built below with the API, which pods they
+	// hold and why; they hold none before the informers start (Run).
+	heldNote := func(h queue.Held) { a.held.Note(h) }
 	for _, pc := range cfg.Profiles {
 		// The queue starts on the native defaults; loading the profile's
 		// modules installs them (the same path as a swap later).
@@ -268,6 +272,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 			queue.WithPopFromBackoffQ(cfg.Queue.PopFromBackoffQ),
 			queue.WithRecorder(queueRec), queue.WithGroupMembers(members.Count),
 			queue.WithProfile(pc.SchedulerName), queue.WithLogger(log.With("component", "queue")),
+			queue.WithHeldNotify(heldNote),
 		}
 		if !gangs {
 			qopts = append(qopts, queue.WithoutGroups())
@@ -309,6 +314,9 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 		}
 	}
 	api := cycle.NewAPI(client, a.cluster.PodLister())
+	if a.held, err = cycle.NewHeldWriter(api, queueRec, log.With("component", "held")); err != nil {
+		return nil, err
+	}
 	for i, p := range a.profiles {
 		// The profile's plugins (upstream's defaults unless a
 		// KubeSchedulerConfiguration changed them) reading the informers;
@@ -576,6 +584,8 @@ func (a *App) schedule(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); a.cache.Run(ctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); a.held.Run(ctx) }()
 	for _, p := range a.profiles {
 		wg.Add(2)
 		go func() { defer wg.Done(); p.queue.Run(ctx) }()

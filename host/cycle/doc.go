@@ -12,6 +12,11 @@
 // each filter rejected, and a requeue that names the rejecting plugins, so
 // the QueueingHint slot can bring it back when a cluster event may help.
 //
+// A pod held before the queue (a gang below quorum, a claim not created
+// yet, a PreEnqueue module's hold) says why in the same condition:
+// HeldWriter writes the holder and its message as the queue notifies them,
+// and removes them when the pod enters the queue.
+//
 // A pod group popped as one entity is placed against its quorum, as
 // upstream's pod-group cycle does: each member is placed on the snapshot in
 // turn, and when the group's members already bound plus those placed reach

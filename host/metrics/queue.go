@@ -14,8 +14,10 @@ var _ queue.Recorder = (*Queue)(nil)
 // kube-scheduler's names and labels (scheduler_pending_pods,
 // scheduler_queued_entities, scheduler_queue_incoming_pods_total,
 // scheduler_inflight_events), plus
-// wasmsched_queue_inflight_overflows_total for the in-flight cap and
-// wasmsched_queue_flush_rescues_total for the wake-ups no event delivered.
+// wasmsched_queue_inflight_overflows_total for the in-flight cap,
+// wasmsched_queue_flush_rescues_total for the wake-ups no event delivered
+// and wasmsched_preenqueue_held_pods for the pods held before the queue
+// (HeldPods, kept by cycle.HeldWriter).
 type Queue struct {
 	// The queue labels are known: their children are bound once, and the
 	// map is read-only after NewQueue.
@@ -27,6 +29,7 @@ type Queue struct {
 	inflight   *prometheus.GaugeVec
 	overflows  prometheus.Counter
 	rescues    *prometheus.CounterVec
+	held       *prometheus.GaugeVec
 
 	mu            sync.Mutex // guards the caches below
 	incomingByKey map[[2]string]prometheus.Counter
@@ -67,7 +70,12 @@ func NewQueue(reg prometheus.Registerer) (*Queue, error) {
 			"not an event, brought, by profile and by each plugin that had rejected them: wake-ups some event or QueueingHint " +
 			"should have delivered. Expected to stay 0.",
 	}, []string{"profile", "plugin"})
-	for _, c := range []prometheus.Collector{pending, entities, incoming, inflight, overflows, rescues} {
+	held := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "wasmsched_preenqueue_held_pods",
+		Help: "Number of pods held before the scheduling queue, by profile and by the PreEnqueue plugin holding them " +
+			"(SchedulingGates, DynamicResources, DefaultPreemption, or the name the PreEnqueue policy module gives).",
+	}, []string{"profile", "holder"})
+	for _, c := range []prometheus.Collector{pending, entities, incoming, inflight, overflows, rescues, held} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -75,7 +83,7 @@ func NewQueue(reg prometheus.Registerer) (*Queue, error) {
 	q := &Queue{
 		pending: map[string]prometheus.Gauge{}, pendingVec: pending, incoming: incoming, inflight: inflight,
 		entities: map[[2]string]prometheus.Gauge{}, entityVec: entities,
-		overflows: overflows, rescues: rescues, incomingByKey: map[[2]string]prometheus.Counter{}, inflightByKey: map[string]prometheus.Gauge{},
+		overflows: overflows, rescues: rescues, held: held, incomingByKey: map[[2]string]prometheus.Counter{}, inflightByKey: map[string]prometheus.Gauge{},
 	}
 	for _, l := range []string{queue.QueueActive, queue.QueueBackoff, queue.QueueUnschedulable, queue.QueueGated,
 		queue.QueuePending, queue.QueueIncomplete} {
@@ -138,3 +146,8 @@ func (q *Queue) InFlightOverflow() { q.overflows.Inc() }
 
 // FlushRescue counts wasmsched_queue_flush_rescues_total{profile,plugin}.
 func (q *Queue) FlushRescue(profile, plugin string) { q.rescues.WithLabelValues(profile, plugin).Inc() }
+
+// HeldPods adds delta to wasmsched_preenqueue_held_pods{profile,holder}.
+func (q *Queue) HeldPods(profile, holder string, delta int) {
+	q.held.WithLabelValues(profile, holder).Add(float64(delta))
+}

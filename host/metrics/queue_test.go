@@ -34,6 +34,10 @@ func TestQueueRecorder(t *testing.T) {
 	q.QueuedEntities(queue.QueueActive, queue.EntityPod, 2)
 	q.QueuedEntities(queue.QueueActive, queue.EntityPodGroup, 1)
 	q.QueuedEntities(queue.QueueActive, queue.EntityPod, -1)
+	q.HeldPods("wasmsched", "GangScheduling", 1)
+	q.HeldPods("wasmsched", "GangScheduling", 1)
+	q.HeldPods("wasmsched", "HoldLabel", 1)
+	q.HeldPods("wasmsched", "HoldLabel", -1)
 
 	want := `
 # HELP scheduler_inflight_events Number of events currently tracked in the scheduling queue.
@@ -52,10 +56,14 @@ wasmsched_queue_inflight_overflows_total 1
 # TYPE wasmsched_queue_flush_rescues_total counter
 wasmsched_queue_flush_rescues_total{plugin="DynamicResources",profile="wasmsched"} 2
 wasmsched_queue_flush_rescues_total{plugin="NodeAffinity",profile="other"} 1
+# HELP wasmsched_preenqueue_held_pods Number of pods held before the scheduling queue, by profile and by the PreEnqueue plugin holding them (SchedulingGates, DynamicResources, DefaultPreemption, or the name the PreEnqueue policy module gives).
+# TYPE wasmsched_preenqueue_held_pods gauge
+wasmsched_preenqueue_held_pods{holder="GangScheduling",profile="wasmsched"} 2
+wasmsched_preenqueue_held_pods{holder="HoldLabel",profile="wasmsched"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"scheduler_inflight_events", "scheduler_queue_incoming_pods_total", "wasmsched_queue_inflight_overflows_total",
-		"wasmsched_queue_flush_rescues_total"); err != nil {
+		"wasmsched_queue_flush_rescues_total", "wasmsched_preenqueue_held_pods"); err != nil {
 		t.Error(err)
 	}
 	for l, v := range map[string]float64{queue.QueueActive: 2, queue.QueueGated: 1, queue.QueueBackoff: 0, queue.QueueIncomplete: 0} {

@@ -266,6 +266,11 @@ type Pod struct {
 	// latest is the newest object received (Update) while the pod was in
 	// flight; it replaces obj when the pod is handed back.
 	latest *v1.Pod
+	// heldBy and heldWhy are the holder and reason last notified
+	// (WithHeldNotify); wasHeld: some holder was, so leaving the queue is
+	// notified too. Guarded by mu.
+	heldBy, heldWhy string
+	wasHeld         bool
 
 	// src is what the record was encoded from; a change of plugins, group
 	// or queue state re-encodes it without deriving it from obj again. Last,

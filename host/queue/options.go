@@ -48,6 +48,7 @@ type options struct {
 	maxInFlightEvents  int
 	groupMembers       func(namespace, name string) (int32, bool)
 	noGroups           bool
+	onHeld             func(Held)
 }
 
 func defaultOptions() options {
@@ -134,3 +135,16 @@ func WithGroupMembers(f func(namespace, name string) (members int32, ok bool)) O
 // for a cluster that does not serve PodGroups, where a member would
 // otherwise wait for its PodGroup object forever.
 func WithoutGroups() Option { return func(o *options) { o.noGroups = true } }
+
+// WithHeldNotify makes the queue tell f whenever what holds a pod before
+// the queue changes: a PreEnqueue plugin (scheduling gates included) starts
+// holding it, or another plugin or another reason holds it, or it is
+// released (enters activeQ or backoffQ, or waits for something else), or,
+// once held, it leaves the queue (Held.Gone). An event that leaves the
+// holder and its reason as they were is not notified. A pod group's
+// members are notified one by one with their group's holder.
+//
+// f is called with the queue's lock held, in the order of the changes: it
+// must return at once and never call the queue (record the change and
+// write it elsewhere, as cycle.HeldWriter does).
+func WithHeldNotify(f func(Held)) Option { return func(o *options) { o.onHeld = f } }

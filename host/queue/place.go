@@ -120,7 +120,8 @@ func (q *Queue) stage(e *entity, l location, event string, prev location) {
 
 // commit applies the staged placements under one amu section and wakes Pop
 // if activeQ (or, with popFromBackoffQ, the unschedulable-backoff heap)
-// gained an entity. mu held.
+// gained an entity; then, amu released, it notifies the pods whose holder
+// changed (WithHeldNotify). mu held.
 func (q *Queue) commit() {
 	if len(q.staged) == 0 {
 		return
@@ -132,6 +133,9 @@ func (q *Queue) commit() {
 		if q.placeLocked(s.e, s.to, s.event, s.prev) {
 			wake = true
 		}
+		if q.onHeld != nil {
+			q.noteStaged(s)
+		}
 		q.staged[i] = placement{}
 	}
 	q.staged = q.staged[:0]
@@ -140,6 +144,7 @@ func (q *Queue) commit() {
 		q.cond.Broadcast()
 	}
 	q.amu.Unlock()
+	q.deliverHeld()
 }
 
 // placeLocked puts e (in limbo) in l and reports whether Pop may now find

@@ -131,6 +131,7 @@ func (q *Queue) Delete(pod *v1.Pod) {
 		return
 	}
 	delete(q.pods, p.uid)
+	q.forgetHeld(p)
 	g := p.grp
 
 	q.amu.Lock()

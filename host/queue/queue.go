@@ -63,6 +63,10 @@ type Queue struct {
 	labels     map[labelKey]string
 	staged     []placement // placements made under mu, applied by commit under amu
 	scr        scratch
+	// onHeld is told of every change of a pod's holder (WithHeldNotify),
+	// nil: nobody asked; heldNotes are the changes commit found under amu.
+	onHeld    func(Held)
+	heldNotes []heldNote
 
 	// amu guards activeQ, both backoff heaps and their sort slots, the
 	// in-flight tracker, the pending counts and closed;
@@ -163,6 +167,7 @@ func New(opts ...Option) *Queue {
 		pods:               map[types.UID]*Pod{},
 		groups:             map[groupKey]*Group{},
 		preEnqueue:         o.preEnqueue,
+		onHeld:             o.onHeld,
 		labels:             map[labelKey]string{},
 		sort:               o.sort,
 		backoffSort:        o.backoffSort,
@@ -355,6 +360,7 @@ func (q *Queue) done(uid types.UID, scheduled bool) {
 		q.obs.Scheduled(uid)
 	}
 	q.amu.Unlock()
+	q.forgetHeld(p)
 	if rescued {
 		q.flushRescued(p)
 	}
