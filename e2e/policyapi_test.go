@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,7 +17,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -240,58 +238,11 @@ func TestPolicyAPI(t *testing.T) {
 
 	createNode(t, c, nodeSpec{name: "n1", cpu: "64", pods: "0"})
 	const groups, per = 4, 10
-	for k := range groups {
-		never := v1.PreemptNever
-		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("papi-%d", k)}, Value: int32(k), PreemptionPolicy: &never}
-		if _, err := c.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.SchedulingV1().PriorityClasses().Delete(ctx, pc.Name, metav1.DeleteOptions{}) })
-	}
-
-	args := []string{"-leader-elect", "-set", "leaderElection.namespace=" + ns,
-		"-set", "leaderElection.leaseDuration=4s", "-set", "leaderElection.renewDeadline=3s", "-set", "leaderElection.retryPeriod=500ms",
-		"-config", cfg, "-set", "queue.initialBackoff=1ms", "-set", "queue.maxBackoff=1ms", "-set", "policies.adminEndpoint=true"}
-	a := startScheduler(t, env.Kubeconfig, args...)
-	b := startScheduler(t, env.Kubeconfig, args...)
-	var leader, standby *proc
-	waitFor(t, 60*time.Second, "a leader", func() (bool, error) {
-		switch {
-		case strings.Contains(a.Log(), "became leader"):
-			leader, standby = a, b
-		case strings.Contains(b.Log(), "became leader"):
-			leader, standby = b, a
-		}
-		return leader != nil, nil
-	})
-
-	// The groups, a second apart (creation times have 1 s resolution).
-	group := map[string]int{}
-	for k := range groups {
-		if k > 0 {
-			time.Sleep(1100 * time.Millisecond)
-		}
-		for i := range per {
-			p := makePod(ns, fmt.Sprintf("g%d-%d", k, i), "wasmsched", "")
-			p.Spec.PriorityClassName = fmt.Sprintf("papi-%d", k)
-			createPod(t, c, p)
-			group[p.Name] = k
-		}
-	}
-	bound := map[string]bool{}
-	// openRoom lets total pods fit, once every waiting pod has failed and is
-	// out of backoff, and returns the groups of the pods bound.
-	openRoom := func(sched *proc, total int) []int {
-		t.Helper()
-		waitBackoffOver(t, sched, groups*per-len(bound))
-		var batch []int
-		for _, n := range raisePodCapacity(t, c, ns, "n1", total, bound) {
-			batch = append(batch, group[n])
-		}
-		slices.Sort(batch)
-		return batch
-	}
-	wantGroup := func(k int) []int { return slices.Repeat([]int{k}, per) }
+	newPriorityClasses(t, c, "papi", groups)
+	leader, standby := electedPair(t, env, ns,
+		"-config", cfg, "-set", "queue.initialBackoff=1ms", "-set", "queue.maxBackoff=1ms", "-set", "policies.adminEndpoint=true")
+	g := createPriorityGroups(t, c, ns, "papi", groups, per)
+	openRoom, wantGroup := g.openRoom, g.all
 
 	// 403 without the editor role.
 	obj := manifest(t, fifoPath, "--slot", "queueSort", "--name", "fifo")

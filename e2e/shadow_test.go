@@ -12,7 +12,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -50,29 +49,8 @@ func TestShadowPolicies(t *testing.T) {
 
 	createNode(t, c, nodeSpec{name: "n1", cpu: "64", pods: "0"})
 	const groups, per = 3, 10
-	for k := range groups {
-		never := v1.PreemptNever
-		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("shadow-%d", k)}, Value: int32(k), PreemptionPolicy: &never}
-		if _, err := c.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.SchedulingV1().PriorityClasses().Delete(ctx, pc.Name, metav1.DeleteOptions{}) })
-	}
-	args := []string{"-leader-elect", "-set", "leaderElection.namespace=" + ns,
-		"-set", "leaderElection.leaseDuration=4s", "-set", "leaderElection.renewDeadline=3s", "-set", "leaderElection.retryPeriod=500ms",
-		"-set", "queue.initialBackoff=1ms", "-set", "queue.maxBackoff=1ms", "-set", "policyAPI.statusInterval=1s"}
-	a := startScheduler(t, env.Kubeconfig, args...)
-	b := startScheduler(t, env.Kubeconfig, args...)
-	var leader, standby *proc
-	waitFor(t, 60*time.Second, "a leader", func() (bool, error) {
-		switch {
-		case strings.Contains(a.Log(), "became leader"):
-			leader, standby = a, b
-		case strings.Contains(b.Log(), "became leader"):
-			leader, standby = b, a
-		}
-		return leader != nil, nil
-	})
+	newPriorityClasses(t, c, "shadow", groups)
+	leader, standby := electedPair(t, env, ns, "-set", "queue.initialBackoff=1ms", "-set", "queue.maxBackoff=1ms", "-set", "policyAPI.statusInterval=1s")
 	procs := []*proc{leader, standby}
 	apply := func(args ...string) {
 		t.Helper()
@@ -103,30 +81,10 @@ func TestShadowPolicies(t *testing.T) {
 		}
 	}
 
-	group := map[string]int{}
-	for k := range groups {
-		if k > 0 {
-			time.Sleep(1100 * time.Millisecond) // creation times have 1 s resolution
-		}
-		for i := range per {
-			p := makePod(ns, fmt.Sprintf("g%d-%d", k, i), "wasmsched", "")
-			p.Spec.PriorityClassName = fmt.Sprintf("shadow-%d", k)
-			createPod(t, c, p)
-			group[p.Name] = k
-		}
-	}
-	bound := map[string]bool{}
-	openRoom := func(total int) []int {
-		t.Helper()
-		waitBackoffOver(t, leader, groups*per-len(bound))
-		var batch []int
-		for _, n := range raisePodCapacity(t, c, ns, "n1", total, bound) {
-			batch = append(batch, group[n])
-		}
-		slices.Sort(batch)
-		return batch
-	}
-	wantGroup := func(k int) []int { return slices.Repeat([]int{k}, per) }
+	g := createPriorityGroups(t, c, ns, "shadow", groups, per)
+	group := g.group
+	openRoom := func(total int) []int { return g.openRoom(leader, total) }
+	wantGroup := g.all
 	if got := openRoom(per); !slices.Equal(got, wantGroup(2)) {
 		t.Errorf("with a FIFO Shadow the leader bound pods of groups %v, want group 2: the serving priority sort decides", got)
 	}

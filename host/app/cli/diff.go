@@ -36,16 +36,9 @@ func policyDiffCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	writeCases := fs.String("write-cases", "", "also write the cases read as a case file here (for SchedulingPolicies: their samples, the serving policy's answers as want)")
 	var sets flags.Sets
 	fs.Var(&sets, "set", "override a configuration key, key=value (repeatable)")
-	var files []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
+	files, err := parseWithFiles(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(files) != 2 {
 		return fmt.Errorf("%w: policy diff takes two module files, A and B", errUsage)

@@ -32,16 +32,9 @@ func policyTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	casesFile := fs.String("cases", "", "YAML file of test cases (required)")
 	var sets flags.Sets
 	fs.Var(&sets, "set", "override a configuration key, key=value (repeatable), e.g. -set sandbox.deadline=1s")
-	var files []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
+	files, err := parseWithFiles(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(files) != 1 {
 		return fmt.Errorf("%w: policy test takes one module file", errUsage)
@@ -58,6 +51,22 @@ func policyTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	return runCases(ctx, files[0], cases, cfg.Sandbox, stdout, stderr)
+}
+
+// parseWithFiles parses args with fs, flags before and after the files
+// among them, and returns the files in order.
+func parseWithFiles(fs *flag.FlagSet, args []string) ([]string, error) {
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if fs.NArg() == 0 {
+			return files, nil
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }
 
 // caseRecorder collects the failed calls of one case. It embeds
