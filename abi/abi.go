@@ -51,9 +51,17 @@ import "strings"
 //     records (placement.go); the node record's images; the pod record's
 //     namespace labels and owner kind. Modules of older minors keep
 //     loading in the other slots ([MinorPlacement]).
+//   - 4: the pod record's pod affinity and anti-affinity terms (required
+//     and preferred), topology spread constraints, the profile's
+//     NodeAffinity addedAffinity and the node features the pod needs
+//     ([MinorSelectiveHints]), so that QueueingHints can compare them as
+//     upstream's do. A record of an older host lacks them
+//     ([PodView.TermsKnown] is false): a minor-4 policy must not read their
+//     absence as a pod without terms. An older module never reads them and
+//     keeps answering as it did; the host needs nothing for it.
 const (
 	VersionMajor = 1
-	VersionMinor = 3
+	VersionMinor = 4
 	// Version is what [ExportABIVersion] returns: major<<16 | minor.
 	Version = VersionMajor<<16 | VersionMinor
 )
@@ -72,6 +80,11 @@ const MinorDRA = 2
 // MinorPlacement is the first minor with the filter and score slots; a
 // module built for an older minor cannot serve them.
 const MinorPlacement = 3
+
+// MinorSelectiveHints is the first minor whose pod records carry the pod
+// affinity terms, spread constraints, added node affinity and required
+// node features ([PodView.TermsKnown]).
+const MinorSelectiveHints = 4
 
 // SplitVersion unpacks a value returned by [ExportABIVersion].
 func SplitVersion(v uint32) (major, minor uint16) { return uint16(v >> 16), uint16(v) }

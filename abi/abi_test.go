@@ -300,7 +300,7 @@ func TestReadRecordRejects(t *testing.T) {
 		{"short", pod[:7], "shorter than the 8-byte header (7 bytes)"},
 		{"wrong tag", header(uint32(len(pod)), abi.TagNode, 184), "abi: pod: tag is node"},
 		{"unknown tag", header(uint32(len(pod)), 42, 184), "abi: pod: tag is tag 42"},
-		{"size beyond", header(uint32(len(pod))+1, abi.TagPod, 184), "exceeds the 280 bytes available"},
+		{"size beyond", header(uint32(len(pod))+1, abi.TagPod, 184), "exceeds the 336 bytes available"},
 		{"fixed too small", header(uint32(len(pod)), abi.TagPod, 7), "fixed part length 7 outside [8, size]"},
 		{"fixed beyond size", header(100, abi.TagPod, 101), "fixed part length 101 outside [8, size]"},
 	} {

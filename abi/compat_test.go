@@ -71,7 +71,7 @@ func TestOlderMinorPod(t *testing.T) {
 	rec := golden(t, "pod-full")
 	fields := []field[Pod]{
 		{podPriority, 4, func(p *Pod) { p.Priority = 0 }},
-		{podFlags, 4, func(p *Pod) { p.PreemptNever, p.LastFailureError = false, false }},
+		{podFlags, 4, func(p *Pod) { p.PreemptNever, p.LastFailureError, p.HasAddedAffinity = false, false, false }},
 		{podCreation, 8, func(p *Pod) { p.CreationTime = 0 }},
 		{podQueued, 8, func(p *Pod) { p.QueuedTime = 0 }},
 		{podInitialAttempt, 8, func(p *Pod) { p.InitialAttemptTime = 0 }},
@@ -101,6 +101,13 @@ func TestOlderMinorPod(t *testing.T) {
 		{podResourceClaims, 8, func(p *Pod) { p.ResourceClaims = nil }},
 		{podNSLabels, 8, func(p *Pod) { p.NamespaceLabels = nil }},
 		{podOwnerKind, 8, func(p *Pod) { p.OwnerKind = "" }},
+		{podPodAffinity, 8, func(p *Pod) { p.PodAffinity = nil }},
+		{podPodAnti, 8, func(p *Pod) { p.PodAntiAffinity = nil }},
+		{podPrefAffinity, 8, func(p *Pod) { p.PreferredPodAffinity = nil }},
+		{podPrefAnti, 8, func(p *Pod) { p.PreferredPodAntiAffinity = nil }},
+		{podSpread, 8, func(p *Pod) { p.SpreadConstraints = nil }},
+		{podAddedAffinity, 8, func(p *Pod) { p.AddedAffinity = nil }},
+		{podFeatures, 8, func(p *Pod) { p.RequiredFeatures = nil }},
 	}
 	checkOlderMinor(t, rec, podFixed, fields, func(b []byte, p *Pod) error {
 		v, err := ReadPod(b)
@@ -201,6 +208,32 @@ func TestMinor1Records(t *testing.T) {
 	if s.Pool() != "" || s.DeviceClasses().Len() != 0 || !s.Allocated() || s.ReservedFor() == 0 {
 		t.Errorf("storage-full cut before the pool: pool %q, %d classes, allocated %v, reservedFor %d (flags and reservedFor sit in the minor-1 fixed part)",
 			s.Pool(), s.DeviceClasses().Len(), s.Allocated(), s.ReservedFor())
+	}
+}
+
+// TestMinor3Records reads a pod record as a minor-3 host wrote it (fixed
+// part ending before the minor-4 fields): a minor-4 policy sees no terms,
+// and TermsKnown tells it that this says nothing about the pod.
+func TestMinor3Records(t *testing.T) {
+	full, _ := ReadPod(golden(t, "pod-full"))
+	if !full.TermsKnown() || full.PodAffinity().Len() == 0 || full.SpreadConstraints().Len() == 0 ||
+		full.AddedAffinity().Len() == 0 || !full.HasAddedAffinity() || full.RequiredFeatures().Len() == 0 {
+		t.Errorf("pod-full: terms known %v, %d pod affinity terms, %d spread constraints, %d added terms (flag %v), %d features",
+			full.TermsKnown(), full.PodAffinity().Len(), full.SpreadConstraints().Len(), full.AddedAffinity().Len(),
+			full.HasAddedAffinity(), full.RequiredFeatures().Len())
+	}
+	for _, cut := range []int{podPodAffinity, podFeatures, podFeatures + 4} {
+		v, err := ReadPod(withFixed(golden(t, "pod-full"), cut))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.TermsKnown() {
+			t.Errorf("cut at %d: TermsKnown() = true for a record without the required features", cut)
+		}
+		if cut == podPodAffinity && (v.PodAffinity().Len() != 0 || v.SpreadConstraints().Len() != 0 || v.RequiredFeatures().Len() != 0 || v.OwnerKind() == "") {
+			t.Errorf("minor-3 pod: %d pod affinity terms, %d spread constraints, %d features, owner kind %q (a minor-3 field)",
+				v.PodAffinity().Len(), v.SpreadConstraints().Len(), v.RequiredFeatures().Len(), v.OwnerKind())
+		}
 	}
 }
 
@@ -364,11 +397,14 @@ type ref struct {
 // The layouts below are transcribed from the comments of pod.go, node.go,
 // event.go, victim.go and gate.go.
 var (
-	kvRefs    = []ref{{off: 0}, {off: 8}}
-	strRefsL  = []ref{{off: 0}}
-	reqRefs   = []ref{{off: 0}, {off: 16, elem: 8, sub: strRefsL}}
-	termRefs  = []ref{{off: 0, elem: 24, sub: reqRefs}, {off: 8, elem: 24, sub: reqRefs}}
-	podLayout = []ref{
+	kvRefs   = []ref{{off: 0}, {off: 8}}
+	strRefsL = []ref{{off: 0}}
+	reqRefs  = []ref{{off: 0}, {off: 16, elem: 8, sub: strRefsL}}
+	termRefs = []ref{{off: 0, elem: 24, sub: reqRefs}, {off: 8, elem: 24, sub: reqRefs}}
+	// minor 4: pod affinity terms and spread constraints.
+	podTermRefs = []ref{{off: 0, elem: 24, sub: reqRefs}, {off: 8, elem: 8, sub: strRefsL}, {off: 16, elem: 24, sub: reqRefs}, {off: 24}}
+	spreadRefs  = []ref{{off: 0, elem: 24, sub: reqRefs}, {off: 8}, {off: 16, elem: 8, sub: strRefsL}}
+	podLayout   = []ref{
 		{off: 72}, {off: 80}, {off: 88}, {off: 96}, {off: 104},
 		{off: 112, elem: 16, sub: kvRefs}, {off: 120, elem: 16, sub: strRefsL},
 		{off: 128, elem: 8, sub: strRefsL}, {off: 136, elem: 8, sub: strRefsL}, {off: 144, elem: 8, sub: strRefsL},
@@ -377,6 +413,10 @@ var (
 		{off: 184, elem: 8, sub: strRefsL}, {off: 192, elem: 8, sub: strRefsL}, {off: 200, elem: 8, sub: strRefsL},
 		{off: 208, elem: 8, sub: strRefsL},
 		{off: 216, elem: 16, sub: kvRefs}, {off: 224},
+		{off: 232, elem: 40, sub: podTermRefs}, {off: 240, elem: 40, sub: podTermRefs},
+		{off: 248, elem: 40, sub: podTermRefs}, {off: 256, elem: 40, sub: podTermRefs},
+		{off: 264, elem: 48, sub: spreadRefs}, {off: 272, elem: 16, sub: termRefs},
+		{off: 280, elem: 8, sub: strRefsL},
 	}
 	storageLayout = []ref{
 		{off: 32}, {off: 40}, {off: 48}, {off: 56}, {off: 64}, {off: 72}, {off: 80}, {off: 88}, {off: 96},

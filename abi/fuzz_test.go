@@ -652,10 +652,10 @@ func knownResource(r abi.EventResource) bool {
 	return false
 }
 
-// The fixed parts of today's pod and node records (ABI minor 3): what
+// The fixed parts of today's pod and node records (ABI minor 4): what
 // AppendPod and AppendNode write before the variable area.
 const (
-	podFixedSize  = 232
+	podFixedSize  = 288
 	nodeFixedSize = 64
 )
 
@@ -680,7 +680,27 @@ func podWire(p *abi.Pod) int {
 		}
 	}
 	n += strsWire(p.Claims) + strsWire(p.EphemeralClaims) + strsWire(p.VolumeDrivers) + strsWire(p.ResourceClaims)
-	return n + kvWire(p.NamespaceLabels) + len(p.OwnerKind)
+	n += kvWire(p.NamespaceLabels) + len(p.OwnerKind)
+	for _, ts := range [][]abi.PodAffinityTerm{p.PodAffinity, p.PodAntiAffinity, p.PreferredPodAffinity, p.PreferredPodAntiAffinity} {
+		for _, t := range ts {
+			n += 40 + requirementsWire(t.Selector) + strsWire(t.Namespaces) + requirementsWire(t.NamespaceSelector) + len(t.TopologyKey)
+		}
+	}
+	for _, c := range p.SpreadConstraints {
+		n += 48 + requirementsWire(c.Selector) + len(c.TopologyKey) + strsWire(c.MatchLabelKeys)
+	}
+	for _, t := range p.AddedAffinity {
+		n += 16 + requirementsWire(t.MatchExpressions) + requirementsWire(t.MatchFields)
+	}
+	return n + strsWire(p.RequiredFeatures)
+}
+
+func requirementsWire(rs []abi.Requirement) int {
+	n := 0
+	for _, r := range rs {
+		n += 24 + len(r.Key) + strsWire(r.Values)
+	}
+	return n
 }
 
 func nodeWire(nd *abi.Node) int {

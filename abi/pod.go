@@ -16,6 +16,10 @@ package abi
 //	184 claims [str]  192 ephemeral claims [str]  200 inline volume drivers [str]   (minor 1)
 //	208 resource claims [str]                                                     (minor 2)
 //	216 namespace labels [kv]  224 owner kind str                                 (minor 3)
+//	232 pod affinity [podTerm]  240 pod anti-affinity [podTerm]                   (minor 4)
+//	248 preferred pod affinity [podTerm]  256 preferred pod anti-affinity [podTerm]
+//	264 topology spread constraints [spread]  272 added node affinity [term]
+//	280 required features [str]
 //
 // Times are Unix nanoseconds, 0 when unset. Element layouts:
 //
@@ -26,6 +30,17 @@ package abi
 //	hostPort   16: hostIP str, i32 port, u32 protocol
 //	term       16: matchExpressions [requirement], matchFields [requirement]
 //	requirement 24: key str, u32 operator, u32 reserved, values [str]
+//	podTerm    40: selector [requirement], namespaces [str],
+//	               namespace selector [requirement], topology key str,
+//	               u32 flags (termNoSelector, termNoNSSelector), i32 weight
+//	spread     48: selector [requirement], topology key str, matchLabelKeys [str],
+//	               i32 maxSkew, i32 minDomains, u32 whenUnsatisfiable,
+//	               u32 nodeAffinityPolicy, u32 nodeTaintsPolicy, u32 flags (spreadNoSelector)
+//
+// A label selector is a requirement list: matchLabels as In with one value,
+// then matchExpressions (In, NotIn, Exists, DoesNotExist), ANDed. A nil
+// selector, which selects nothing, is a flag; an empty one selects
+// everything.
 const (
 	podPriority       = 8
 	podFlags          = 12
@@ -58,10 +73,24 @@ const (
 	podResourceClaims = 208
 	podNSLabels       = 216
 	podOwnerKind      = 224
-	podFixed          = 232
+	podPodAffinity    = 232
+	podPodAnti        = 240
+	podPrefAffinity   = 248
+	podPrefAnti       = 256
+	podSpread         = 264
+	podAddedAffinity  = 272
+	podFeatures       = 280
+	podFixed          = 288
 
 	podPreemptNever     = 1 << 0
 	podLastFailureError = 1 << 1
+	// podHasAddedAffinity (minor 4): the profile's NodeAffinity enforces an
+	// addedAffinity required selector (the added affinity terms).
+	podHasAddedAffinity = 1 << 2
+
+	termNoSelector   = 1 << 0
+	termNoNSSelector = 1 << 1
+	spreadNoSelector = 1 << 0
 
 	kvSize          = 16
 	quantitySize    = 16
@@ -70,6 +99,8 @@ const (
 	hostPortSize    = 16
 	termSize        = 16
 	requirementSize = 24
+	podTermSize     = 40
+	spreadSize      = 48
 )
 
 // Pod is everything the host tells a policy about a pod: the object's
@@ -137,6 +168,75 @@ type Pod struct {
 	// OwnerKind is the kind of the pod's controller owner reference
 	// ("ReplicaSet", "Job", ...), empty for a pod without one (ABI minor 3).
 	OwnerKind string
+
+	// PodAffinity and PodAntiAffinity are the terms of
+	// spec.affinity.podAffinity and podAntiAffinity
+	// requiredDuringSchedulingIgnoredDuringExecution, the Preferred ones
+	// those of preferredDuringSchedulingIgnoredDuringExecution with their
+	// weights (ABI minor 4). A term's matchLabelKeys and mismatchLabelKeys
+	// are not there: the kube-apiserver merges them into its labelSelector
+	// when it creates the pod (KEP-3633), which is all the scheduler reads.
+	PodAffinity              []PodAffinityTerm
+	PodAntiAffinity          []PodAffinityTerm
+	PreferredPodAffinity     []PodAffinityTerm
+	PreferredPodAntiAffinity []PodAffinityTerm
+	// SpreadConstraints are spec.topologySpreadConstraints, defaults
+	// applied (ABI minor 4). A pod without constraints of its own is spread
+	// by the profile's default constraints, which the record does not carry.
+	SpreadConstraints []SpreadConstraint
+	// AddedAffinity holds the required terms of the addedAffinity of the
+	// profile's NodeAffinity plugin (args.addedAffinity.
+	// requiredDuringSchedulingIgnoredDuringExecution), which every pod of
+	// the profile must match besides its own node affinity; HasAddedAffinity
+	// says the profile has one (ABI minor 4). The same for every pod of a
+	// profile; the queue's records carry it, event and placement records do
+	// not.
+	AddedAffinity    []NodeSelectorTerm
+	HasAddedAffinity bool
+	// RequiredFeatures are the node features the pod needs
+	// (status.declaredFeatures of a node, upstream's NodeDeclaredFeatures),
+	// sorted (ABI minor 4).
+	RequiredFeatures []string
+}
+
+// PodAffinityTerm is one pod affinity or anti-affinity term (ABI minor 4).
+type PodAffinityTerm struct {
+	// Selector is the labelSelector as requirements (matchLabels as In
+	// with one value, then matchExpressions); NoSelector says the
+	// labelSelector is nil, which selects no pod. An empty Selector
+	// without NoSelector selects every pod.
+	Selector   []Requirement
+	NoSelector bool
+	// Namespaces and NamespaceSelector say which namespaces' pods the term
+	// looks at: the listed ones and those whose labels the selector
+	// matches. NoNamespaceSelector says namespaceSelector is nil; with no
+	// namespaces either, the term looks at the pod's own namespace.
+	Namespaces          []string
+	NamespaceSelector   []Requirement
+	NoNamespaceSelector bool
+	TopologyKey         string
+	// Weight of a preferred term, 0 for a required one.
+	Weight int32
+}
+
+// SpreadConstraint is one topology spread constraint, with the API's
+// defaults applied (ABI minor 4).
+type SpreadConstraint struct {
+	MaxSkew           int32
+	TopologyKey       string
+	WhenUnsatisfiable SpreadAction
+	// Selector is the labelSelector as requirements, with the pod's value
+	// of each matchLabelKeys key the pod has ANDed in as In, as the
+	// scheduler merges them; NoSelector says the labelSelector is nil.
+	Selector       []Requirement
+	NoSelector     bool
+	MatchLabelKeys []string
+	// MinDomains is 1 when unset.
+	MinDomains int32
+	// NodeAffinityPolicy is InclusionHonor when unset, NodeTaintsPolicy
+	// InclusionIgnore.
+	NodeAffinityPolicy InclusionPolicy
+	NodeTaintsPolicy   InclusionPolicy
 }
 
 // PodGroupRef is what a pod view carries about its group.
@@ -190,7 +290,8 @@ type Requirement struct {
 func AppendPod(dst []byte, p *Pod) []byte {
 	b := beginRecord(dst, TagPod, podFixed)
 	b.putU32(podPriority, uint32(p.Priority))
-	b.putU32(podFlags, boolBit(p.PreemptNever, podPreemptNever)|boolBit(p.LastFailureError, podLastFailureError))
+	b.putU32(podFlags, boolBit(p.PreemptNever, podPreemptNever)|boolBit(p.LastFailureError, podLastFailureError)|
+		boolBit(p.HasAddedAffinity, podHasAddedAffinity))
 	b.putI64(podCreation, p.CreationTime)
 	b.putI64(podQueued, p.QueuedTime)
 	b.putI64(podInitialAttempt, p.InitialAttemptTime)
@@ -228,20 +329,57 @@ func AppendPod(dst []byte, p *Pod) []byte {
 		b.elemU32(e+8, uint32(h.Port))
 		b.elemU32(e+12, uint32(h.Protocol))
 	}
-	at = b.list(podAffinity, len(p.RequiredAffinity), termSize)
-	for i := range p.RequiredAffinity {
-		t := &p.RequiredAffinity[i]
-		e := at + i*termSize
-		b.appendRequirements(e, t.MatchExpressions)
-		b.appendRequirements(e+8, t.MatchFields)
-	}
+	b.appendTerms(b.start+podAffinity, p.RequiredAffinity)
 	b.appendStrings(b.start+podClaims, p.Claims)
 	b.appendStrings(b.start+podEphemeral, p.EphemeralClaims)
 	b.appendStrings(b.start+podVolumeDrivers, p.VolumeDrivers)
 	b.appendStrings(b.start+podResourceClaims, p.ResourceClaims)
 	b.appendKVs(b.start+podNSLabels, p.NamespaceLabels)
 	b.str(podOwnerKind, p.OwnerKind)
+	b.appendPodTerms(b.start+podPodAffinity, p.PodAffinity)
+	b.appendPodTerms(b.start+podPodAnti, p.PodAntiAffinity)
+	b.appendPodTerms(b.start+podPrefAffinity, p.PreferredPodAffinity)
+	b.appendPodTerms(b.start+podPrefAnti, p.PreferredPodAntiAffinity)
+	at = b.list(podSpread, len(p.SpreadConstraints), spreadSize)
+	for i := range p.SpreadConstraints {
+		c := &p.SpreadConstraints[i]
+		e := at + i*spreadSize
+		b.appendRequirements(e, c.Selector)
+		b.strAt(e+8, c.TopologyKey)
+		b.appendStrings(e+16, c.MatchLabelKeys)
+		b.elemU32(e+24, uint32(c.MaxSkew))
+		b.elemU32(e+28, uint32(c.MinDomains))
+		b.elemU32(e+32, uint32(c.WhenUnsatisfiable))
+		b.elemU32(e+36, uint32(c.NodeAffinityPolicy))
+		b.elemU32(e+40, uint32(c.NodeTaintsPolicy))
+		b.elemU32(e+44, boolBit(c.NoSelector, spreadNoSelector))
+	}
+	b.appendTerms(b.start+podAddedAffinity, p.AddedAffinity)
+	b.appendStrings(b.start+podFeatures, p.RequiredFeatures)
 	return b.finish()
+}
+
+func (b *builder) appendTerms(ref int, ts []NodeSelectorTerm) {
+	at := b.listAt(ref, len(ts), termSize)
+	for i := range ts {
+		e := at + i*termSize
+		b.appendRequirements(e, ts[i].MatchExpressions)
+		b.appendRequirements(e+8, ts[i].MatchFields)
+	}
+}
+
+func (b *builder) appendPodTerms(ref int, ts []PodAffinityTerm) {
+	at := b.listAt(ref, len(ts), podTermSize)
+	for i := range ts {
+		t := &ts[i]
+		e := at + i*podTermSize
+		b.appendRequirements(e, t.Selector)
+		b.appendStrings(e+8, t.Namespaces)
+		b.appendRequirements(e+16, t.NamespaceSelector)
+		b.strAt(e+24, t.TopologyKey)
+		b.elemU32(e+32, boolBit(t.NoSelector, termNoSelector)|boolBit(t.NoNamespaceSelector, termNoNSSelector))
+		b.elemU32(e+36, uint32(t.Weight))
+	}
 }
 
 func (b *builder) appendKVs(ref int, kvs []KV) {
@@ -330,6 +468,26 @@ func (p PodView) ResourceClaims() StrList    { return StrList{p.r.list(podResour
 func (p PodView) NamespaceLabels() KVList    { return KVList{p.r.list(podNSLabels, kvSize)} }
 func (p PodView) OwnerKind() string          { return p.r.str(podOwnerKind) }
 
+// TermsKnown reports whether the record carries the fields of ABI minor 4
+// (pod affinity terms, spread constraints, added affinity, required
+// features): a host of an older minor writes a shorter fixed part, whose
+// absent lists read as empty, which does not mean the pod has none. A
+// policy that would skip a pod for lack of a term must check this first.
+func (p PodView) TermsKnown() bool { return p.r.has(podFeatures, refSize) }
+
+func (p PodView) PodAffinity() PodTermList     { return PodTermList{p.r.list(podPodAffinity, podTermSize)} }
+func (p PodView) PodAntiAffinity() PodTermList { return PodTermList{p.r.list(podPodAnti, podTermSize)} }
+func (p PodView) PreferredPodAffinity() PodTermList {
+	return PodTermList{p.r.list(podPrefAffinity, podTermSize)}
+}
+func (p PodView) PreferredPodAntiAffinity() PodTermList {
+	return PodTermList{p.r.list(podPrefAnti, podTermSize)}
+}
+func (p PodView) SpreadConstraints() SpreadList { return SpreadList{p.r.list(podSpread, spreadSize)} }
+func (p PodView) AddedAffinity() TermList       { return TermList{p.r.list(podAddedAffinity, termSize)} }
+func (p PodView) HasAddedAffinity() bool        { return p.r.u32(podFlags)&podHasAddedAffinity != 0 }
+func (p PodView) RequiredFeatures() StrList     { return StrList{p.r.list(podFeatures, strSize)} }
+
 // UsesResourceClaim reports whether the pod's spec.resourceClaims resolve to
 // the ResourceClaim called name in its namespace.
 func (p PodView) UsesResourceClaim(namespace, name string) bool {
@@ -414,20 +572,8 @@ func (p PodView) Decode(dst *Pod) error {
 			HostIP: clone(hl.str(i, 0)), Port: int32(hl.u32(i, 8)), Protocol: Protocol(hl.u32(i, 12)),
 		})
 	}
-	al, err := checkedList(r, &bud, podAffinity, termSize, "required affinity")
-	if err != nil {
+	if dst.RequiredAffinity, err = decodeTerms(r, &bud, podAffinity, "required affinity", dst.RequiredAffinity); err != nil {
 		return err
-	}
-	dst.RequiredAffinity = dst.RequiredAffinity[:0]
-	for i := 0; i < al.len(); i++ {
-		var t NodeSelectorTerm
-		if t.MatchExpressions, err = decodeRequirements(al, i, 0, &bud, "required affinity"); err != nil {
-			return err
-		}
-		if t.MatchFields, err = decodeRequirements(al, i, 8, &bud, "required affinity"); err != nil {
-			return err
-		}
-		dst.RequiredAffinity = append(dst.RequiredAffinity, t)
 	}
 	if dst.Claims, err = decodeStrs(r, &bud, podClaims, "claims", dst.Claims); err != nil {
 		return err
@@ -444,7 +590,116 @@ func (p PodView) Decode(dst *Pod) error {
 	if dst.NamespaceLabels, err = decodeKVs(r, &bud, podNSLabels, "namespace labels", dst.NamespaceLabels); err != nil {
 		return err
 	}
+	for _, f := range [...]struct {
+		off  uint32
+		name string
+		out  *[]PodAffinityTerm
+	}{
+		{podPodAffinity, "pod affinity", &dst.PodAffinity}, {podPodAnti, "pod anti-affinity", &dst.PodAntiAffinity},
+		{podPrefAffinity, "preferred pod affinity", &dst.PreferredPodAffinity},
+		{podPrefAnti, "preferred pod anti-affinity", &dst.PreferredPodAntiAffinity},
+	} {
+		if *f.out, err = decodePodTerms(r, &bud, f.off, f.name, *f.out); err != nil {
+			return err
+		}
+	}
+	sl, err := checkedList(r, &bud, podSpread, spreadSize, "spread constraints", 8)
+	if err != nil {
+		return err
+	}
+	dst.SpreadConstraints = dst.SpreadConstraints[:0]
+	for i := 0; i < sl.len(); i++ {
+		c := SpreadConstraint{
+			TopologyKey: clone(sl.str(i, 8)), MaxSkew: int32(sl.u32(i, 24)), MinDomains: int32(sl.u32(i, 28)),
+			WhenUnsatisfiable: SpreadAction(sl.u32(i, 32)), NodeAffinityPolicy: InclusionPolicy(sl.u32(i, 36)),
+			NodeTaintsPolicy: InclusionPolicy(sl.u32(i, 40)), NoSelector: sl.u32(i, 44)&spreadNoSelector != 0,
+		}
+		if c.Selector, err = decodeRequirements(sl, i, 0, &bud, "spread constraints"); err != nil {
+			return err
+		}
+		if c.MatchLabelKeys, err = decodeSubStrs(sl, i, 16, &bud, "spread constraints"); err != nil {
+			return err
+		}
+		dst.SpreadConstraints = append(dst.SpreadConstraints, c)
+	}
+	if dst.AddedAffinity, err = decodeTerms(r, &bud, podAddedAffinity, "added affinity", dst.AddedAffinity); err != nil {
+		return err
+	}
+	dst.HasAddedAffinity = p.HasAddedAffinity()
+	if dst.RequiredFeatures, err = decodeStrs(r, &bud, podFeatures, "required features", dst.RequiredFeatures); err != nil {
+		return err
+	}
 	return nil
+}
+
+// decodeTerms decodes the node selector terms at off.
+func decodeTerms(r rec, bud *budget, off uint32, name string, dst []NodeSelectorTerm) ([]NodeSelectorTerm, error) {
+	l, err := checkedList(r, bud, off, termSize, name)
+	if err != nil {
+		return dst, err
+	}
+	dst = dst[:0]
+	for i := 0; i < l.len(); i++ {
+		var t NodeSelectorTerm
+		if t.MatchExpressions, err = decodeRequirements(l, i, 0, bud, name); err != nil {
+			return dst, err
+		}
+		if t.MatchFields, err = decodeRequirements(l, i, 8, bud, name); err != nil {
+			return dst, err
+		}
+		dst = append(dst, t)
+	}
+	return dst, nil
+}
+
+// decodePodTerms decodes the pod affinity terms at off.
+func decodePodTerms(r rec, bud *budget, off uint32, name string, dst []PodAffinityTerm) ([]PodAffinityTerm, error) {
+	l, err := checkedList(r, bud, off, podTermSize, name, 24)
+	if err != nil {
+		return dst, err
+	}
+	dst = dst[:0]
+	for i := 0; i < l.len(); i++ {
+		flags := l.u32(i, 32)
+		t := PodAffinityTerm{TopologyKey: clone(l.str(i, 24)), Weight: int32(l.u32(i, 36)),
+			NoSelector: flags&termNoSelector != 0, NoNamespaceSelector: flags&termNoNSSelector != 0}
+		if t.Selector, err = decodeRequirements(l, i, 0, bud, name); err != nil {
+			return dst, err
+		}
+		if t.Namespaces, err = decodeSubStrs(l, i, 8, bud, name); err != nil {
+			return dst, err
+		}
+		if t.NamespaceSelector, err = decodeRequirements(l, i, 16, bud, name); err != nil {
+			return dst, err
+		}
+		dst = append(dst, t)
+	}
+	return dst, nil
+}
+
+// decodeSubStrs decodes the string list referenced by field of element i.
+func decodeSubStrs(l list, i int, field uint32, bud *budget, name string) ([]string, error) {
+	tag := l.r.tag
+	p, _ := l.at(i)
+	if _, _, ok := l.r.refAt(p+field, strSize); !ok {
+		return nil, &Error{Record: tag, Field: name, Problem: "string list out of bounds"}
+	}
+	sl := l.sub(i, field, strSize)
+	if !bud.take(uint64(sl.n) * strSize) {
+		return nil, overlapError(tag, name)
+	}
+	n, ok := sl.stringBytes(0)
+	if !ok {
+		return nil, &Error{Record: tag, Field: name, Problem: "string out of bounds"}
+	}
+	if !bud.take(n) {
+		return nil, overlapError(tag, name)
+	}
+	var out []string
+	for k := 0; k < sl.len(); k++ {
+		out = append(out, clone(sl.str(k, 0)))
+	}
+	return out, nil
 }
 
 // StrList is a list of strings in a record.
@@ -523,6 +778,45 @@ func (t TermList) MatchExpressions(i int) RequirementList {
 func (t TermList) MatchFields(i int) RequirementList {
 	return RequirementList{t.l.sub(i, 8, requirementSize)}
 }
+
+// PodTermList is a list of pod affinity or anti-affinity terms.
+type PodTermList struct{ l list }
+
+func (t PodTermList) Len() int { return t.l.len() }
+
+// Selector is term i's labelSelector; NoSelector reports a nil one.
+func (t PodTermList) Selector(i int) RequirementList {
+	return RequirementList{t.l.sub(i, 0, requirementSize)}
+}
+func (t PodTermList) NoSelector(i int) bool    { return t.l.u32(i, 32)&termNoSelector != 0 }
+func (t PodTermList) Namespaces(i int) StrList { return StrList{t.l.sub(i, 8, strSize)} }
+func (t PodTermList) NamespaceSelector(i int) RequirementList {
+	return RequirementList{t.l.sub(i, 16, requirementSize)}
+}
+func (t PodTermList) NoNamespaceSelector(i int) bool { return t.l.u32(i, 32)&termNoNSSelector != 0 }
+func (t PodTermList) TopologyKey(i int) string       { return t.l.str(i, 24) }
+func (t PodTermList) Weight(i int) int32             { return int32(t.l.u32(i, 36)) }
+
+// SpreadList is a pod's topology spread constraints.
+type SpreadList struct{ l list }
+
+func (s SpreadList) Len() int { return s.l.len() }
+
+// Selector is constraint i's labelSelector with matchLabelKeys merged;
+// NoSelector reports a nil labelSelector.
+func (s SpreadList) Selector(i int) RequirementList {
+	return RequirementList{s.l.sub(i, 0, requirementSize)}
+}
+func (s SpreadList) NoSelector(i int) bool        { return s.l.u32(i, 44)&spreadNoSelector != 0 }
+func (s SpreadList) TopologyKey(i int) string     { return s.l.str(i, 8) }
+func (s SpreadList) MatchLabelKeys(i int) StrList { return StrList{s.l.sub(i, 16, strSize)} }
+func (s SpreadList) MaxSkew(i int) int32          { return int32(s.l.u32(i, 24)) }
+func (s SpreadList) MinDomains(i int) int32       { return int32(s.l.u32(i, 28)) }
+func (s SpreadList) WhenUnsatisfiable(i int) SpreadAction {
+	return SpreadAction(s.l.u32(i, 32))
+}
+func (s SpreadList) NodeAffinityPolicy(i int) InclusionPolicy { return InclusionPolicy(s.l.u32(i, 36)) }
+func (s SpreadList) NodeTaintsPolicy(i int) InclusionPolicy   { return InclusionPolicy(s.l.u32(i, 40)) }
 
 // RequirementList is the requirements of one term.
 type RequirementList struct{ l list }

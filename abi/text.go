@@ -29,6 +29,8 @@ var (
 	selOpNames     = [...]string{SelectorUnknown: "", SelectorIn: "In", SelectorNotIn: "NotIn", SelectorExists: "Exists", SelectorDoesNotExist: "DoesNotExist", SelectorGt: "Gt", SelectorLt: "Lt"}
 	protocolNames  = [...]string{ProtocolTCP: "TCP", ProtocolUDP: "UDP", ProtocolSCTP: "SCTP"}
 	disruptNames   = [...]string{DisruptionSingle: "Single", DisruptionAll: "All"}
+	spreadNames    = [...]string{SpreadUnknown: "", SpreadDoNotSchedule: "DoNotSchedule", SpreadScheduleAnyway: "ScheduleAnyway"}
+	inclusionNames = [...]string{InclusionUnknown: "", InclusionHonor: "Honor", InclusionIgnore: "Ignore"}
 	victimKindName = [...]string{VictimPod: "Pod", VictimGroup: "Group"}
 	phaseNames     = [...]string{PhaseNone: "", PhasePending: "Pending", PhaseAvailable: "Available", PhaseBound: "Bound",
 		PhaseReleased: "Released", PhaseFailed: "Failed", PhaseLost: "Lost"}
@@ -220,6 +222,32 @@ func (p *Protocol) UnmarshalText(text []byte) error {
 		return nil
 	}
 	return unmarshalName(p, text, protocolNames[:])
+}
+
+// MarshalText returns DoNotSchedule or ScheduleAnyway.
+func (a SpreadAction) MarshalText() ([]byte, error) {
+	return marshalName("whenUnsatisfiable", a, spreadNames[:])
+}
+
+// UnmarshalText reads DoNotSchedule or ScheduleAnyway; "" is DoNotSchedule.
+func (a *SpreadAction) UnmarshalText(text []byte) error {
+	if len(text) == 0 {
+		*a = SpreadDoNotSchedule
+		return nil
+	}
+	return unmarshalName(a, text, spreadNames[:])
+}
+
+// MarshalText returns Honor or Ignore.
+func (p InclusionPolicy) MarshalText() ([]byte, error) {
+	return marshalName("node inclusion policy", p, inclusionNames[:])
+}
+
+// UnmarshalText reads Honor or Ignore; there is no default here (the
+// API's depends on the policy: nodeAffinityPolicy Honor, nodeTaintsPolicy
+// Ignore).
+func (p *InclusionPolicy) UnmarshalText(text []byte) error {
+	return unmarshalName(p, text, inclusionNames[:])
 }
 
 // MarshalText returns Single or All.

@@ -265,6 +265,26 @@ const (
 	SelectorLt
 )
 
+// SpreadAction is a topology spread constraint's whenUnsatisfiable (ABI
+// minor 4).
+type SpreadAction uint32
+
+const (
+	SpreadUnknown SpreadAction = iota
+	SpreadDoNotSchedule
+	SpreadScheduleAnyway
+)
+
+// InclusionPolicy is a topology spread constraint's nodeAffinityPolicy or
+// nodeTaintsPolicy (ABI minor 4).
+type InclusionPolicy uint32
+
+const (
+	InclusionUnknown InclusionPolicy = iota
+	InclusionHonor
+	InclusionIgnore
+)
+
 // Protocol of a host port.
 type Protocol uint32
 

@@ -66,7 +66,49 @@ func podFromView(v abi.PodView) abi.Pod {
 	p.Claims, p.EphemeralClaims, p.VolumeDrivers = strsFromView(v.Claims()), strsFromView(v.EphemeralClaims()), strsFromView(v.VolumeDrivers())
 	p.ResourceClaims = strsFromView(v.ResourceClaims())
 	p.NamespaceLabels, p.OwnerKind = kvsFromView(v.NamespaceLabels()), v.OwnerKind()
+	p.PodAffinity, p.PodAntiAffinity = podTermsFromView(v.PodAffinity()), podTermsFromView(v.PodAntiAffinity())
+	p.PreferredPodAffinity = podTermsFromView(v.PreferredPodAffinity())
+	p.PreferredPodAntiAffinity = podTermsFromView(v.PreferredPodAntiAffinity())
+	sl := v.SpreadConstraints()
+	for i := -1; i <= sl.Len(); i++ {
+		c := abi.SpreadConstraint{
+			MaxSkew: sl.MaxSkew(i), TopologyKey: sl.TopologyKey(i), WhenUnsatisfiable: sl.WhenUnsatisfiable(i),
+			Selector: requirementsFromView(sl.Selector(i)), NoSelector: sl.NoSelector(i),
+			MatchLabelKeys: strsFromView(sl.MatchLabelKeys(i)), MinDomains: sl.MinDomains(i),
+			NodeAffinityPolicy: sl.NodeAffinityPolicy(i), NodeTaintsPolicy: sl.NodeTaintsPolicy(i),
+		}
+		if i < 0 || i == sl.Len() {
+			must(c.Selector == nil && c.MatchLabelKeys == nil && c.TopologyKey == "" && c.MaxSkew == 0, "SpreadConstraints() out of range")
+			continue
+		}
+		p.SpreadConstraints = append(p.SpreadConstraints, c)
+	}
+	added := v.AddedAffinity()
+	for i := 0; i < added.Len(); i++ {
+		p.AddedAffinity = append(p.AddedAffinity, abi.NodeSelectorTerm{
+			MatchExpressions: requirementsFromView(added.MatchExpressions(i)), MatchFields: requirementsFromView(added.MatchFields(i))})
+	}
+	p.HasAddedAffinity = v.HasAddedAffinity()
+	p.RequiredFeatures = strsFromView(v.RequiredFeatures())
+	_ = v.TermsKnown()
 	return p
+}
+
+func podTermsFromView(l abi.PodTermList) []abi.PodAffinityTerm {
+	var out []abi.PodAffinityTerm
+	for i := -1; i <= l.Len(); i++ {
+		t := abi.PodAffinityTerm{
+			Selector: requirementsFromView(l.Selector(i)), NoSelector: l.NoSelector(i),
+			Namespaces: strsFromView(l.Namespaces(i)), NamespaceSelector: requirementsFromView(l.NamespaceSelector(i)),
+			NoNamespaceSelector: l.NoNamespaceSelector(i), TopologyKey: l.TopologyKey(i), Weight: l.Weight(i),
+		}
+		if i < 0 || i == l.Len() {
+			must(t.Selector == nil && t.Namespaces == nil && t.TopologyKey == "" && t.Weight == 0, "pod term out of range")
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 func storageFromView(v abi.StorageView) abi.StorageObject {

@@ -9,7 +9,10 @@
 package abitest
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math"
+	"strconv"
 
 	"github.com/wasmsched/wasmsched/abi"
 )
@@ -194,6 +197,43 @@ func FullPod() abi.Pod {
 			{Key: "zz-empty", Value: ""},
 		},
 		OwnerKind: "StatefulSet",
+
+		PodAffinity: []abi.PodAffinityTerm{{
+			Selector: []abi.Requirement{
+				{Key: "app", Operator: abi.SelectorIn, Values: []string{"param-server"}},
+				{Key: "tier", Operator: abi.SelectorNotIn, Values: []string{"α", "β"}},
+			},
+			NoNamespaceSelector: true,
+			TopologyKey:         "topology.kubernetes.io/zone",
+		}},
+		PodAntiAffinity: []abi.PodAffinityTerm{
+			{Selector: []abi.Requirement{{Key: "app", Operator: abi.SelectorIn, Values: []string{"trainer"}}},
+				Namespaces: []string{"équipe-données", "other"}, NoNamespaceSelector: true, TopologyKey: "kubernetes.io/hostname"},
+			{NoSelector: true, NamespaceSelector: []abi.Requirement{{Key: "pool", Operator: abi.SelectorExists}},
+				TopologyKey: "rack"},
+		},
+		PreferredPodAffinity: []abi.PodAffinityTerm{
+			{Selector: []abi.Requirement{{Key: "cache", Operator: abi.SelectorDoesNotExist}}, TopologyKey: "kubernetes.io/hostname", Weight: 100},
+		},
+		PreferredPodAntiAffinity: []abi.PodAffinityTerm{
+			{NoNamespaceSelector: true, TopologyKey: "zone", Weight: 1},
+		},
+		SpreadConstraints: []abi.SpreadConstraint{
+			{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: abi.SpreadDoNotSchedule,
+				Selector: []abi.Requirement{
+					{Key: "app", Operator: abi.SelectorIn, Values: []string{"trainer"}},
+					{Key: "pod-template-hash", Operator: abi.SelectorIn, Values: []string{"5d9f"}},
+				},
+				MatchLabelKeys: []string{"pod-template-hash"}, MinDomains: 3,
+				NodeAffinityPolicy: abi.InclusionIgnore, NodeTaintsPolicy: abi.InclusionHonor},
+			{MaxSkew: math.MaxInt32, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: abi.SpreadScheduleAnyway,
+				NoSelector: true, MinDomains: 1, NodeAffinityPolicy: abi.InclusionHonor, NodeTaintsPolicy: abi.InclusionIgnore},
+		},
+		AddedAffinity: []abi.NodeSelectorTerm{
+			{MatchExpressions: []abi.Requirement{{Key: "scheduler", Operator: abi.SelectorIn, Values: []string{"wasmsched"}}}},
+		},
+		HasAddedAffinity: true,
+		RequiredFeatures: []string{"InPlacePodResize", "RestartAllContainers"},
 	}
 }
 
@@ -452,4 +492,21 @@ func sortKeyCase(k abi.SortKey) func([]byte) []byte {
 
 func orderCase(order []uint32) func([]byte) []byte {
 	return func(dst []byte) []byte { return abi.AppendOrder(dst, order) }
+}
+
+// podFixedOfMinor is the pod record's fixed part (header included) as a host
+// of each older minor wrote it.
+var podFixedOfMinor = [...]int{0: 184, 1: 208, 2: 216, 3: 232}
+
+// PodOfMinor returns a copy of the encoded pod record rec as a host of an
+// older ABI minor would have sent it: the fixed part cut before that minor's
+// unknown fields (their variable bytes stay, unreferenced). It panics for a
+// minor without an older layout.
+func PodOfMinor(rec []byte, minor int) []byte {
+	if minor < 0 || minor >= len(podFixedOfMinor) {
+		panic("abitest: no older pod layout for minor " + strconv.Itoa(minor))
+	}
+	c := bytes.Clone(rec)
+	binary.LittleEndian.PutUint16(c[6:], uint16(podFixedOfMinor[minor]))
+	return c
 }

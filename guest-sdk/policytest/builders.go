@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/abi/abitest"
 	"github.com/wasmsched/wasmsched/host/policy"
 )
 
@@ -56,7 +57,12 @@ func setQuantity(qs []abi.Quantity, name string, v int64) []abi.Quantity {
 }
 
 // PodWrapper builds an [abi.Pod].
-type PodWrapper struct{ p abi.Pod }
+type PodWrapper struct {
+	p abi.Pod
+	// minor > 0: View returns the record as a host of ABI minor minor-1
+	// sends it (OfMinor).
+	minor int
+}
 
 // MakePod starts a pod with every field zero.
 func MakePod() *PodWrapper { return &PodWrapper{} }
@@ -215,7 +221,52 @@ func (w *PodWrapper) Obj() *abi.Pod {
 }
 
 // View returns the pod's encoded record.
-func (w *PodWrapper) View() abi.PodView { return PodView(&w.p) }
+func (w *PodWrapper) View() abi.PodView {
+	if w.minor > 0 {
+		v, err := abi.ReadPod(abitest.PodOfMinor(abi.AppendPod(nil, &w.p), w.minor-1))
+		if err != nil {
+			panic("policytest: encoding a pod: " + err.Error())
+		}
+		return v
+	}
+	return PodView(&w.p)
+}
+
+// OfMinor makes View return the pod's record as a host of an older ABI
+// minor (0-3) sends it, without the fields that minor lacks: a policy must
+// keep working for it.
+func (w *PodWrapper) OfMinor(minor int) *PodWrapper { w.minor = minor + 1; return w }
+
+// PodAffinity appends required pod affinity terms (ABI minor 4).
+func (w *PodWrapper) PodAffinity(terms ...abi.PodAffinityTerm) *PodWrapper {
+	w.p.PodAffinity = append(w.p.PodAffinity, terms...)
+	return w
+}
+
+// PodAntiAffinity appends required pod anti-affinity terms (ABI minor 4).
+func (w *PodWrapper) PodAntiAffinity(terms ...abi.PodAffinityTerm) *PodWrapper {
+	w.p.PodAntiAffinity = append(w.p.PodAntiAffinity, terms...)
+	return w
+}
+
+// SpreadConstraint appends topology spread constraints (ABI minor 4).
+func (w *PodWrapper) SpreadConstraint(cs ...abi.SpreadConstraint) *PodWrapper {
+	w.p.SpreadConstraints = append(w.p.SpreadConstraints, cs...)
+	return w
+}
+
+// AddedAffinity sets the profile's NodeAffinity addedAffinity terms (ABI
+// minor 4).
+func (w *PodWrapper) AddedAffinity(terms ...abi.NodeSelectorTerm) *PodWrapper {
+	w.p.AddedAffinity, w.p.HasAddedAffinity = append(w.p.AddedAffinity, terms...), true
+	return w
+}
+
+// RequiredFeatures sets the node features the pod needs (ABI minor 4).
+func (w *PodWrapper) RequiredFeatures(names ...string) *PodWrapper {
+	w.p.RequiredFeatures = names
+	return w
+}
 
 // PodView encodes p and returns a view of the record.
 func PodView(p *abi.Pod) abi.PodView {

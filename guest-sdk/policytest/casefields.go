@@ -219,6 +219,48 @@ var podFields = fields[abi.Pod]{
 	"resourceClaims":       val(func(p *abi.Pod) *[]string { return &p.ResourceClaims }),
 	"namespaceLabels":      kvs(func(p *abi.Pod) *[]abi.KV { return &p.NamespaceLabels }),
 	"ownerKind":            val(func(p *abi.Pod) *string { return &p.OwnerKind }),
+	// ABI minor 4.
+	"podAffinity":               listOf(func(p *abi.Pod) *[]abi.PodAffinityTerm { return &p.PodAffinity }, podTermFields),
+	"podAntiAffinity":           listOf(func(p *abi.Pod) *[]abi.PodAffinityTerm { return &p.PodAntiAffinity }, podTermFields),
+	"preferredPodAffinity":      listOf(func(p *abi.Pod) *[]abi.PodAffinityTerm { return &p.PreferredPodAffinity }, podTermFields),
+	"preferredPodAntiAffinity":  listOf(func(p *abi.Pod) *[]abi.PodAffinityTerm { return &p.PreferredPodAntiAffinity }, podTermFields),
+	"topologySpreadConstraints": listOf(func(p *abi.Pod) *[]abi.SpreadConstraint { return &p.SpreadConstraints }, spreadFields),
+	// addedAffinity (the profile's NodeAffinity addedAffinity terms) also
+	// sets HasAddedAffinity.
+	"addedAffinity": func(p *abi.Pod, raw json.RawMessage, path string) error {
+		p.HasAddedAffinity = true
+		return listOf(func(p *abi.Pod) *[]abi.NodeSelectorTerm { return &p.AddedAffinity }, termFields)(p, raw, path)
+	},
+	"requiredFeatures": val(func(p *abi.Pod) *[]string { return &p.RequiredFeatures }),
+}
+
+// podTermFields: a pod affinity term; selector is the labelSelector as
+// requirements (noSelector: a nil labelSelector, which selects nothing),
+// namespaceSelector likewise; noNamespaceSelector defaults to true when
+// namespaceSelector is left out (see decodePod).
+var podTermFields = fields[abi.PodAffinityTerm]{
+	"selector":            listOf(func(t *abi.PodAffinityTerm) *[]abi.Requirement { return &t.Selector }, requirementFields),
+	"noSelector":          val(func(t *abi.PodAffinityTerm) *bool { return &t.NoSelector }),
+	"namespaces":          val(func(t *abi.PodAffinityTerm) *[]string { return &t.Namespaces }),
+	"namespaceSelector":   listOf(func(t *abi.PodAffinityTerm) *[]abi.Requirement { return &t.NamespaceSelector }, requirementFields),
+	"noNamespaceSelector": val(func(t *abi.PodAffinityTerm) *bool { return &t.NoNamespaceSelector }),
+	"topologyKey":         val(func(t *abi.PodAffinityTerm) *string { return &t.TopologyKey }),
+	"weight":              val(func(t *abi.PodAffinityTerm) *int32 { return &t.Weight }),
+}
+
+// spreadFields: a topology spread constraint, with the API's defaults
+// applied by decodePod (minDomains 1, nodeAffinityPolicy Honor,
+// nodeTaintsPolicy Ignore, whenUnsatisfiable DoNotSchedule).
+var spreadFields = fields[abi.SpreadConstraint]{
+	"maxSkew":            val(func(c *abi.SpreadConstraint) *int32 { return &c.MaxSkew }),
+	"topologyKey":        val(func(c *abi.SpreadConstraint) *string { return &c.TopologyKey }),
+	"whenUnsatisfiable":  val(func(c *abi.SpreadConstraint) *abi.SpreadAction { return &c.WhenUnsatisfiable }),
+	"selector":           listOf(func(c *abi.SpreadConstraint) *[]abi.Requirement { return &c.Selector }, requirementFields),
+	"noSelector":         val(func(c *abi.SpreadConstraint) *bool { return &c.NoSelector }),
+	"matchLabelKeys":     val(func(c *abi.SpreadConstraint) *[]string { return &c.MatchLabelKeys }),
+	"minDomains":         val(func(c *abi.SpreadConstraint) *int32 { return &c.MinDomains }),
+	"nodeAffinityPolicy": val(func(c *abi.SpreadConstraint) *abi.InclusionPolicy { return &c.NodeAffinityPolicy }),
+	"nodeTaintsPolicy":   val(func(c *abi.SpreadConstraint) *abi.InclusionPolicy { return &c.NodeTaintsPolicy }),
 }
 
 var groupRefFields = fields[abi.PodGroupRef]{
@@ -446,6 +488,24 @@ func decodePod(raw json.RawMessage, path string) (*abi.Pod, error) {
 	if p.UID == "" {
 		p.UID = p.Namespace + "/" + p.Name
 	}
+	if err := podTermDefaults(raw, &p, path); err != nil {
+		return nil, err
+	}
+	for i := range p.SpreadConstraints {
+		c := &p.SpreadConstraints[i]
+		if c.WhenUnsatisfiable == abi.SpreadUnknown {
+			c.WhenUnsatisfiable = abi.SpreadDoNotSchedule
+		}
+		if c.MinDomains == 0 {
+			c.MinDomains = 1
+		}
+		if c.NodeAffinityPolicy == abi.InclusionUnknown {
+			c.NodeAffinityPolicy = abi.InclusionHonor
+		}
+		if c.NodeTaintsPolicy == abi.InclusionUnknown {
+			c.NodeTaintsPolicy = abi.InclusionIgnore
+		}
+	}
 	for i, t := range p.RequiredAffinity {
 		for _, rs := range []struct {
 			name string
@@ -460,6 +520,36 @@ func decodePod(raw json.RawMessage, path string) (*abi.Pod, error) {
 		}
 	}
 	return &p, nil
+}
+
+// podTermDefaults sets NoNamespaceSelector on the pod affinity terms that
+// leave namespaceSelector out, as a nil namespaceSelector is in Kubernetes.
+func podTermDefaults(raw json.RawMessage, p *abi.Pod, path string) error {
+	var lists map[string][]map[string]json.RawMessage
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	lists = map[string][]map[string]json.RawMessage{}
+	for _, k := range []string{"podAffinity", "podAntiAffinity", "preferredPodAffinity", "preferredPodAntiAffinity"} {
+		if r, ok := all[k]; ok {
+			var terms []map[string]json.RawMessage
+			if err := json.Unmarshal(r, &terms); err == nil {
+				lists[k] = terms
+			}
+		}
+	}
+	for k, ts := range map[string][]abi.PodAffinityTerm{"podAffinity": p.PodAffinity, "podAntiAffinity": p.PodAntiAffinity,
+		"preferredPodAffinity": p.PreferredPodAffinity, "preferredPodAntiAffinity": p.PreferredPodAntiAffinity} {
+		for i := range ts {
+			if i < len(lists[k]) {
+				if _, ok := lists[k][i]["namespaceSelector"]; !ok {
+					ts[i].NoNamespaceSelector = true
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // decodeNode reads a node; a taint needs an effect.

@@ -330,6 +330,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 		if err := installPreEnqueue(p.queue, built); err != nil {
 			return nil, fmt.Errorf("profile %s: plugins: %w", p.name, err)
 		}
+		installAddedAffinity(p.queue, built)
 		p.sched = cycle.New(p.queue, a.cache, api, a.broadcaster.NewRecorder(p.name),
 			cycle.WithProfile(p.name),
 			cycle.WithPercentageOfNodesToScore(pc.Percentage(cfg.Scheduling.PercentageOfNodesToScore)),
@@ -621,6 +622,21 @@ func installPreEnqueue(q *queue.Queue, built framework.Built) error {
 		return abi.Gate{Code: abi.GateWait, Plugin: st.Plugin, Reason: st.Message()}
 	})
 	return nil
+}
+
+// installAddedAffinity gives the queue the profile's NodeAffinity
+// addedAffinity, which its pod records carry for the QueueingHint slot.
+func installAddedAffinity(q *queue.Queue, built framework.Built) {
+	for _, e := range built.Entries {
+		pl := e.Plugin
+		for w, ok := pl.(framework.PluginWrapper); ok; w, ok = pl.(framework.PluginWrapper) {
+			pl = w.Unwrap()
+		}
+		if a, ok := pl.(interface{ AddedAffinity() *v1.NodeSelector }); ok {
+			q.SetAddedAffinity(a.AddedAffinity())
+			return
+		}
+	}
 }
 
 // listers are the plugins' listers over f, the informers the cluster

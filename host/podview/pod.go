@@ -8,6 +8,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
+	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/wasmsched/wasmsched/abi"
@@ -81,6 +83,20 @@ func Pod(pod *v1.Pod, group *GroupInfo, q abi.PodQueueState, plugins Plugins) ab
 		Tolerations:          tolerations(pod.Spec.Tolerations),
 		HostPorts:            hostPorts(pod),
 		RequiredAffinity:     requiredAffinity(pod.Spec.Affinity),
+		RequiredFeatures:     RequiredFeatures(pod),
+	}
+	if a := pod.Spec.Affinity; a != nil {
+		if pa := a.PodAffinity; pa != nil {
+			p.PodAffinity = podTerms(pa.RequiredDuringSchedulingIgnoredDuringExecution)
+			p.PreferredPodAffinity = weightedPodTerms(pa.PreferredDuringSchedulingIgnoredDuringExecution)
+		}
+		if pa := a.PodAntiAffinity; pa != nil {
+			p.PodAntiAffinity = podTerms(pa.RequiredDuringSchedulingIgnoredDuringExecution)
+			p.PreferredPodAntiAffinity = weightedPodTerms(pa.PreferredDuringSchedulingIgnoredDuringExecution)
+		}
+	}
+	if len(pod.Spec.TopologySpreadConstraints) > 0 {
+		p.SpreadConstraints = spreadConstraints(pod.Spec.TopologySpreadConstraints, pod.Labels)
 	}
 	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
 		p.OwnerKind = ref.Kind
@@ -325,10 +341,19 @@ func ContainerHostPorts(pod *v1.Pod) iter.Seq[*v1.ContainerPort] {
 }
 
 func requiredAffinity(a *v1.Affinity) []abi.NodeSelectorTerm {
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+	if a == nil || a.NodeAffinity == nil {
 		return nil
 	}
-	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	return NodeSelectorTerms(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
+}
+
+// NodeSelectorTerms returns the terms of a required node selector in record
+// form (abi.Pod.RequiredAffinity, abi.Pod.AddedAffinity); nil for none.
+func NodeSelectorTerms(ns *v1.NodeSelector) []abi.NodeSelectorTerm {
+	if ns == nil {
+		return nil
+	}
+	terms := ns.NodeSelectorTerms
 	if len(terms) == 0 {
 		return nil
 	}
@@ -377,4 +402,149 @@ func cloneStrings(ss []string) []string {
 		return nil
 	}
 	return slices.Clone(ss)
+}
+
+// podTerms converts required pod (anti-)affinity terms (abi.PodAffinityTerm).
+func podTerms(ts []v1.PodAffinityTerm) []abi.PodAffinityTerm {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]abi.PodAffinityTerm, len(ts))
+	for i := range ts {
+		out[i] = podTerm(&ts[i], 0)
+	}
+	return out
+}
+
+func weightedPodTerms(ts []v1.WeightedPodAffinityTerm) []abi.PodAffinityTerm {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]abi.PodAffinityTerm, len(ts))
+	for i := range ts {
+		out[i] = podTerm(&ts[i].PodAffinityTerm, ts[i].Weight)
+	}
+	return out
+}
+
+// podTerm converts one term. Its matchLabelKeys and mismatchLabelKeys are
+// left out: the kube-apiserver merged them into the labelSelector when it
+// created the pod, and the scheduler reads the selector only.
+func podTerm(t *v1.PodAffinityTerm, weight int32) abi.PodAffinityTerm {
+	return abi.PodAffinityTerm{
+		Selector: labelSelector(t.LabelSelector, nil), NoSelector: t.LabelSelector == nil,
+		Namespaces: cloneStrings(t.Namespaces), NamespaceSelector: labelSelector(t.NamespaceSelector, nil),
+		NoNamespaceSelector: t.NamespaceSelector == nil, TopologyKey: t.TopologyKey, Weight: weight,
+	}
+}
+
+// spreadConstraints converts topology spread constraints with the API's
+// defaults applied, as the scheduler reads them (upstream's
+// filterTopologySpreadConstraints): minDomains 1, nodeAffinityPolicy Honor,
+// nodeTaintsPolicy Ignore when unset, and the pod's value of each
+// matchLabelKeys key it has merged into the selector (for a non-nil
+// labelSelector, as labels.Selector.Add does).
+func spreadConstraints(cs []v1.TopologySpreadConstraint, podLabels map[string]string) []abi.SpreadConstraint {
+	out := make([]abi.SpreadConstraint, len(cs))
+	for i := range cs {
+		c := &cs[i]
+		sc := abi.SpreadConstraint{
+			MaxSkew: c.MaxSkew, TopologyKey: c.TopologyKey, WhenUnsatisfiable: spreadAction(c.WhenUnsatisfiable),
+			NoSelector: c.LabelSelector == nil, MatchLabelKeys: cloneStrings(c.MatchLabelKeys), MinDomains: 1,
+			NodeAffinityPolicy: abi.InclusionHonor, NodeTaintsPolicy: abi.InclusionIgnore,
+		}
+		var merged []abi.Requirement
+		if c.LabelSelector != nil {
+			for _, k := range c.MatchLabelKeys {
+				if v, ok := podLabels[k]; ok {
+					merged = append(merged, abi.Requirement{Key: k, Operator: abi.SelectorIn, Values: []string{v}})
+				}
+			}
+		}
+		sc.Selector = labelSelector(c.LabelSelector, merged)
+		if c.MinDomains != nil {
+			sc.MinDomains = *c.MinDomains
+		}
+		if c.NodeAffinityPolicy != nil {
+			sc.NodeAffinityPolicy = inclusionPolicy(*c.NodeAffinityPolicy)
+		}
+		if c.NodeTaintsPolicy != nil {
+			sc.NodeTaintsPolicy = inclusionPolicy(*c.NodeTaintsPolicy)
+		}
+		out[i] = sc
+	}
+	return out
+}
+
+func spreadAction(a v1.UnsatisfiableConstraintAction) abi.SpreadAction {
+	switch a {
+	case v1.DoNotSchedule:
+		return abi.SpreadDoNotSchedule
+	case v1.ScheduleAnyway:
+		return abi.SpreadScheduleAnyway
+	}
+	return abi.SpreadUnknown
+}
+
+func inclusionPolicy(p v1.NodeInclusionPolicy) abi.InclusionPolicy {
+	switch p {
+	case v1.NodeInclusionPolicyHonor:
+		return abi.InclusionHonor
+	case v1.NodeInclusionPolicyIgnore:
+		return abi.InclusionIgnore
+	}
+	return abi.InclusionUnknown
+}
+
+// labelSelector converts a label selector into requirements: matchLabels
+// sorted by key as In with one value, then matchExpressions in order, then
+// extra. An operator the ABI does not know is abi.SelectorUnknown, which
+// makes the selector malformed for a policy, as metav1.LabelSelectorAsSelector
+// refuses it.
+func labelSelector(ls *metav1.LabelSelector, extra []abi.Requirement) []abi.Requirement {
+	if ls == nil || len(ls.MatchLabels)+len(ls.MatchExpressions)+len(extra) == 0 {
+		return extra
+	}
+	out := make([]abi.Requirement, 0, len(ls.MatchLabels)+len(ls.MatchExpressions)+len(extra))
+	for _, kv := range sortedKVs(ls.MatchLabels) {
+		out = append(out, abi.Requirement{Key: kv.Key, Operator: abi.SelectorIn, Values: []string{kv.Value}})
+	}
+	for i := range ls.MatchExpressions {
+		e := &ls.MatchExpressions[i]
+		out = append(out, abi.Requirement{Key: e.Key, Operator: labelOperator(e.Operator), Values: cloneStrings(e.Values)})
+	}
+	return append(out, extra...)
+}
+
+func labelOperator(op metav1.LabelSelectorOperator) abi.SelectorOperator {
+	switch op {
+	case metav1.LabelSelectorOpIn:
+		return abi.SelectorIn
+	case metav1.LabelSelectorOpNotIn:
+		return abi.SelectorNotIn
+	case metav1.LabelSelectorOpExists:
+		return abi.SelectorExists
+	case metav1.LabelSelectorOpDoesNotExist:
+		return abi.SelectorDoesNotExist
+	}
+	return unknownSelectorOperator
+}
+
+// featureVersion is the Kubernetes version whose features a pod may need,
+// as host/framework/plugins/nodedeclaredfeatures infers them.
+var featureVersion = version.MustParse("v1.37.1")
+
+// RequiredFeatures returns the node features the pod needs
+// (k8s.io/component-helpers/nodedeclaredfeatures, as upstream's
+// NodeDeclaredFeatures plugin infers them), sorted; nil for none.
+func RequiredFeatures(pod *v1.Pod) []string {
+	reqs, err := ndf.DefaultFramework.InferForPodScheduling(&ndf.PodInfo{Spec: &pod.Spec}, featureVersion)
+	if err != nil || reqs.IsEmpty() {
+		return nil
+	}
+	names, err := ndf.DefaultFramework.Unmap(reqs)
+	if err != nil {
+		return nil
+	}
+	return names
 }

@@ -1,10 +1,13 @@
 package queue
 
 import (
+	"context"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -12,7 +15,31 @@ import (
 	"github.com/wasmsched/wasmsched/host/podview"
 	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/host/policy/wasmslot"
+	"github.com/wasmsched/wasmsched/host/wasm"
 )
+
+// loadHintsFile loads a QueueingHint module from a file instead of the
+// built-in one (WASMSCHED_HINTS_WASM: compare builds on the same trials).
+func loadHintsFile(tb testing.TB, path string) *wasm.Module {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx := context.Background()
+	rt, err := wasm.NewRuntime(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = rt.Close(ctx) })
+	limits := wasm.DefaultLimits()
+	limits.Deadline = 10 * time.Second
+	m, err := rt.Load(ctx, path, b, limits)
+	if err != nil {
+		tb.Fatalf("loading %s: %v", path, err)
+	}
+	return m
+}
 
 // diffWorld is one trial of a differential test of the built-in hints
 // module against the native filters: a generated cluster with a pending
@@ -56,6 +83,9 @@ func (c *hintsCounts) fpRate() float64 {
 func hintsDiff(t *testing.T, trials, minTransitions int, seed [2]uint64, newWorld func(rng *rand.Rand, trial int) diffWorld) {
 	t.Helper()
 	m := loadBuiltin(t, abi.SlotQueueingHint)
+	if path := os.Getenv("WASMSCHED_HINTS_WASM"); path != "" {
+		m = loadHintsFile(t, path)
+	}
 	hint, err := wasmslot.NewQueueingHint(m, policy.AlwaysQueue{}, newSlotRecorder(t))
 	if err != nil {
 		t.Fatal(err)

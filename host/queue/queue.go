@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/host/podview"
 	"github.com/wasmsched/wasmsched/host/policy"
 )
 
@@ -50,7 +51,11 @@ type Queue struct {
 	// native is the profile's native PreEnqueue plugins
 	// (SetNativePreEnqueue), asked before the slot; nil: none.
 	native func(*v1.Pod) abi.Gate
-	hint   policy.QueueingHint
+	// added, hasAdded: the profile's NodeAffinity addedAffinity
+	// (SetAddedAffinity), which every pod record carries.
+	added    []abi.NodeSelectorTerm
+	hasAdded bool
+	hint     policy.QueueingHint
 	// regs are slotRegs (the QueueingHint slot's) and nativeRegs (the
 	// events of plugins whose hint the host answers itself, Queue:
 	// SetPluginEvents) together; nativeMask has those plugins' bits.
@@ -408,6 +413,17 @@ func (q *Queue) SetNativePreEnqueue(f func(*v1.Pod) abi.Gate) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.native = f
+}
+
+// SetAddedAffinity records the required addedAffinity of the profile's
+// NodeAffinity plugin (nil: none), which every pod record of the queue
+// carries (abi.Pod.AddedAffinity) so that the QueueingHint slot can tell the
+// nodes the profile excludes. Call it before the queue receives pods: the
+// records encoded earlier keep what they had.
+func (q *Queue) SetAddedAffinity(ns *v1.NodeSelector) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.added, q.hasAdded = podview.NodeSelectorTerms(ns), ns != nil
 }
 
 // SetQueueingHint swaps the QueueingHint slot and its registrations; it

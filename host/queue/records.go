@@ -33,6 +33,7 @@ func (q *Queue) encodePod(p *Pod, objChanged bool) {
 	}
 	if objChanged || p.src.UID == "" {
 		p.src = podview.Pod(p.obj, gi, p.queueState(), podview.Plugins(p.plugins))
+		p.src.AddedAffinity, p.src.HasAddedAffinity = q.added, q.hasAdded
 	} else {
 		// p.plugins are sorted sets that are replaced, never changed in
 		// place, so the record source may share them.

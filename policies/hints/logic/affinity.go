@@ -16,30 +16,51 @@ var errAffinitySyntax = errors.New("hints: the pod's required node affinity has 
 // name (fields other than metadata.name read as "").
 const nodeNameField = "metadata.name"
 
+// errAddedAffinitySyntax: the profile's addedAffinity has a malformed term
+// (the host validates it, so only a crafted record has one).
+var errAddedAffinitySyntax = errors.New("hints: the profile's addedAffinity has a malformed term")
+
 // nodeAffinityAfterNodeChange mirrors nodeaffinity's
-// isSchedulableAfterNodeChange: Queue when the added node matches the pod's
+// isSchedulableAfterNodeChange: Skip a node that does not match the
+// profile's addedAffinity; Queue when the added node matches the pod's
 // spec.nodeSelector and required node affinity, or when an update made a
-// node that did not match match.
+// node that did not match match. Upstream compares the pod's own affinity
+// before and after an update; here the addedAffinity counts before as after
+// (an update that made the node match the addedAffinity may admit the pod).
+// A record of an older host says nothing of the addedAffinity: an update
+// then queues whenever the node matches the pod's own affinity.
 func nodeAffinityAfterNodeChange(ev abi.EventView, p abi.PodView) (abi.Hint, error) {
 	old, hasOld, node, err := nodes(ev)
 	if err != nil {
 		return abi.HintQueue, err
 	}
-	match, err := requiredAffinityMatches(p, node)
-	if err != nil {
-		return abi.HintQueue, err
+	match, err := nodeMatches(p, node)
+	if err != nil || !match {
+		return queueIf(err != nil), err
 	}
-	if !match {
-		return abi.HintSkip, nil
-	}
-	if !hasOld {
+	if !hasOld || !p.TermsKnown() {
 		return abi.HintQueue, nil
 	}
-	was, err := requiredAffinityMatches(p, old)
+	was, err := nodeMatches(p, old)
 	if err != nil {
 		return abi.HintQueue, err
 	}
 	return queueIf(!was), nil
+}
+
+// nodeMatches is the NodeAffinity filter's test: the profile's
+// addedAffinity (when the record has one), then the pod's own.
+func nodeMatches(p abi.PodView, n abi.NodeView) (bool, error) {
+	if p.HasAddedAffinity() {
+		match, malformed := anyTermMatches(p.AddedAffinity(), n)
+		if !match {
+			if malformed {
+				return false, errAddedAffinitySyntax
+			}
+			return false, nil
+		}
+	}
+	return requiredAffinityMatches(p, n)
 }
 
 // requiredAffinityMatches is upstream's
@@ -61,7 +82,18 @@ func requiredAffinityMatches(p abi.PodView, n abi.NodeView) (bool, error) {
 	if terms.Len() == 0 {
 		return true, nil
 	}
-	malformed := false
+	match, malformed := anyTermMatches(terms, n)
+	if !match && malformed {
+		return false, errAffinitySyntax
+	}
+	return match, nil
+}
+
+// anyTermMatches is nodeaffinity.NodeSelector.Match: whether some term
+// matches the node (a term without requirements matches nothing, nor does
+// a malformed one), and whether a malformed term was skipped.
+func anyTermMatches(terms abi.TermList, n abi.NodeView) (match, malformed bool) {
+	labels := n.Labels()
 	for i := range terms.Len() {
 		exprs, fields := terms.MatchExpressions(i), terms.MatchFields(i)
 		if exprs.Len() == 0 && fields.Len() == 0 {
@@ -72,13 +104,10 @@ func requiredAffinityMatches(p abi.PodView, n abi.NodeView) (bool, error) {
 			continue
 		}
 		if expressionsMatch(exprs, labels) && fieldsMatch(fields, n.Name()) {
-			return true, nil
+			return true, malformed
 		}
 	}
-	if malformed {
-		return false, errAffinitySyntax
-	}
-	return false, nil
+	return false, malformed
 }
 
 // wellFormedExpressions applies labels.NewRequirement's checks: a valid

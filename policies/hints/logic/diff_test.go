@@ -343,7 +343,63 @@ func (g *gen) pod(ns, name string) *abi.Pod {
 			p.VolumeDrivers = []string{g.pick(driverNames...)}
 		}
 	}
+	g.terms(p)
 	return p
+}
+
+// terms gives p, now and then, the fields of ABI minor 4: pod affinity
+// terms, spread constraints, an added node affinity, required features.
+func (g *gen) terms(p *abi.Pod) {
+	selector := func() []abi.Requirement {
+		var rs []abi.Requirement
+		for range g.upTo(2) {
+			r := g.requirement(false)
+			if r.Operator == abi.SelectorGt || r.Operator == abi.SelectorLt {
+				r.Operator = abi.SelectorIn
+			}
+			rs = append(rs, r)
+		}
+		return rs
+	}
+	podTerms := func() []abi.PodAffinityTerm {
+		var ts []abi.PodAffinityTerm
+		for range g.upTo(2) {
+			t := abi.PodAffinityTerm{Selector: selector(), NoSelector: g.chance(0.1), TopologyKey: g.pick(labelKeys...),
+				NoNamespaceSelector: !g.chance(0.2)}
+			if g.chance(0.3) {
+				t.Namespaces = []string{g.pick(namespaces...)}
+			}
+			if !t.NoNamespaceSelector && g.chance(0.5) {
+				t.NamespaceSelector = selector()
+			}
+			ts = append(ts, t)
+		}
+		return ts
+	}
+	if g.chance(0.4) {
+		p.PodAffinity = podTerms()
+	}
+	if g.chance(0.4) {
+		p.PodAntiAffinity = podTerms()
+	}
+	if g.chance(0.5) {
+		for range 1 + g.upTo(1) {
+			p.SpreadConstraints = append(p.SpreadConstraints, abi.SpreadConstraint{
+				MaxSkew: 1, TopologyKey: g.pick(labelKeys...), Selector: selector(), NoSelector: g.chance(0.1),
+				WhenUnsatisfiable: []abi.SpreadAction{abi.SpreadDoNotSchedule, abi.SpreadDoNotSchedule, abi.SpreadScheduleAnyway}[g.r.IntN(3)],
+				MatchLabelKeys:    []string{g.pick(labelKeys...)}[:g.upTo(1)], MinDomains: 1,
+				NodeAffinityPolicy: []abi.InclusionPolicy{abi.InclusionHonor, abi.InclusionIgnore}[g.r.IntN(2)],
+				NodeTaintsPolicy:   []abi.InclusionPolicy{abi.InclusionHonor, abi.InclusionIgnore}[g.r.IntN(2)],
+			})
+		}
+	}
+	if g.chance(0.2) {
+		p.HasAddedAffinity = true
+		p.AddedAffinity = []abi.NodeSelectorTerm{{MatchExpressions: []abi.Requirement{g.requirement(false)}}}
+	}
+	if g.chance(0.3) {
+		p.RequiredFeatures = []string{g.pick("InPlacePodResize", "RestartAllContainers")}
+	}
 }
 
 // storage is a generated storage object of kind res (fields of other kinds

@@ -11,9 +11,9 @@
 //     now fits it (and, for an update, the room for something the pod needs
 //     grew); a bound pod deleted; a bound pod's requests scaled down for a
 //     resource the pod requests; the pod's own requests scaled down.
-//   - NodeAffinity: a node added that matches the pod's spec.nodeSelector and
-//     required node affinity, or a label update after which it matches and
-//     before which it did not.
+//   - NodeAffinity: a node added that matches the profile's addedAffinity
+//     and the pod's spec.nodeSelector and required node affinity, or a
+//     label update after which it matches and before which it did not.
 //   - TaintToleration: a node added or its taints updated, if it had a
 //     NoSchedule/NoExecute taint the pod does not tolerate and now has none;
 //     the pod's own toleration update.
@@ -24,19 +24,22 @@
 //     node added.
 //   - NodeName: a node added.
 //   - NodeDeclaredFeatures: a node added, or its declared features updated
-//     (the view has no features).
+//     (the view has no features); the pod's own update that changed the
+//     features it needs.
 //   - SchedulingGates: the pod's own update that removed its last gate.
 //   - GangScheduling: a pod (pending or bound) of the pod's group added; the
 //     group added; the group's gang minCount lowered.
-//   - InterPodAffinity: a bound pod added or deleted, or relabelled (labels
-//     actually changed); the pod's own label update; a node added, or its
-//     labels changed. The view has no pod affinity terms, so the hints
-//     queue wherever upstream's would consult them.
-//   - PodTopologySpread: a bound pod in the pod's namespace added or
-//     deleted, or relabelled; the pod's own label or toleration change; a
-//     node added or deleted, or its labels or taints changed. The view has
-//     no spread constraints, so the hints queue wherever upstream's would
-//     consult them.
+//   - InterPodAffinity: a bound pod added, deleted or relabelled that
+//     matches (or stopped matching) the pod's required affinity or
+//     anti-affinity terms, or whose anti-affinity selected the pod; the
+//     pod's own label update; a node added, or a label update that added an
+//     affinity term's topology key or removed or changed any label.
+//   - PodTopologySpread: a bound pod in the pod's namespace added, deleted
+//     or relabelled that a DoNotSchedule constraint selects (or selected);
+//     the pod's own label or toleration change that a constraint sees; a
+//     node added or deleted with every topology key, or updated so that its
+//     keys, their values, its taints or its match of the pod's node
+//     affinity changed.
 //
 // Everything else is Skip. Node-selector matching (In, NotIn, Exists,
 // DoesNotExist, Gt, Lt; matchFields on metadata.name) and toleration
@@ -65,12 +68,19 @@
 // judged by spec.nodeName alone (the host sends such events for bound pods
 // only).
 //
-// The pod record carries no pod affinity terms and no topology spread
-// constraints. Where upstream's InterPodAffinity and PodTopologySpread hints
-// match them against the event's object, these hints queue; they skip only
-// what upstream skips whatever the terms or constraints are (a pod without a
-// node; for spreading, a pod of another namespace; an update that changed
-// none of the labels, taints or tolerations upstream compares).
+// The pod record carries the pod affinity terms, the spread constraints,
+// the profile's addedAffinity and the required node features from ABI minor
+// 4. A record of an older host lacks them (abi.PodView.TermsKnown): the
+// hints then queue wherever upstream's would consult them, skipping only
+// what upstream skips whatever they are, as before minor 4. For a pod
+// without spread constraints of its own (spread by the profile's defaults,
+// which no record carries) the PodTopologySpread hints do the same. Where
+// upstream's hints would leave a pod the native filters now accept waiting
+// (namespaceSelectors matched against no labels, other pods'
+// anti-affinity on node updates, affinity to the pod's own labels, node
+// affinity inclusion of spread domains, matchLabelKeys values, an update
+// into the addedAffinity), these hints queue; interpodaffinity.go and
+// podtopologyspread.go list the cases.
 //
 // Unknown enum values (abi.*Unknown) match nothing: an unknown toleration
 // operator or effect tolerates nothing, an unknown taint effect is not a

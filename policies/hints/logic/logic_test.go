@@ -118,6 +118,7 @@ func TestRegistrations(t *testing.T) {
 		{Plugin: ports, Resource: abi.ResourceNode, Actions: abi.ActionAdd},
 		{Plugin: name, Resource: abi.ResourceNode, Actions: abi.ActionAdd},
 		{Plugin: ndf, Resource: abi.ResourceNode, Actions: abi.ActionAdd | abi.ActionUpdateNodeDeclaredFeature},
+		{Plugin: ndf, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionUpdate},
 		{Plugin: gates, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionUpdatePodSchedulingGatesEliminated},
 		{Plugin: gang, Resource: abi.ResourceUnscheduledPod, Actions: abi.ActionAdd},
 		{Plugin: gang, Resource: abi.ResourcePod, Actions: abi.ActionAdd},
@@ -797,6 +798,20 @@ func TestNodeDeclaredFeatures(t *testing.T) {
 			pods: []*policytest.PodWrapper{pending("p", ndf)}, want: []abi.Hint{skip}},
 		{name: "label update is not registered", ev: policytest.NodeUpdate(node().Obj(), node().Label("a", "b").Obj(), abi.ActionUpdateNodeLabel),
 			pods: []*policytest.PodWrapper{pending("p", ndf)}, want: []abi.Hint{skip}},
+		// The pod's own update (upstream's TargetPod/Update): Queue when the
+		// features it needs changed.
+		{name: "own update that changed the features",
+			ev: policytest.UnscheduledPodUpdate(pending("p", ndf).RequiredFeatures("RestartAllContainers").Obj(),
+				pending("p", ndf).Obj(), abi.ActionUpdateOther),
+			pods: []*policytest.PodWrapper{pending("p", ndf)}, want: []abi.Hint{queue}},
+		{name: "own update that kept the features",
+			ev: policytest.UnscheduledPodUpdate(pending("p", ndf).RequiredFeatures("RestartAllContainers").Obj(),
+				pending("p", ndf).RequiredFeatures("RestartAllContainers").Label("a", "b").Obj(), abi.ActionUpdatePodLabel),
+			pods: []*policytest.PodWrapper{pending("p", ndf).RequiredFeatures("RestartAllContainers")}, want: []abi.Hint{skip}},
+		{name: "another pod's update",
+			ev: policytest.UnscheduledPodUpdate(pending("q", ndf).RequiredFeatures("RestartAllContainers").Obj(),
+				pending("q", ndf).Obj(), abi.ActionUpdateOther),
+			pods: []*policytest.PodWrapper{pending("p", ndf)}, want: []abi.Hint{skip}},
 	}
 	policytest.Run(t, hintsPolicy, func(t *testing.T, s policytest.Slots) { runCases(t, s.QueueingHint, cases) })
 }
@@ -933,8 +948,10 @@ const (
 func TestInterPodAffinity(t *testing.T) {
 	const ipa = abi.PluginInterPodAffinity
 	// The pending pod: upstream's carries affinity or anti-affinity terms,
-	// which its record cannot hold.
-	p := func() *policytest.PodWrapper { return pending("p", ipa) }
+	// which the record of an older host (ABI minor 3) cannot hold; these
+	// cases pin what the hints do for one. TestSelectiveHints has the
+	// terms.
+	p := func() *policytest.PodWrapper { return pending("p", ipa).OfMinor(3) }
 	other := func() *policytest.PodWrapper { return bound("other").Node("fake-node") }
 	unscheduled := func() *policytest.PodWrapper { return bound("other").Node("") }
 	add := func(w *policytest.PodWrapper) abi.EventView { return policytest.PodAdd(w.Obj()) }
@@ -1024,7 +1041,7 @@ func TestInterPodAffinity(t *testing.T) {
 		{
 			name: "a pod rejected by another plugin is not asked",
 			ev:   add(other()),
-			pods: []*policytest.PodWrapper{pending("q", abi.PluginNodeAffinity), pending("r", abi.PluginNodeAffinity).PendingPlugins(ipa)},
+			pods: []*policytest.PodWrapper{pending("q", abi.PluginNodeAffinity), pending("r", abi.PluginNodeAffinity).PendingPlugins(ipa).OfMinor(3)},
 			want: []abi.Hint{skip, queue},
 		},
 		// Test_isSchedulableAfterTargetPodUpdateLabel, and the updates of
@@ -1098,7 +1115,9 @@ func TestPodTopologySpread(t *testing.T) {
 	// The pending pod: upstream's carries DoNotSchedule constraints (on
 	// "zone", some on "node" too, selecting pods with the label foo or
 	// bar), which its record cannot hold.
-	p := func() *policytest.PodWrapper { return pending("p", pts).Label("foo", "") }
+	// An older host's record (ABI minor 3), without the constraints; see
+	// TestSelectiveHints for records with them.
+	p := func() *policytest.PodWrapper { return pending("p", pts).Label("foo", "").OfMinor(3) }
 	p2 := func() *policytest.PodWrapper { return bound("p2").Node("fake-node") }
 	unscheduled := func() *policytest.PodWrapper { return bound("p2").Node("") }
 	add := func(w *policytest.PodWrapper) abi.EventView { return policytest.PodAdd(w.Obj()) }

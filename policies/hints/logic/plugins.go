@@ -49,21 +49,23 @@ var (
 	// Upstream queues on a node added and on an update whose
 	// status.declaredFeatures changed; the host sends
 	// UpdateNodeDeclaredFeature exactly then, so both always queue (the
-	// node view need not carry the features).
+	// node view need not carry the features). The pod's own update (every
+	// update bit, upstream's TargetPod/Update) queues when it changed the
+	// features the pod needs (ABI minor 4).
 	NodeDeclaredFeatures = plugin(abi.PluginNodeDeclaredFeatures,
 		route{abi.ResourceNode, abi.ActionAdd | abi.ActionUpdateNodeDeclaredFeature, always},
+		route{abi.ResourceUnscheduledPod, abi.ActionUpdate, declaredFeaturesAfterPodUpdate},
 	)
-	// InterPodAffinity: interpodaffinity/plugin.go. The pod view has no
-	// pod affinity terms; the hints queue where upstream's would look at
-	// them (interpodaffinity.go).
+	// InterPodAffinity: interpodaffinity/plugin.go. The pod record carries
+	// the pod affinity terms from ABI minor 4 (interpodaffinity.go).
 	InterPodAffinity = plugin(abi.PluginInterPodAffinity,
 		route{abi.ResourcePod, abi.ActionAdd | abi.ActionUpdatePodLabel | abi.ActionDelete, interPodAffinityAfterAssignedPodChange},
 		route{abi.ResourceUnscheduledPod, abi.ActionUpdatePodLabel, interPodAffinityAfterPodLabelChange},
 		route{abi.ResourceNode, abi.ActionAdd | abi.ActionUpdateNodeLabel, interPodAffinityAfterNodeChange},
 	)
-	// PodTopologySpread: podtopologyspread/plugin.go. The pod view has no
-	// spread constraints; the hints queue where upstream's would look at
-	// them (podtopologyspread.go).
+	// PodTopologySpread: podtopologyspread/plugin.go. The pod record
+	// carries the pod's spread constraints from ABI minor 4
+	// (podtopologyspread.go).
 	PodTopologySpread = plugin(abi.PluginPodTopologySpread,
 		route{abi.ResourcePod, abi.ActionAdd | abi.ActionUpdatePodLabel | abi.ActionDelete, spreadAfterAssignedPodChange},
 		route{abi.ResourceUnscheduledPod, abi.ActionUpdatePodToleration | abi.ActionUpdatePodLabel, spreadAfterPodChange},
@@ -204,3 +206,22 @@ func dispatch(routes []route, ev abi.EventView, p abi.PodView) (abi.Hint, error)
 // always is the hint of an event upstream registers without a hint
 // function: the event always queues the pod.
 func always(abi.EventView, abi.PodView) (abi.Hint, error) { return abi.HintQueue, nil }
+
+// declaredFeaturesAfterPodUpdate mirrors nodedeclaredfeatures'
+// isSchedulableAfterTargetPodUpdate: the pod's own update queues when the
+// node features it needs changed. A record of an older host carries no
+// features, so that update queues.
+func declaredFeaturesAfterPodUpdate(ev abi.EventView, p abi.PodView) (abi.Hint, error) {
+	updated, self, err := targetPod(ev, p)
+	if err != nil || !self {
+		return queueIf(err != nil), err
+	}
+	before, ok := ev.OldPod()
+	if !ok {
+		return abi.HintQueue, errNoOldPod
+	}
+	if !before.TermsKnown() || !updated.TermsKnown() {
+		return abi.HintQueue, nil
+	}
+	return queueIf(!sameList(before.RequiredFeatures(), updated.RequiredFeatures())), nil
+}

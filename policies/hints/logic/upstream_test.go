@@ -11,8 +11,10 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/wasmsched/wasmsched/abi"
+	"github.com/wasmsched/wasmsched/abi/abitest"
 	"github.com/wasmsched/wasmsched/guest-sdk/policytest"
 	"github.com/wasmsched/wasmsched/host/podview"
+	"github.com/wasmsched/wasmsched/host/policy"
 	"github.com/wasmsched/wasmsched/policies/hints/logic"
 )
 
@@ -250,9 +252,10 @@ func withComparisons(rec *abi.Pod, pod *v1.Pod) {
 	}
 }
 
-// TestUnchangedAgainstUpstream: the InterPodAffinity and PodTopologySpread
-// hints cannot match the pod's terms or constraints (the ABI has none), so
-// on an update they Skip only when nothing upstream's hints compare changed.
+// TestUnchangedAgainstUpstream: for a pod record of an older host (ABI
+// minor 3), the InterPodAffinity and PodTopologySpread hints cannot match
+// the pod's terms or constraints, so on an update they Skip only when
+// nothing upstream's hints compare changed.
 // On random revisions of Kubernetes objects turned into records by the
 // host's podview, they Skip exactly when upstream's comparisons
 // (equality.Semantic.DeepEqual of labels, taints and tolerations) find the
@@ -268,6 +271,19 @@ func TestUnchangedAgainstUpstream(t *testing.T) {
 		return record(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-p"}}, plugin)
 	}
 	ipaPod, ptsPod := pendingRec(abi.PluginInterPodAffinity), pendingRec(abi.PluginPodTopologySpread)
+	minor3 := func(p *abi.Pod) abi.PodView {
+		v, err := abi.ReadPod(abitest.PodOfMinor(abi.AppendPod(nil, p), 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	ipaView, ptsView := minor3(ipaPod), minor3(ptsPod)
+	hints := func(q policy.QueueingHint, ev abi.EventView, p abi.PodView) []abi.Hint {
+		out := []abi.Hint{0}
+		q.Hints(ev, []abi.PodView{p}, out)
+		return out
+	}
 	want := func(same bool) abi.Hint {
 		if same {
 			return abi.HintSkip
@@ -281,10 +297,10 @@ func TestUnchangedAgainstUpstream(t *testing.T) {
 		sameLabels := equality.Semantic.DeepEqual(oldNode.Labels, newNode.Labels)
 		sameTaints := equality.Semantic.DeepEqual(oldNode.Spec.Taints, newNode.Spec.Taints)
 		ev := policytest.NodeUpdate(nodeRecord(oldNode), nodeRecord(newNode), abi.ActionUpdateNodeLabel|abi.ActionUpdateNodeTaint)
-		if got := policytest.Hints(ipa, ev, ipaPod)[0]; got != want(sameLabels) {
+		if got := hints(ipa, ev, ipaView)[0]; got != want(sameLabels) {
 			t.Errorf("case %d: InterPodAffinity node hint %d, labels equal %v\nold %v\nnew %v", i, got, sameLabels, oldNode.Labels, newNode.Labels)
 		}
-		got := policytest.Hints(pts, ev, ptsPod)[0]
+		got := hints(pts, ev, ptsView)[0]
 		nodes[got]++
 		if got != want(sameLabels && sameTaints) {
 			t.Errorf("case %d: PodTopologySpread node hint %d, labels equal %v, taints equal %v\nold %+v\nnew %+v",
@@ -296,10 +312,10 @@ func TestUnchangedAgainstUpstream(t *testing.T) {
 		oldPod.Spec.NodeName, newPod.Spec.NodeName = "n1", "n1"
 		sameLabels = equality.Semantic.DeepEqual(oldPod.Labels, newPod.Labels)
 		ev = policytest.PodUpdate(record(oldPod, ""), record(newPod, ""), abi.ActionUpdatePodLabel)
-		if got := policytest.Hints(ipa, ev, ipaPod)[0]; got != want(sameLabels) {
+		if got := hints(ipa, ev, ipaView)[0]; got != want(sameLabels) {
 			t.Errorf("case %d: InterPodAffinity bound pod hint %d, labels equal %v\nold %v\nnew %v", i, got, sameLabels, oldPod.Labels, newPod.Labels)
 		}
-		got = policytest.Hints(pts, ev, ptsPod)[0]
+		got = hints(pts, ev, ptsView)[0]
 		bound[got]++
 		if got != want(sameLabels) {
 			t.Errorf("case %d: PodTopologySpread bound pod hint %d, labels equal %v\nold %v\nnew %v", i, got, sameLabels, oldPod.Labels, newPod.Labels)
@@ -311,7 +327,7 @@ func TestUnchangedAgainstUpstream(t *testing.T) {
 		}
 		sameTols := equality.Semantic.DeepEqual(oldPod.Spec.Tolerations, newPod.Spec.Tolerations)
 		ev = policytest.UnscheduledPodUpdate(record(oldPod, ""), record(newPod, ""), abi.ActionUpdatePodLabel|abi.ActionUpdatePodToleration)
-		got = policytest.Hints(pts, ev, ptsPod)[0]
+		got = hints(pts, ev, ptsView)[0]
 		own[got]++
 		if got != want(sameLabels && sameTols) {
 			t.Errorf("case %d: PodTopologySpread own update hint %d, labels equal %v, tolerations equal %v\nold %+v\nnew %+v",

@@ -61,7 +61,15 @@ const weightNodeAffinity = 2
 type nodeAffinity struct {
 	added     *nodeaffinity.NodeSelector
 	addedPref *nodeaffinity.PreferredSchedulingTerms
+	// addedSpec is the args' required addedAffinity as configured, for
+	// AddedAffinity.
+	addedSpec *v1.NodeSelector
 }
+
+// AddedAffinity returns the args' required addedAffinity (nil: none), which
+// the queue's pod records carry for the QueueingHint slot
+// (abi.Pod.AddedAffinity).
+func (pl nodeAffinity) AddedAffinity() *v1.NodeSelector { return pl.addedSpec }
 
 var (
 	_ framework.PreFilterPlugin = nodeAffinity{}
@@ -248,7 +256,7 @@ func newNodeAffinity(path *field.Path, a *kschedv1.NodeAffinityArgs) (nodeAffini
 		if err != nil {
 			errs = append(errs, err)
 		}
-		pl.added = sel
+		pl.added, pl.addedSpec = sel, ns
 	}
 	if terms := a.AddedAffinity.PreferredDuringSchedulingIgnoredDuringExecution; len(terms) != 0 {
 		pref, err := nodeaffinity.NewPreferredSchedulingTerms(terms, field.WithPath(path.Child("addedAffinity", "preferredDuringSchedulingIgnoredDuringExecution")))
