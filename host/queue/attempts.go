@@ -99,8 +99,10 @@ type GroupResult struct {
 // the members that failed or arrived during the cycle are requeued as a
 // unit, with backoff unless the group was scheduled. A group with no such
 // member leaves the queue. As upstream (v1.37), a rejected group is not
-// checked against events: it backs off and is retried; max backoff grows
-// with the square root of its size.
+// checked against events: it backs off in the error heap (upstream's group
+// infos carry no rejecting plugins), so a pop from backoffQ never retries it
+// early, and is retried when its backoff ends; max backoff grows with the
+// square root of its size.
 func (q *Queue) AddAttemptedGroupIfNeeded(g *Group, r GroupResult) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -180,7 +180,9 @@ func TestGroupRequeuedAsUnit(t *testing.T) {
 		wantExpiry time.Duration // after the hand-back; 0: none
 		keepsTime  bool
 	}{
-		{"rejected: backoff", GroupResult{Rejected: rejectedBy("TopologyFit")}, "backoff", time.Second, false},
+		// As upstream's, whose group infos carry no rejecting plugins: the
+		// error heap, which a pop from backoffQ never takes early.
+		{"rejected: error backoff", GroupResult{Rejected: rejectedBy("TopologyFit")}, "errorBackoff", time.Second, false},
 		{"error: error backoff", GroupResult{}, "errorBackoff", time.Second, false},
 		{"scheduled with a failed member: activeQ, timestamp kept", GroupResult{Scheduled: true}, "active", 0, true},
 	}
@@ -237,7 +239,7 @@ func TestGroupRequeuedAsUnit(t *testing.T) {
 		})
 	}
 
-	t.Run("pop from backoffQ as a unit", func(t *testing.T) {
+	t.Run("a rejected group waits out its backoff, then pops as a unit", func(t *testing.T) {
 		e := newEnv(t)
 		e.q.AddPodGroup(makePodGroup("g", 2))
 		e.q.Add(member("m1", "g").obj())
@@ -251,12 +253,23 @@ func TestGroupRequeuedAsUnit(t *testing.T) {
 		if err := e.q.AddAttemptedGroupIfNeeded(g, GroupResult{Rejected: rejectedBy("TopologyFit")}); err != nil {
 			t.Fatal(err)
 		}
+		// activeQ is empty, but a rejected group is not popped from
+		// backoffQ before its backoff ends: that retried a group that
+		// does not fit in a busy loop.
+		if got := e.tryPop(t); got != nil {
+			t.Fatalf("popped %v during the group's backoff", got)
+		}
+		e.clk.Step(2 * time.Second)
+		e.q.flushBackoffCompleted()
 		again := e.popGroup(t)
 		if again != g || len(g.Members()) != 2 || g.Attempts() != 2 || g.Members()[0].Attempts() != 2 {
 			t.Errorf("popped again: %d members, attempts %d", len(g.Members()), g.Attempts())
 		}
-		if n := e.rec.incomingOf(QueueActive, EventPopFromBackoffQ); n != 2 {
-			t.Errorf("incoming{active, PopFromBackoffQ} = %d, want 2 (pods)", n)
+		if n := e.rec.incomingOf(QueueActive, EventPopFromBackoffQ); n != 0 {
+			t.Errorf("incoming{active, PopFromBackoffQ} = %d, want 0", n)
+		}
+		if n := e.rec.incomingOf(QueueActive, EventBackoffComplete); n != 2 {
+			t.Errorf("incoming{active, BackoffComplete} = %d, want 2 (pods)", n)
 		}
 	})
 

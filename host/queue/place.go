@@ -156,7 +156,12 @@ func (q *Queue) placeLocked(e *entity, l location, event string, prev location) 
 		q.active.push(e)
 	case locBackoff, locErrorBackoff:
 		l = locBackoff
-		if e.failedWithError() {
+		// A pod group backs off in the error heap whatever rejected it, as
+		// upstream's, whose group infos carry no rejecting plugins: a pop
+		// from backoffQ (popFromBackoffQ) never takes it early, which would
+		// retry a group that does not fit in a busy loop while activeQ is
+		// empty.
+		if e.failedWithError() || e.group != nil {
 			l = locErrorBackoff
 			q.errBackoff.push(e)
 		} else {
