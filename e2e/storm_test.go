@@ -31,12 +31,13 @@ import (
 // removed, relabelled, tainted, untainted, their allocatable changed; pods
 // and whole pod groups deleted; PersistentVolumes created for waiting
 // claims, which the PV binder binds; devices published, devices freed by
-// the resource claim controller when their pod goes) runs while pods of
-// every constraint kind arrive and wait: resources, node selector, node
-// affinity, tolerations, host ports, inter-pod affinity and anti-affinity,
-// topology spread, volumes, DRA claims and gangs. The last quarter of the
-// storm mostly frees: untaints, volumes, devices, nodes, room. Then the test
-// waits for quiescence: no binding and nothing in activeQ or backoffQ
+// the resource claim controller when their pod or claim goes) runs while
+// pods of every constraint kind arrive and wait: resources, node selector,
+// node affinity, tolerations, host ports, inter-pod affinity and
+// anti-affinity, topology spread, volumes, DRA claims and gangs. Once the
+// scheduler has settled, a release phase frees one kind of constraint at a
+// time (release: volumes, untaints, devices, room); then the test waits
+// for quiescence: no binding and nothing in activeQ or backoffQ
 // (scheduler_pending_pods) for stormQuiet.
 //
 // At quiescence every pending pod must be truly unschedulable: the test
@@ -45,7 +46,9 @@ import (
 // final cluster built from its own informers, outside either scheduler
 // (checkPending). A pending pod some node fits is a missed wake-up: no
 // event, or no QueueingHint, moved it. And wasmsched must leave no more
-// pods pending than upstream on the same seed, nor make more than
+// pods pending than upstream on the same seed (give or take
+// stormPendingSlack and a tenth: where the other pods went differs between
+// the two), nor make more than
 // stormSpinFactor times upstream's unschedulable attempts (plus
 // stormSpinSlack): the opposite failure, pods retried in a loop with
 // nothing changed, is as invisible without a count.
@@ -90,8 +93,13 @@ func TestNoLostWakeups(t *testing.T) {
 			if !okU || !okW {
 				return
 			}
-			if ws.pending > up.pending {
-				t.Errorf("seed %d: wasmsched left %d pods pending, upstream %d: want no more than upstream", seed, ws.pending, up.pending)
+			// Each pending pod was checked truly unschedulable above; how
+			// many are left depends also on where the others were placed
+			// (the two schedulers' scores and timing differ), hence the
+			// slack: this catches wasmsched leaving pods behind
+			// systematically, not one placement that went otherwise.
+			if limit := up.pending + stormPendingSlack + up.pending/10; ws.pending > limit {
+				t.Errorf("seed %d: wasmsched left %d pods pending, upstream %d: want no more than upstream (limit %d)", seed, ws.pending, up.pending, limit)
 			}
 			// Not a lost wake-up but its opposite, as invisible without a
 			// count: pods retried in a loop with nothing changed. Upstream's
@@ -107,11 +115,14 @@ func TestNoLostWakeups(t *testing.T) {
 	}
 }
 
-// Limits of wasmsched's unschedulable attempts relative to upstream's on
-// the same seed: stormSpinFactor times upstream's plus stormSpinSlack.
+// Limits relative to upstream's on the same seed: of the pods wasmsched
+// leaves pending, upstream's plus stormPendingSlack plus a tenth; of its
+// unschedulable attempts, stormSpinFactor times upstream's plus
+// stormSpinSlack.
 const (
-	stormSpinFactor = 3
-	stormSpinSlack  = 300
+	stormPendingSlack = 2
+	stormSpinFactor   = 3
+	stormSpinSlack    = 300
 )
 
 // stormResult is what one implementation's run of a seed measured.
@@ -136,13 +147,17 @@ const (
 	// stormSteps changes, one every stormStep: about a minute.
 	stormSteps = 160
 	stormStep  = 350 * time.Millisecond
-	// stormThaw is the step from which the mix mostly frees.
-	stormThaw = stormSteps * 3 / 4
 	// stormQuiet: quiescence is this long without a binding and with
 	// nothing in activeQ or backoffQ (upstream's maximum backoff is 10 s).
 	stormQuiet = 15 * time.Second
 	// stormQuiesceTimeout bounds the wait for quiescence.
-	stormQuiesceTimeout = 120 * time.Second
+	stormQuiesceTimeout = 100 * time.Second
+	// Between the storm and the release phase the scheduler settles:
+	// stormSettleQuiet without a change, or stormSettleTimeout.
+	stormSettleQuiet   = 6 * time.Second
+	stormSettleTimeout = 30 * time.Second
+	// stormReleaseGap separates the release phase's kinds of change.
+	stormReleaseGap = 2 * time.Second
 	// stormBudget bounds the whole run from the scheduler's start: under
 	// upstream's 5-minute podMaxInUnschedulablePodsDuration.
 	stormBudget = 4*time.Minute + 30*time.Second
@@ -252,14 +267,16 @@ func runStorm(t *testing.T, impl string, seed uint64) (stormResult, bool) {
 	t0 := time.Now()
 	st.run()
 	stormEnd := time.Since(t0)
-	st.quiesce()
+	st.quiesce(stormSettleQuiet, stormSettleTimeout, false)
+	st.release()
+	st.quiesce(stormQuiet, stormQuiesceTimeout, true)
 	quiet := time.Since(t0)
 	pending := checkPending(t, s)
 	page := s.page(t)
 	attempts := func(result string) float64 {
 		return testenv.SumSamples(page, "scheduler_schedule_attempts_total", `result="`+result+`"`)
 	}
-	s.logf(t, "seed %d: %d steps of %v; storm %v, quiescent after %v, checked after %v; actions: %v; created %d pods, %d groups; "+
+	s.logf(t, "seed %d: %d steps of %v; storm %v, released and quiescent after %v, checked after %v; actions: %v; created %d pods, %d groups; "+
 		"attempts: %v scheduled, %v unschedulable, %v error; %d pods bound after being reported unschedulable (woken); pending at quiescence: %d %v",
 		seed, stormSteps, stormStep, stormEnd.Round(time.Second), quiet.Round(time.Second), time.Since(t0).Round(time.Second),
 		st.countsText(), len(st.pods)+st.gangPods, len(st.groups),
@@ -268,7 +285,7 @@ func runStorm(t *testing.T, impl string, seed uint64) (stormResult, bool) {
 		moves: topSamples(page, "scheduler_queue_incoming_pods_total", 12)}
 	s.logf(t, "the most frequent moves (scheduler_queue_incoming_pods_total): %s", r.moves)
 	if s.wasm != nil {
-		r.spinners = mostAttempted(s.wasm.Log(), 6)
+		r.spinners = mostAttempted(s.wasm.LogPath(), 6)
 		s.logf(t, "the pods with the most attempts: %s", r.spinners)
 	}
 	if d := time.Since(t0); d > stormBudget {
@@ -281,11 +298,10 @@ func runStorm(t *testing.T, impl string, seed uint64) (stormResult, bool) {
 // its choices pick from, so that the sequence of changes depends on the
 // seed only.
 type storm struct {
-	t    *testing.T
-	s    *scheduler
-	rng  *rand.Rand
-	seq  int  // names
-	thaw bool // the last quarter of the steps
+	t   *testing.T
+	s   *scheduler
+	rng *rand.Rand
+	seq int // names
 
 	nodes    []string        // live nodes, in creation order
 	tainted  map[string]bool // nodes carrying the storm taint
@@ -333,12 +349,11 @@ func (st *storm) setup() {
 	}
 }
 
-// stormAction is one kind of change, drawn with weight before the thaw and
-// thaw after it.
+// stormAction is one kind of change, drawn with weight.
 type stormAction struct {
-	name         string
-	weight, thaw int
-	do           func() error
+	name   string
+	weight int
+	do     func() error
 }
 
 // errSkip: the action had nothing to act on (drawn deterministically too).
@@ -346,18 +361,18 @@ var errSkip = errors.New("nothing to do")
 
 func (st *storm) actions() []stormAction {
 	return []stormAction{
-		{"create-pod", 48, 0, st.createPod},
-		{"create-gang", 5, 0, st.createGang},
-		{"delete-pod", 6, 8, st.deletePod},
-		{"complete-group", 2, 6, st.completeGroup},
-		{"add-node", 5, 10, st.addRandomNode},
-		{"remove-node", 4, 0, st.removeNode},
-		{"relabel-node", 6, 10, st.relabelNode},
-		{"taint-node", 5, 0, st.taintNode},
-		{"untaint-node", 4, 20, st.untaintNode},
-		{"allocatable", 6, 10, st.changeAllocatable},
-		{"create-pv", 6, 20, st.createPV},
-		{"publish-devices", 5, 14, st.publishDevices},
+		{"create-pod", 52, st.createPod},
+		{"create-gang", 5, st.createGang},
+		{"delete-pod", 6, st.deletePod},
+		{"complete-group", 2, st.completeGroup},
+		{"add-node", 2, st.addRandomNode},
+		{"remove-node", 3, st.removeNode},
+		{"relabel-node", 6, st.relabelNode},
+		{"taint-node", 6, st.taintNode},
+		{"untaint-node", 3, st.untaintNode},
+		{"allocatable", 6, st.changeAllocatable},
+		{"create-pv", 4, st.createPV},
+		{"publish-devices", 3, st.publishDevices},
 	}
 }
 
@@ -366,19 +381,17 @@ func (st *storm) run() {
 	acts := st.actions()
 	next := time.Now()
 	for step := range stormSteps {
-		thaw := step >= stormThaw
-		st.thaw = thaw
 		total := 0
 		for _, a := range acts {
-			total += a.weightAt(thaw)
+			total += a.weight
 		}
 		r := st.rng.IntN(total)
 		var a stormAction
 		for _, a = range acts {
-			if r < a.weightAt(thaw) {
+			if r < a.weight {
 				break
 			}
-			r -= a.weightAt(thaw)
+			r -= a.weight
 		}
 		switch err := a.do(); {
 		case errors.Is(err, errSkip):
@@ -397,11 +410,77 @@ func (st *storm) run() {
 	}
 }
 
-func (a stormAction) weightAt(thaw bool) int {
-	if thaw {
-		return a.thaw
+// release is the phase after the storm has settled: one kind of freeing
+// change at a time, in an order drawn from the seed, stormReleaseGap
+// apart: volumes for every waiting claim, the storm taint off every
+// node, a device more on every node, every node's cpu raised to 8, a
+// third of the pods deleted. In the storm a pod rejected by one plugin is
+// usually woken by some later event of another kind which that plugin's
+// hints also answer (a node added queues almost everything); here the
+// change of one kind is the last that can free a pod waiting on it, so a
+// hint that misses it leaves the pod pending for the check. Nodes are
+// neither added nor relabelled here for that reason.
+func (st *storm) release() {
+	kinds := []struct {
+		name string
+		do   func() error
+	}{
+		{"volumes", func() error {
+			for len(st.waitPV) > 0 {
+				if err := st.createPV(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"untaint", func() error {
+			for _, n := range st.nodes {
+				if st.tainted[n] {
+					st.tainted[n] = false
+					if err := st.updateNode(n, func(n *v1.Node) {
+						n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t v1.Taint) bool { return t.Key == stormTaint })
+					}); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}},
+		{"devices", func() error {
+			for _, n := range st.nodes {
+				if err := st.publish(n, 1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"allocatable", func() error {
+			for _, n := range st.nodes {
+				if err := st.setCPU(n, "8"); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"delete-pods", func() error {
+			for i := 0; i < len(st.pods); i += 3 {
+				if err := st.deletePodNamed(st.pods[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
 	}
-	return a.weight
+	var order []string
+	for _, i := range st.rng.Perm(len(kinds)) {
+		k := kinds[i]
+		order = append(order, k.name)
+		if err := k.do(); err != nil {
+			st.t.Errorf("[%s] release %s: %v", st.s.name, k.name, err)
+		}
+		time.Sleep(stormReleaseGap)
+	}
+	st.s.logf(st.t, "released, in this order: %v", order)
 }
 
 func (st *storm) countsText() string {
@@ -423,7 +502,7 @@ func (st *storm) countsText() string {
 // ---- nodes ----
 
 func (st *storm) addRandomNode() error {
-	return st.addNode(pick(st, []string{"2", "4", "6"}), pick(st, stormZones), pick(st, stormTiers),
+	return st.addNode(pick(st, []string{"2", "3", "4"}), pick(st, stormZones), pick(st, stormTiers),
 		st.rng.IntN(5) == 0, st.rng.IntN(3))
 }
 
@@ -544,15 +623,14 @@ func (st *storm) untaintNode() error {
 	})
 }
 
-// changeAllocatable sets a node's cpu capacity and allocatable (more of
-// it during the thaw).
+// changeAllocatable sets a node's cpu capacity and allocatable.
 func (st *storm) changeAllocatable() error {
 	name := pick(st, st.nodes)
-	cpus := []string{"2", "3", "4", "6", "8"}
-	if st.thaw {
-		cpus = cpus[3:]
-	}
-	cpu := pick(st, cpus)
+	return st.setCPU(name, pick(st, []string{"2", "3", "4", "6", "8"}))
+}
+
+// setCPU sets a node's cpu capacity and allocatable.
+func (st *storm) setCPU(name, cpu string) error {
 	patch := fmt.Sprintf(`{"status":{"capacity":{"cpu":%q},"allocatable":{"cpu":%q}}}`, cpu, cpu)
 	_, err := st.s.c.CoreV1().Nodes().Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
 	return err
@@ -611,7 +689,7 @@ func (st *storm) createPV() error {
 func (st *storm) createPod() error {
 	kind := pick(st, stormPodKinds)
 	name := st.name("p") + "-" + kind
-	cpu := fmt.Sprintf("%dm", 100*(2+st.rng.IntN(7)))
+	cpu := fmt.Sprintf("%dm", 100*(3+st.rng.IntN(8)))
 	var opts []podOpt
 	ctx := context.Background()
 	switch kind {
