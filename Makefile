@@ -112,7 +112,7 @@ bench-micro: policies fixtures ## Run the Go benchmarks into bench.out and summa
 bench-e2e: cluster ## Upstream kube-scheduler vs wasmsched (native and Wasm policies) on one control plane, plus the memory soak; results in docs/benchmarks (PERF_OUT).
 	$(GO) run ./e2e/perf -out $(PERF_OUT) $(PERF_FLAGS)
 
-# Seeds of e2e's TestNoLostWakeups that `make flake` runs besides its CI seeds (about 5 min each on
+# Seeds of e2e's TestNoLostWakeups that `make flake` runs besides its CI seeds (about 3.5 min each on
 # 2 cores, output in build/storm.log); empty skips the storm.
 FLAKE_STORM_SEEDS ?= 3,4,5,6,7,8,9,10
 

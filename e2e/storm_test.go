@@ -70,8 +70,9 @@ import (
 //	STORM_SEEDS=3,4,5,6,7,8 go test ./e2e -run TestNoLostWakeups -count=1 -v -timeout 60m
 //	make flake         # then seeds FLAKE_STORM_SEEDS (3 to 10), after the -race runs
 //
-// Each seed costs about 2 x 80 s on 2 cores (5 s setup, 56 s storm, 15-20 s
-// wait); the wait may take up to stormQuiesceTimeout.
+// Each seed costs about 2 x 95 s on 2 cores (5 s setup, 56 s storm, 6-30 s
+// settling, 10 s release, 15-30 s wait for quiescence, which may take up
+// to stormQuiesceTimeout).
 func TestNoLostWakeups(t *testing.T) {
 	for _, seed := range stormSeeds(t) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -89,7 +90,7 @@ func TestNoLostWakeups(t *testing.T) {
 			up, okU := results[implUpstream]
 			ws, okW := results[implWasmsched]
 			t.Logf("seed %d: pods pending at quiescence: upstream %s, wasmsched %s; unschedulable attempts: upstream %s, wasmsched %s",
-				seed, up.text(okU, up.pending), ws.text(okW, ws.pending), up.text(okU, up.unschedulable), ws.text(okW, ws.unschedulable))
+				seed, countText(okU, up.pending), countText(okW, ws.pending), countText(okU, up.unschedulable), countText(okW, ws.unschedulable))
 			if !okU || !okW {
 				return
 			}
@@ -133,7 +134,8 @@ type stormResult struct {
 	spinners      string // wasmsched: the pods with the most "unable to schedule" log lines
 }
 
-func (r stormResult) text(ok bool, n int) string {
+// countText is n, or "-" when not ok (the run did not measure it).
+func countText(ok bool, n int) string {
 	if !ok {
 		return "-"
 	}
