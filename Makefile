@@ -112,9 +112,19 @@ bench-micro: policies fixtures ## Run the Go benchmarks into bench.out and summa
 bench-e2e: cluster ## Upstream kube-scheduler vs wasmsched (native and Wasm policies) on one control plane, plus the memory soak; results in docs/benchmarks (PERF_OUT).
 	$(GO) run ./e2e/perf -out $(PERF_OUT) $(PERF_FLAGS)
 
+# Seeds of e2e's TestNoLostWakeups that `make flake` runs besides its CI seeds (about 3.5 min each on
+# 2 cores, output in build/storm.log); empty skips the storm.
+FLAKE_STORM_SEEDS ?= 3,4,5,6,7,8,9,10
+
 .PHONY: flake
-flake: ## Run the timing-sensitive packages under -race -count=20 beside 2 busy loops; report failures (FLAKE_COUNT, FLAKE_LOAD, FLAKE_PKGS).
+flake: ## Run the timing-sensitive packages under -race -count=20 beside 2 busy loops; report failures (FLAKE_COUNT, FLAKE_LOAD, FLAKE_PKGS); then the event storm on FLAKE_STORM_SEEDS.
 	hack/flake.sh
+	@if [ -n "$(FLAKE_STORM_SEEDS)" ]; then \
+	  echo "flake: TestNoLostWakeups on seeds $(FLAKE_STORM_SEEDS) (output in build/storm.log)" >&2; mkdir -p build; \
+	  STORM_SEEDS=$(FLAKE_STORM_SEEDS) $(GO) test ./e2e -run '^TestNoLostWakeups$$' -count=1 -v -timeout 120m >build/storm.log 2>&1 \
+	    || { grep -E -- '--- FAIL|pending at quiescence' build/storm.log >&2; echo "flake: TestNoLostWakeups FAILED; see build/storm.log" >&2; exit 1; }; \
+	  grep -E 'pods pending at quiescence' build/storm.log >&2 || true; \
+	fi
 
 .PHONY: check
 check: lint ## gofmt, go vet, staticcheck, the import rules, go mod tidy -diff, then make test.
