@@ -1,7 +1,7 @@
 ;; A module that serves every slot and misbehaves in each one differently, so
 ;; the adapters' fallbacks can be tested:
 ;;   queue/backoff less   trap (unreachable)
-;;   queue/backoff key    a valid all-zero key for an empty pod record (232
+;;   queue/backoff key    a valid all-zero key for an empty pod record (288
 ;;                        bytes, what the adapter probes with), a spin for any
 ;;                        other pod, so the deadline stops it
 ;;   backoff may_pop      returns 7, neither true nor false
@@ -29,7 +29,7 @@
     (i64.or (i64.shl (i64.const 0x200) (i64.const 32)) (i64.const 15)))
 
   (func $key (param $n i32) (result i64)
-    (if (i32.ne (local.get $n) (i32.const 232))
+    (if (i32.ne (local.get $n) (i32.const 288))
       (then (loop $forever (br $forever))))
     (i64.or (i64.shl (i64.const 0x10000) (i64.const 32)) (i64.const 32)))
 

@@ -25,9 +25,9 @@
     (unreachable))
 
   (func (export "wasmsched_backoff_sort_key") (param $n i32) (result i64)
-    ;; The adapter probes the key with an empty pod record (232 bytes): answer
+    ;; The adapter probes the key with an empty pod record (288 bytes): answer
     ;; it with a valid all-zero key so that the module loads as a keyed sort.
-    (if (i32.eq (local.get $n) (i32.const 232))
+    (if (i32.eq (local.get $n) (i32.const 288))
       (then (return (i64.const 0x000003c000000020))))
     (call $grow)
     (unreachable))
