@@ -821,7 +821,7 @@ func TestCRD(t *testing.T) {
 			cols = append(cols, c.Name)
 		}
 	}
-	if diff := cmp.Diff([]string{"Profile", "Slot", "Digest", "Accepted", "Age"}, cols); diff != "" {
+	if diff := cmp.Diff([]string{"Profile", "Slot", "Mode", "Agreement", "Digest", "Accepted", "Age"}, cols); diff != "" {
 		t.Errorf("printer columns (-want, +got):\n%s", diff)
 	}
 	replicas := v.Schema.OpenAPIV3Schema.Properties["status"].Properties["replicas"]
