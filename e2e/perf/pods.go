@@ -126,7 +126,11 @@ func createPods(ctx context.Context, c kubernetes.Interface, n int, build func(i
 
 // podWatch counts, from an informer on one namespace, the pods of each
 // phase that were bound and those the scheduler reported unschedulable
-// (PodScheduled=False): what the API shows, as scheduler_perf counts.
+// (PodScheduled=False, reason Unschedulable): what the API shows, as
+// scheduler_perf counts. A pod held before the queue (wasmsched writes
+// PodScheduled=False with the holder as reason, e.g. DynamicResources while
+// its ResourceClaim is not created yet; the apiserver's SchedulingGated) is
+// waiting, not refused.
 type podWatch struct {
 	mu          sync.Mutex
 	bound       map[string]map[types.UID]bool // phase -> pods seen bound
@@ -155,7 +159,7 @@ func watchPods(ctx context.Context, c kubernetes.Interface, ns string) (*podWatc
 			return
 		}
 		for _, c := range p.Status.Conditions {
-			if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
+			if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == v1.PodReasonUnschedulable {
 				mark(w.unscheduled, phase, p.UID)
 				if _, ok := w.firstUnscheduled[phase]; !ok {
 					w.firstUnscheduled[phase] = fmt.Sprintf("pod %s: %s: %s", p.Name, c.Reason, c.Message)
