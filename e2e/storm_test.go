@@ -160,9 +160,6 @@ const (
 	stormSettleTimeout = 30 * time.Second
 	// stormReleaseGap separates the release phase's kinds of change.
 	stormReleaseGap = 2 * time.Second
-	// stormBudget bounds the whole run from the scheduler's start: under
-	// upstream's 5-minute podMaxInUnschedulablePodsDuration.
-	stormBudget = 4*time.Minute + 30*time.Second
 	// stormFlush is wasmsched's queue.maxInUnschedulable here: longer than
 	// the test.
 	stormFlush = "30m"
@@ -290,8 +287,12 @@ func runStorm(t *testing.T, impl string, seed uint64) (stormResult, bool) {
 		r.spinners = mostAttempted(s.wasm.LogPath(), 6)
 		s.logf(t, "the pods with the most attempts: %s", r.spinners)
 	}
-	if d := time.Since(t0); d > stormBudget {
-		t.Errorf("the storm and the wait took %v from the scheduler's start, over %v: upstream's 5-minute flush may have rescued pods; shorten the storm", d, stormBudget)
+	// What the storm's length guards against, read rather than timed: a
+	// pod the periodic flush moved (upstream's 5 minutes) was not woken by
+	// an event, and the comparison would not hold.
+	if n := testenv.SumSamples(page, "scheduler_queue_incoming_pods_total", `event="UnschedulableTimeout"`); n > 0 {
+		t.Errorf("%v pods moved by the unschedulable-pods flush (UnschedulableTimeout) after %v: the run outlasted the flush; shorten the storm",
+			n, time.Since(t0).Round(time.Second))
 	}
 	return r, !t.Failed() || pending.checked
 }
