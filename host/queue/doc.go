@@ -47,8 +47,12 @@
 //
 // A cluster event becomes one batched call of the QueueingHint slot for the
 // pods of the pool whose rejecting plugins registered a matching (resource,
-// action); a pod with no rejecting plugin moves on any registered event, and
-// an event nobody registered is dropped. Queue (or a hint error) sends the
+// action); a pod with no rejecting plugin moves on any registered event. A
+// plugin no registration names (a PreEnqueue module or a filter plugin the
+// slot knows nothing of) is taken to care about every event, as upstream
+// takes a plugin without EnqueueExtensions: its pods move on any event,
+// without asking the slot. Otherwise an event nobody registered is
+// dropped. Queue (or a hint error) sends the
 // entity to backoffQ, or to activeQ if its backoff is over or a Pending
 // plugin queued it. To tell a Pending plugin's Queue from the others' with
 // one byte per pod, a pod rejected by both kinds is sent twice in the batch:

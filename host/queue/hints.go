@@ -16,6 +16,7 @@ const otherPlugins = uint64(1) << 63
 // Guarded by Queue.mu.
 type pluginIndex struct {
 	bits map[string]uint64
+	all  uint64 // every bit handed out
 }
 
 func (x *pluginIndex) bit(name string) uint64 {
@@ -30,6 +31,7 @@ func (x *pluginIndex) bit(name string) uint64 {
 		b = 1 << n
 	}
 	x.bits[name] = b
+	x.all |= b
 	return b
 }
 

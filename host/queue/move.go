@@ -35,9 +35,11 @@ type hintRef struct {
 // slot decides for all of them in one batched call. Queue (or a hint
 // error) sends an entity to backoffQ, or to activeQ if its backoff is over
 // or a Pending plugin queued it; Skip leaves it. An entity none of whose
-// pods has a rejecting plugin moves on any registered event, as upstream.
-// The event is also recorded for the pods in flight, which replay it if
-// they come back unschedulable. An event nobody registered does nothing.
+// pods has a rejecting plugin moves on any registered event, as upstream,
+// and so does, on any event, one rejected or gated by a plugin no
+// registration names (see unregistered). The event is also recorded for the
+// pods in flight, which replay it if they come back unschedulable. An event
+// nobody registered does nothing when every plugin seen is registered.
 func (q *Queue) MoveOnEvent(ev abi.Event) { q.MoveOnEventFor(ev, nil) }
 
 // MoveOnEventFor is MoveOnEvent restricted to entities with a pod for
@@ -47,7 +49,7 @@ func (q *Queue) MoveOnEventFor(ev abi.Event, only func(abi.PodView) bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	in := interestIn(q.regs, ev.Resource, ev.Action)
-	if !in.any {
+	if !in.any && q.unregistered(q.plugins.all) == 0 {
 		return
 	}
 	view := q.encodeEvent(&ev)
@@ -83,8 +85,11 @@ func (q *Queue) decide(ev abi.EventView, in interest, es []*entity, pool, gatesE
 		// scheduling gates' only event is an update of the pod itself. An
 		// entity held for its preemption is decided for as if it were not
 		// (the move is remembered until Release).
-		if pool && e.gating != "" && !e.held && (e.gating == abi.PluginSchedulingGates || !in.covers(q.plugins.bit(e.gating))) {
-			continue
+		if pool && e.gating != "" && !e.held {
+			bit := q.plugins.bit(e.gating)
+			if e.gating == abi.PluginSchedulingGates || !in.covers(bit) && q.unregistered(bit) == 0 {
+				continue
+			}
 		}
 		if only != nil && !slices.ContainsFunc(e.pods(), func(p *Pod) bool { return only(p.view) }) {
 			continue
@@ -101,7 +106,7 @@ func (q *Queue) decide(ev abi.EventView, in interest, es []*entity, pool, gatesE
 			if gatesEliminated && p.mask&q.gatesBit != 0 {
 				c.st = max(c.st, afterBackoff)
 			}
-			if p.mask&native != 0 {
+			if p.mask&native != 0 || q.unregistered(p.mask) != 0 {
 				c.st = max(c.st, afterBackoff)
 			}
 			if !slot.covers(p.mask &^ q.gatesBit &^ q.nativeMask) {
@@ -195,8 +200,9 @@ func (q *Queue) replay(p *Pod, events []*flightEvent, blind bool) strategy {
 	}
 	pending := len(p.pendingView.Bytes()) > 0
 	st := skip
+	unregistered := q.unregistered(p.mask) != 0
 	for _, ev := range events {
-		if ev.wildcard {
+		if ev.wildcard || unregistered {
 			st = afterBackoff
 			if !pending {
 				return st

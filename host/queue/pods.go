@@ -79,7 +79,7 @@ func (q *Queue) update(p *Pod, newPod *v1.Pod) {
 	switch {
 	case p.where == locInFlight:
 		p.latest = newPod
-		if actions != 0 && q.flight.needed() && interestIn(q.regs, abi.ResourceUnscheduledPod, actions).any {
+		if actions != 0 && q.flight.needed() && (interestIn(q.regs, abi.ResourceUnscheduledPod, actions).any || q.unregistered(q.plugins.all) != 0) {
 			ev := podview.PodEvent(actions, oldPod, newPod, q.groupInfoPtr(p.grp))
 			view := q.encodeEvent(&ev)
 			q.flight.record(q.flightEventOf(view, q.label(ev.Resource, ev.Action), p.uid, false))

@@ -63,7 +63,12 @@ type Queue struct {
 	slotRegs   []registration
 	nativeRegs []registration
 	nativeMask uint64
-	plugins    pluginIndex
+	// regBits has the bit of every plugin some registration names;
+	// slotWildcard: the slot registered an event for every plugin
+	// (abi.PluginWildcard). See unregistered.
+	regBits      uint64
+	slotWildcard bool
+	plugins      pluginIndex
 	gatesBit   uint64 // abi.PluginSchedulingGates's bit in plugins
 	labels     map[labelKey]string
 	staged     []placement // placements made under mu, applied by commit under amu
@@ -446,7 +451,7 @@ func (q *Queue) setHint(h policy.QueueingHint) {
 		}
 		q.slotRegs = append(q.slotRegs, reg)
 	}
-	q.regs = append(append(q.regs[:0], q.slotRegs...), q.nativeRegs...)
+	q.regsChanged()
 }
 
 // SetPluginEvents makes the queue answer plugin's QueueingHint itself:
@@ -465,7 +470,35 @@ func (q *Queue) SetPluginEvents(plugin string, events []abi.FilterEvent) {
 		q.nativeRegs = append(q.nativeRegs, registration{res: e.Resource, act: e.Actions, bit: bit})
 		q.nativeMask |= bit
 	}
+	q.regsChanged()
+}
+
+// regsChanged rebuilds regs and regBits after slotRegs or nativeRegs
+// changed. mu held.
+func (q *Queue) regsChanged() {
 	q.regs = append(append(q.regs[:0], q.slotRegs...), q.nativeRegs...)
+	q.regBits, q.slotWildcard = 0, false
+	for _, r := range q.regs {
+		q.regBits |= r.bit
+		q.slotWildcard = q.slotWildcard || r.wildcard
+	}
+}
+
+// unregistered is the part of mask (a pod's rejecting or gating plugins)
+// that no registration names: plugins nobody said which events concern,
+// such as a PreEnqueue module the QueueingHint slot does not know or a
+// filter plugin a custom hints module leaves out. As upstream does for a
+// plugin without EnqueueExtensions, every event may concern them, and the
+// queue answers Queue for them itself: without it their pods would wait
+// for the periodic flush, a missed wake-up. SchedulingGates (native, one
+// event), the shared bit of names past the 63rd (a candidate for any
+// registered event already) and a slot that registered events for every
+// plugin leave nothing unregistered. mu held.
+func (q *Queue) unregistered(mask uint64) uint64 {
+	if q.slotWildcard {
+		return 0
+	}
+	return mask &^ q.regBits &^ q.gatesBit &^ otherPlugins
 }
 
 // MovePlugin moves every pod of the unschedulable pool that plugin

@@ -521,21 +521,25 @@ func TestPreEnqueueGates(t *testing.T) {
 		e.check(t)
 	})
 
+	// A PreEnqueue module the QueueingHint slot knows nothing of: as
+	// upstream's plugins without EnqueueExtensions, any event may end its
+	// hold, so every event runs PreEnqueue again instead of leaving the
+	// pod to the leftover flush (a missed wake-up).
 	t.Run("nothing registered for the gating plugin", func(t *testing.T) {
-		e := newEnv(t, WithPreEnqueue(policytest.NativePreEnqueue(holdlabel.PreEnqueue)), WithQueueingHint(fitHint()))
+		pe := &countingPreEnqueue{inner: policytest.NativePreEnqueue(holdlabel.PreEnqueue)}
+		e := newEnv(t, WithPreEnqueue(pe), WithQueueingHint(fitHint()))
 		w := makePod("p").label(holdlabel.Label, "yes").rv("1")
 		e.q.Add(w.obj())
+		e.q.MoveOnEvent(podview.NodeEvent(abi.ActionDelete, makeNode("gone", 4000), nil, nil, 0))
+		if got, n := e.where("uid-p"), pe.count("p"); got != "gated" || n != 2 {
+			t.Fatalf("still labelled, after a node deletion: the pod is %s after %d PreEnqueue calls, want gated after 2", got, n)
+		}
 		old := w.obj()
 		e.q.Update(old, w.unlabel(holdlabel.Label).rv("2").obj())
-		e.q.MoveOnEvent(nodeAdd(makeNode("fit-1", 4000)))
-		if got := e.where("uid-p"); got != "gated" {
-			t.Fatalf("the pod is %s, want gated until the leftover flush", got)
-		}
-		e.clk.Step(DefaultMaxInUnschedulable + time.Second)
-		e.q.flushLeftovers()
 		if got := e.where("uid-p"); got != "active" {
-			t.Fatalf("after the leftover flush the pod is %s, want active (PreEnqueue runs again)", got)
+			t.Fatalf("label removed: the pod is %s, want active without waiting for the flush", got)
 		}
+		e.check(t)
 	})
 }
 
@@ -622,7 +626,10 @@ func TestQueueingHints(t *testing.T) {
 			"fit-1", 0, "backoff", []int{2}},
 		{"both queue: no backoff", podview.Plugins{Unschedulable: []string{fit}, Pending: []string{"Gate"}},
 			"open-fit", 0, "active", []int{2}},
-		{"plugin without registration: not asked", rejectedBy("NodeAffinity"), "fit-1", 0, "unschedulable", nil},
+		// As upstream's plugins without EnqueueExtensions: every event may
+		// concern a plugin nobody registered, so the queue moves its pods
+		// itself, without asking the slot.
+		{"plugin without registration: moved by any event, not asked", rejectedBy("NodeAffinity"), "small-1", 0, "backoff", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -651,20 +658,51 @@ func TestQueueingHints(t *testing.T) {
 		for _, n := range []string{"a", "b", "c", "d"} {
 			e.failOnce(t, makePod(n).obj(), rejectedBy(fit))
 		}
-		e.failOnce(t, makePod("other").obj(), rejectedBy("NodeAffinity"))
+		e.failOnce(t, makePod("other").obj(), rejectedBy(abi.PluginTaintToleration)) // not registered by fitHint: moved by any event, not asked
 		e.q.MoveOnEvent(nodeAdd(makeNode("small", 10)))
 		e.q.MoveOnEvent(nodeUpdate(makeNode("small", 10), makeNode("small", 20))) // nobody registered updates
 		if diff := cmp.Diff([]int{4}, h.calls()); diff != "" {
 			t.Errorf("hint batches (-want, +got):\n%s", diff)
 		}
 		e.q.MoveOnEvent(nodeAdd(makeNode("fit-big", 10)))
-		if s := e.q.Stats(); s.Backoff != 4 || s.Unschedulable != 1 {
-			t.Errorf("stats %+v, want 4 in backoff, 1 unschedulable", s)
+		if s := e.q.Stats(); s.Backoff != 5 || s.Unschedulable != 0 {
+			t.Errorf("stats %+v, want 5 in backoff", s)
 		}
-		if n := e.rec.incomingOf(QueueBackoff, "NodeAdd"); n != 4 {
-			t.Errorf("incoming{backoff, NodeAdd} = %d, want 4", n)
+		if n := e.rec.incomingOf(QueueBackoff, "NodeAdd"); n != 5 {
+			t.Errorf("incoming{backoff, NodeAdd} = %d, want 5 (the other pod on the first, the four on the second)", n)
 		}
 		e.check(t)
+	})
+
+	t.Run("plugin without registration: an event in flight requeues", func(t *testing.T) {
+		for _, c := range []struct {
+			name  string
+			event bool
+			want  string
+		}{{"event while in flight", true, "backoff"}, {"no event", false, "unschedulable"}} {
+			t.Run(c.name, func(t *testing.T) {
+				h := fitHint()
+				e := newEnv(t, WithQueueingHint(h))
+				// The plugin has been seen before, as it is in a running
+				// scheduler once it rejected a pod.
+				e.failOnce(t, makePod("earlier").obj(), rejectedBy(abi.PluginTaintToleration))
+				e.q.Add(makePod("p").obj())
+				p := e.popPod(t)
+				if c.event {
+					e.q.MoveOnEvent(podview.NodeEvent(abi.ActionDelete, makeNode("gone", 4000), nil, nil, 0))
+				}
+				if err := e.q.AddUnschedulableIfNotPresent(p, rejectedBy(abi.PluginTaintToleration)); err != nil {
+					t.Fatal(err)
+				}
+				if got := e.where("uid-p"); got != c.want {
+					t.Errorf("the pod is %s, want %s", got, c.want)
+				}
+				if len(h.calls()) != 0 {
+					t.Errorf("hint batches %v, want none: nothing registered the plugin", h.calls())
+				}
+				e.check(t)
+			})
+		}
 	})
 
 	t.Run("no rejecting plugin: moved by any registered event", func(t *testing.T) {
