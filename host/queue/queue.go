@@ -69,10 +69,10 @@ type Queue struct {
 	regBits      uint64
 	slotWildcard bool
 	plugins      pluginIndex
-	gatesBit   uint64 // abi.PluginSchedulingGates's bit in plugins
-	labels     map[labelKey]string
-	staged     []placement // placements made under mu, applied by commit under amu
-	scr        scratch
+	gatesBit     uint64 // abi.PluginSchedulingGates's bit in plugins
+	labels       map[labelKey]string
+	staged       []placement // placements made under mu, applied by commit under amu
+	scr          scratch
 	// onHeld is told of every change of a pod's holder (WithHeldNotify),
 	// nil: nobody asked; heldNotes are the changes commit found under amu.
 	onHeld    func(Held)
