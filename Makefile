@@ -112,6 +112,14 @@ bench-micro: policies fixtures ## Run the Go benchmarks into bench.out and summa
 bench-e2e: cluster ## Upstream kube-scheduler vs wasmsched (native and Wasm policies) on one control plane, plus the memory soak; results in docs/benchmarks (PERF_OUT).
 	$(GO) run ./e2e/perf -out $(PERF_OUT) $(PERF_FLAGS)
 
+# make bench-scale SCALE_FLAGS="-nodes 1000,5000 -procs 2" SCALE_OUT=/tmp/scale
+SCALE_FLAGS ?=
+SCALE_OUT ?= docs/benchmarks/scale
+
+.PHONY: bench-scale
+bench-scale: ## wasmsched's CPU per pod, throughput and peak heap in memory at 1k/5k/15k nodes, 30k pods, GOMAXPROCS 1 and 2, plain and mix (SCALE_OUT).
+	$(GO) run ./e2e/perf/scalecurve -out $(SCALE_OUT) $(SCALE_FLAGS)
+
 # Seeds of e2e's TestNoLostWakeups that `make flake` runs besides its CI seeds (about 3.5 min each on
 # 2 cores, output in build/storm.log); empty skips the storm.
 FLAKE_STORM_SEEDS ?= 3,4,5,6,7,8,9,10

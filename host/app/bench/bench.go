@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime/metrics"
 	"sync/atomic"
 	"time"
 
@@ -62,13 +63,18 @@ type Result struct {
 	// Throughput is the pods bound in each one-second sample after the
 	// first; FirstSample is the dropped first one, so that
 	// FirstSample + sum(Throughput) = Pods.
-	Throughput       []int             `json:"throughput"`
-	FirstSample      int               `json:"firstSample"`
-	AvgPodsPerSecond float64           `json:"avgPodsPerSecond"`
-	Latency          Latency           `json:"latency"`
-	CPUSeconds       float64           `json:"cpuSeconds"`
-	PeakRSSBytes     int64             `json:"peakRSSBytes"`
-	Policies         map[string]string `json:"policies"`
+	Throughput       []int   `json:"throughput"`
+	FirstSample      int     `json:"firstSample"`
+	AvgPodsPerSecond float64 `json:"avgPodsPerSecond"`
+	Latency          Latency `json:"latency"`
+	CPUSeconds       float64 `json:"cpuSeconds"`
+	PeakRSSBytes     int64   `json:"peakRSSBytes"`
+	// PeakHeapBytes is the largest heap in use (live and not yet swept
+	// objects) seen at the measured phase's one-second samples: the
+	// scheduler's own memory, without the Wasm instances' linear memories
+	// and the Go runtime's reserve that RSS also holds.
+	PeakHeapBytes int64             `json:"peakHeapBytes"`
+	Policies      map[string]string `json:"policies"`
 }
 
 // Latency holds the scheduling attempt duration, seconds: quantiles
@@ -135,6 +141,7 @@ type runner struct {
 	binds    atomic.Int64 // pods bound by the fake
 	lastBind atomic.Int64 // time of the latest bind, Unix nanoseconds
 	goal     atomic.Pointer[goal]
+	peakHeap int64 // PeakHeapBytes, sampled by the measured phase's ticks
 }
 
 // goal is a number of binds to be told of.
@@ -192,6 +199,7 @@ func (b *runner) measure(ctx context.Context, schedulerName string, podsWatched,
 		Throughput:     []int{},
 		CPUSeconds:     cpuAfter - cpuBefore,
 		PeakRSSBytes:   peak,
+		PeakHeapBytes:  max(b.peakHeap, heapInUse()),
 	}
 	if len(samples) > 0 {
 		res.FirstSample = samples[0]
@@ -257,6 +265,9 @@ func (b *runner) phase(ctx context.Context, label, prefix string, n int, schedul
 			}
 			samples = append(samples, bound-last)
 			last = bound
+			if label == "" {
+				b.peakHeap = max(b.peakHeap, heapInUse())
+			}
 			// The fakes record every call they serve; nobody reads them.
 			b.client.ClearActions()
 			b.events.ClearActions()
@@ -291,4 +302,14 @@ func stopped(err error) error {
 		return errors.New("the scheduler returned")
 	}
 	return err
+}
+
+// heapInUse is the bytes of heap objects, live or not yet swept.
+func heapInUse() int64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(sample[0].Value.Uint64())
 }

@@ -121,7 +121,8 @@ per second   %s
 latency      p50 %s  p90 %s  p99 %s  mean %s  (scheduling attempts)
 cpu          %.2fs (%.2f cores)
 peak RSS     %.1f MiB
+peak heap    %.1f MiB
 `, r.Nodes, r.InitPods, r.Pods, strings.Join(slots, " "), r.ElapsedSeconds, r.AvgPodsPerSecond, per,
-		ms(r.Latency.P50), ms(r.Latency.P90), ms(r.Latency.P99), ms(r.Latency.Mean), r.CPUSeconds, cores, float64(r.PeakRSSBytes)/(1<<20))
+		ms(r.Latency.P50), ms(r.Latency.P90), ms(r.Latency.P99), ms(r.Latency.Mean), r.CPUSeconds, cores, float64(r.PeakRSSBytes)/(1<<20), float64(r.PeakHeapBytes)/(1<<20))
 	return err
 }

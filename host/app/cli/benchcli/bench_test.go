@@ -61,8 +61,8 @@ func TestBenchJSON(t *testing.T) {
 	if !(0 < l.P50 && l.P50 <= l.P90 && l.P90 <= l.P99) || l.Mean <= 0 {
 		t.Errorf("latency %+v; want 0 < p50 <= p90 <= p99 and mean > 0", l)
 	}
-	if got.CPUSeconds <= 0 || got.PeakRSSBytes <= 0 {
-		t.Errorf("cpuSeconds %v, peakRSSBytes %d; want both > 0", got.CPUSeconds, got.PeakRSSBytes)
+	if got.CPUSeconds <= 0 || got.PeakRSSBytes <= 0 || got.PeakHeapBytes <= 0 {
+		t.Errorf("cpuSeconds %v, peakRSSBytes %d, peakHeapBytes %d; want all > 0", got.CPUSeconds, got.PeakRSSBytes, got.PeakHeapBytes)
 	}
 	var slots []string
 	for _, s := range abi.Slots {
