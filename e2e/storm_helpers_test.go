@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wasmsched/wasmsched/e2e/testenv"
+	"github.com/wasmsched/wasmsched/host/app"
 	"github.com/wasmsched/wasmsched/host/cache"
 	"github.com/wasmsched/wasmsched/host/framework"
 	intree "github.com/wasmsched/wasmsched/host/framework/plugins"
@@ -358,7 +359,7 @@ var verifierRegistry = sync.OnceValue(func() *framework.Registry {
 func newVerifier(t *testing.T, c kubernetes.Interface) *verifier {
 	t.Helper()
 	f := informers.NewSharedInformerFactory(c, 0)
-	h := framework.NewHandle(framework.HandleOptions{Listers: verifierListers(f, c)})
+	h := framework.NewHandle(framework.HandleOptions{Listers: app.Listers(f, c)})
 	prof, err := verifierRegistry().Default(h)
 	if err != nil {
 		t.Fatalf("build the default profile: %v", err)
@@ -458,34 +459,4 @@ func (v *verifier) group(t *testing.T, ns, name string) (members, minCount int) 
 		}
 	}
 	return members, minCount
-}
-
-// verifierListers are host/app's listers over f: what the plugins read
-// besides the snapshot.
-func verifierListers(f informers.SharedInformerFactory, c kubernetes.Interface) framework.Listers {
-	core, apps, storage, dra := f.Core().V1(), f.Apps().V1(), f.Storage().V1(), f.Resource().V1()
-	return framework.Listers{
-		Namespaces:             core.Namespaces().Lister(),
-		Services:               core.Services().Lister(),
-		ReplicationControllers: core.ReplicationControllers().Lister(),
-		ReplicaSets:            apps.ReplicaSets().Lister(),
-		StatefulSets:           apps.StatefulSets().Lister(),
-		PersistentVolumes:      core.PersistentVolumes().Lister(),
-		PersistentVolumeClaims: core.PersistentVolumeClaims().Lister(),
-		PVInformer:             core.PersistentVolumes().Informer(),
-		PVCInformer:            core.PersistentVolumeClaims().Informer(),
-		StorageClasses:         storage.StorageClasses().Lister(),
-		CSINodes:               storage.CSINodes().Lister(),
-		CSIDrivers:             storage.CSIDrivers().Lister(),
-		CSIStorageCapacities:   storage.CSIStorageCapacities().Lister(),
-		VolumeAttachments:      storage.VolumeAttachments().Lister(),
-		Nodes:                  core.Nodes().Lister(),
-		Pods:                   core.Pods().Lister(),
-		Client:                 c,
-		DeviceClasses:          dra.DeviceClasses().Lister(),
-		ResourceClaims:         dra.ResourceClaims().Lister(),
-		ClaimInformer:          dra.ResourceClaims().Informer(),
-		ResourceSlices:         dra.ResourceSlices(),
-		DeviceTaintRules:       dra.DeviceTaintRules(),
-	}
 }

@@ -29,14 +29,15 @@ import (
 // its own (KWOK, kube-controller-manager's PV binder and resource claim
 // controller), seed by seed. A seeded mix of cluster changes (nodes added,
 // removed, relabelled, tainted, untainted, their allocatable changed; pods
-// and whole pod groups deleted; PersistentVolumes created for waiting
+// and whole pod groups deleted; pods relabelled, assigned or waiting, and
+// waiting pods given a toleration; PersistentVolumes created for waiting
 // claims, which the PV binder binds; devices published, devices freed by
 // the resource claim controller when their pod or claim goes) runs while
 // pods of every constraint kind arrive and wait: resources, node selector,
 // node affinity, tolerations, host ports, inter-pod affinity and
 // anti-affinity, topology spread, volumes, DRA claims and gangs. Once the
 // scheduler has settled, a release phase frees one kind of constraint at a
-// time (release: volumes, untaints, devices, room); then the test waits
+// time (release: volumes, untaints, devices, room, pod labels); then the test waits
 // for quiescence: no binding and nothing in activeQ or backoffQ
 // (scheduler_pending_pods) for stormQuiet.
 //
@@ -312,8 +313,11 @@ type storm struct {
 	groups   []stormGroup    // pod groups created, in order
 	gangPods int
 	waitPV   []string // claims without a volume yet, oldest first
-	counts   map[string]int
-	failures int // API errors during the storm (logged)
+	// relabelled: pods whose app label the storm changed (to web, or
+	// from web to web-off for web pods); relabelling again restores it.
+	relabelled map[string]bool
+	counts     map[string]int
+	failures   int // API errors during the storm (logged)
 }
 
 type stormGroup struct {
@@ -324,7 +328,7 @@ type stormGroup struct {
 
 func newStorm(t *testing.T, s *scheduler, seed uint64) *storm {
 	t.Logf("[%s] storm seed %d", s.name, seed)
-	return &storm{t: t, s: s, rng: rand.New(rand.NewPCG(seed, 0x5705)), tainted: map[string]bool{}, counts: map[string]int{}}
+	return &storm{t: t, s: s, rng: rand.New(rand.NewPCG(seed, 0x5705)), tainted: map[string]bool{}, relabelled: map[string]bool{}, counts: map[string]int{}}
 }
 
 func (st *storm) name(prefix string) string {
@@ -376,6 +380,8 @@ func (st *storm) actions() []stormAction {
 		{"allocatable", 6, st.changeAllocatable},
 		{"create-pv", 4, st.createPV},
 		{"publish-devices", 3, st.publishDevices},
+		{"relabel-pod", 6, st.relabelPod},
+		{"tolerate-pod", 3, st.toleratePod},
 	}
 }
 
@@ -460,6 +466,22 @@ func (st *storm) release() {
 		{"allocatable", func() error {
 			for _, n := range st.nodes {
 				if err := st.setCPU(n, "8"); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		// Every pod but the web and pod-affinity ones labelled app=web:
+		// the pod-affinity pods waiting for a web pod in some zone, the
+		// anti-affinity pods waiting for their kind to leave a node and
+		// the spread pods waiting for their zone's count to fall are then
+		// freed by assigned pods' label updates alone.
+		{"label-web", func() error {
+			for _, name := range st.pods {
+				if k := podKind(name); k == kindWeb || k == kindPodAffinity || st.relabelled[name] {
+					continue
+				}
+				if err := st.relabelPodNamed(name); err != nil && !errors.Is(err, errSkip) {
 					return err
 				}
 			}
@@ -858,4 +880,63 @@ func (st *storm) deletePodNamed(name string) error {
 		st.counts[stormDeleteKind]++
 	}
 	return err
+}
+
+// relabelPod toggles a drawn pod's app label (relabelPodNamed), assigned or
+// waiting: an assigned pod's label update may free pods waiting on
+// inter-pod affinity, anti-affinity or spread (upstream's
+// AssignedPod/UpdatePodLabel), a waiting pod's may free itself.
+func (st *storm) relabelPod() error {
+	if len(st.pods) == 0 {
+		return errSkip
+	}
+	return st.relabelPodNamed(pick(st, st.pods))
+}
+
+// relabelPodNamed sets name's app label to web (web-off for a web pod), or
+// back to its kind if the storm changed it before; a pod already gone is
+// skipped.
+func (st *storm) relabelPodNamed(name string) error {
+	value := podKind(name)
+	if !st.relabelled[name] {
+		value = kindWeb
+		if podKind(name) == kindWeb {
+			value = kindWeb + "-off"
+		}
+	}
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, stormAppLabel, value)
+	_, err := st.s.c.CoreV1().Pods(st.s.ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return errSkip
+	}
+	if err == nil {
+		st.relabelled[name] = !st.relabelled[name]
+	}
+	return err
+}
+
+// toleratePod gives a drawn waiting pod the storm taint's toleration
+// (upstream's UnscheduledPod/UpdatePodToleration); a pod gone, bound or
+// tolerating already is skipped.
+func (st *storm) toleratePod() error {
+	if len(st.pods) == 0 {
+		return errSkip
+	}
+	name := pick(st, st.pods)
+	ctx := context.Background()
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := st.s.c.CoreV1().Pods(st.s.ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return errSkip
+		}
+		if err != nil {
+			return err
+		}
+		if p.Spec.NodeName != "" || slices.ContainsFunc(p.Spec.Tolerations, func(t v1.Toleration) bool { return t.Key == stormTaint }) {
+			return errSkip
+		}
+		p.Spec.Tolerations = append(p.Spec.Tolerations, v1.Toleration{Key: stormTaint, Operator: v1.TolerationOpExists})
+		_, err = st.s.c.CoreV1().Pods(st.s.ns).Update(ctx, p, metav1.UpdateOptions{})
+		return err
+	})
 }

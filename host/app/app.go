@@ -250,7 +250,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 	// What the profiles' plugins share, over the informers the cluster
 	// watches through: built once, here, before the informers start.
 	informerFactory := informers.NewSharedInformerFactory(client, 0)
-	handle := framework.NewHandle(framework.HandleOptions{Listers: listers(informerFactory, client), Claims: draRec,
+	handle := framework.NewHandle(framework.HandleOptions{Listers: Listers(informerFactory, client), Claims: draRec,
 		Parallelism: cfg.Scheduling.Parallelism})
 	claimEvents, err := handle.DRA()
 	if err != nil {
@@ -639,15 +639,16 @@ func installAddedAffinity(q *queue.Queue, built framework.Built) {
 	}
 }
 
-// listers are the plugins' listers over f, the informers the cluster
+// Listers are the plugins' listers over f, the informers the cluster
 // watches through (asking for a lister registers its informer, which the
 // cluster then starts): namespaces (InterPodAffinity's namespaceSelector),
 // the Services and controllers whose selectors PodTopologySpread's system
 // default constraints spread by (no event of theirs requeues a pod, as
 // upstream's plugins register none), the storage objects of the volume
 // plugins and the DRA objects, whose changes are queue events
-// (host/cluster).
-func listers(f informers.SharedInformerFactory, client kubernetes.Interface) framework.Listers {
+// (host/cluster). e2e's storm builds the same plugins over its own
+// informers with them.
+func Listers(f informers.SharedInformerFactory, client kubernetes.Interface) framework.Listers {
 	core, apps, storage, dra := f.Core().V1(), f.Apps().V1(), f.Storage().V1(), f.Resource().V1()
 	return framework.Listers{
 		Namespaces:             core.Namespaces().Lister(),
