@@ -188,12 +188,15 @@ func stormSeeds(t *testing.T) []uint64 {
 
 // Labels, taint, classes and drivers of the storm.
 const (
-	stormTier      = "storm.wasmsched.test/tier"
-	stormTaint     = "storm.wasmsched.test/dedicated"
-	stormClass     = "storm-immediate" // StorageClass, Immediate binding, no provisioner
-	stormHostPort  = 8080
-	stormAppLabel  = "app"
-	stormNodeCount = 4 // nodes before the storm
+	stormTier     = "storm.wasmsched.test/tier"
+	stormTaint    = "storm.wasmsched.test/dedicated"
+	stormClass    = "storm-immediate" // StorageClass, Immediate binding, no provisioner
+	stormHostPort = 8080
+	stormAppLabel = "app"
+	// stormMirrorValue is the app label of relabelled pods, which the
+	// mirror pods want one of in their zone.
+	stormMirrorValue = "mirrored"
+	stormNodeCount   = 4 // nodes before the storm
 )
 
 var (
@@ -220,6 +223,7 @@ const (
 	kindHostPort    = "hostport"    // hostPort 8080
 	kindAntiAff     = "anti"        // required anti-affinity to its kind per hostname
 	kindPodAffinity = "podaff"      // required affinity to app=web per zone
+	kindMirror      = "mirror"      // required affinity to app=mirror per zone, a label only relabelled pods carry
 	kindSpread      = "spread"      // zone spread, maxSkew 1, DoNotSchedule
 	kindVolume      = "pvc"         // an Immediate claim, unbound until the storm creates its volume
 	kindDevice      = "dra"         // a ResourceClaim for one device
@@ -228,7 +232,7 @@ const (
 )
 
 var stormPodKinds = []string{kindPlain, kindWeb, kindSelector, kindNodeAff, kindToleration, kindHostPort,
-	kindAntiAff, kindPodAffinity, kindSpread, kindVolume, kindDevice}
+	kindAntiAff, kindPodAffinity, kindMirror, kindSpread, kindVolume, kindDevice}
 
 // runStorm runs seed's storm against impl on a control plane of its own
 // and checks the pods pending at quiescence; it returns what it measured,
@@ -313,8 +317,8 @@ type storm struct {
 	groups   []stormGroup    // pod groups created, in order
 	gangPods int
 	waitPV   []string // claims without a volume yet, oldest first
-	// relabelled: pods whose app label the storm changed (to web, or
-	// from web to web-off for web pods); relabelling again restores it.
+	// relabelled: pods whose app label the storm changed to
+	// stormMirrorValue; relabelling again restores it.
 	relabelled map[string]bool
 	counts     map[string]int
 	failures   int // API errors during the storm (logged)
@@ -471,14 +475,15 @@ func (st *storm) release() {
 			}
 			return nil
 		}},
-		// Every pod but the web and pod-affinity ones labelled app=web:
-		// the pod-affinity pods waiting for a web pod in some zone, the
-		// anti-affinity pods waiting for their kind to leave a node and
-		// the spread pods waiting for their zone's count to fall are then
-		// freed by assigned pods' label updates alone.
-		{"label-web", func() error {
+		// Every pod but the mirror ones labelled app=mirror: the mirror
+		// pods, which wait for such a pod in their zone, and the spread
+		// pods waiting for their zone's count to fall are then freed by
+		// assigned pods' label updates alone (upstream's
+		// AssignedPod/UpdatePodLabel for InterPodAffinity and
+		// PodTopologySpread).
+		{"label-mirror", func() error {
 			for _, name := range st.pods {
-				if k := podKind(name); k == kindWeb || k == kindPodAffinity || st.relabelled[name] {
+				if podKind(name) == kindMirror || st.relabelled[name] {
 					continue
 				}
 				if err := st.relabelPodNamed(name); err != nil && !errors.Is(err, errSkip) {
@@ -753,6 +758,12 @@ func (st *storm) createPod() error {
 				RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{appTerm(kindWeb, v1.LabelTopologyZone)},
 			}}
 		})
+	case kindMirror:
+		opts = append(opts, withLabels(stormAppLabel, kindMirror), func(p *v1.Pod) {
+			p.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{appTerm(stormMirrorValue, v1.LabelTopologyZone)},
+			}}
+		})
 	case kindSpread:
 		opts = append(opts, withLabels(stormAppLabel, kindSpread), func(p *v1.Pod) {
 			p.Spec.TopologySpreadConstraints = []v1.TopologySpreadConstraint{{
@@ -893,16 +904,12 @@ func (st *storm) relabelPod() error {
 	return st.relabelPodNamed(pick(st, st.pods))
 }
 
-// relabelPodNamed sets name's app label to web (web-off for a web pod), or
-// back to its kind if the storm changed it before; a pod already gone is
-// skipped.
+// relabelPodNamed sets name's app label to stormMirrorValue, or back to
+// its kind if the storm changed it before; a pod already gone is skipped.
 func (st *storm) relabelPodNamed(name string) error {
 	value := podKind(name)
 	if !st.relabelled[name] {
-		value = kindWeb
-		if podKind(name) == kindWeb {
-			value = kindWeb + "-off"
-		}
+		value = stormMirrorValue
 	}
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, stormAppLabel, value)
 	_, err := st.s.c.CoreV1().Pods(st.s.ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
