@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -145,6 +146,8 @@ func TestFlags(t *testing.T) {
 		{"-rounds", "0"},
 		{"-settle", "-1s"},
 		{"extra"},
+		{"-schedulers", "althints"},
+		{"-schedulers", "althints", "-hints-module", "/nonexistent/hints.wasm"},
 	} {
 		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {
 			t.Errorf("%q accepted", bad)
@@ -168,4 +171,36 @@ func TestNativeArgsSetEverySlot(t *testing.T) {
 			t.Errorf("wasm run has %q", a)
 		}
 	}
+}
+
+func TestAltHintsArgs(t *testing.T) {
+	mod := filepath.Join(t.TempDir(), "hints.wasm")
+	if err := os.WriteFile(mod, []byte("\x00asm"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(mustGetwd(t), mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseFlags([]string{"-schedulers", "wasm,althints", "-hints-module", rel}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Absolute: wasmsched runs in the control plane's directory.
+	if o.hintsModule != mod {
+		t.Errorf("hints module %q, want %q", o.hintsModule, mod)
+	}
+	args := append(wasmschedArgs(schedAltHints), altHintsArgs(o.hintsModule)...)
+	if got, want := args[len(args)-1], "policies.queueingHint.module="+mod; got != want || args[len(args)-2] != "-set" {
+		t.Errorf("althints args end %q, want -set %q", args[len(args)-2:], want)
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
 }

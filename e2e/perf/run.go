@@ -194,9 +194,10 @@ func (h *harness) measureInto(ctx context.Context, w *workload, kind string, rou
 	out.Latency = report.Quantiles{P50: lat.quantile(0.5), P90: lat.quantile(0.9), P99: lat.quantile(0.99)}
 	out.CPUSeconds = cpu1.cpuSeconds - cpu0.cpuSeconds
 	out.PeakRSS = cpu1.peakRSS
+	out.Attempts = after.sum(scheduleAttempts) - before.sum(scheduleAttempts)
 	r.logf("%d pods in %.1fs (%.0f pods/s), attempt p50 %.1fms p99 %.1fms, cpu %.1fs, peak RSS %d MiB; %.0f attempts, %.0f policy fallbacks",
 		out.Pods, elapsed.Seconds(), float64(out.Pods)/elapsed.Seconds(), out.Latency.P50*1e3, out.Latency.P99*1e3,
-		out.CPUSeconds, out.PeakRSS>>20, after.sum(scheduleAttempts)-before.sum(scheduleAttempts), after.sum(policyFallbacks)-before.sum(policyFallbacks))
+		out.CPUSeconds, out.PeakRSS>>20, out.Attempts, after.sum(policyFallbacks)-before.sum(policyFallbacks))
 	if w.verify != nil && kind != schedCeiling { // the ceiling honours no constraint
 		if err := w.verify(ctx, r); err != nil {
 			return fmt.Errorf("the placements break the pods' constraints: %w", err)
