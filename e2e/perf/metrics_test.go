@@ -69,6 +69,25 @@ func TestHistogramAcrossLabelsAndScrapes(t *testing.T) {
 	}
 }
 
+func TestSeriesSumPicksTheLabel(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: policyCallDuration, Buckets: []float64{0.001}}, []string{"slot"})
+	reg.MustRegister(h)
+	h.WithLabelValues("queueingHint").Observe(0.25)
+	h.WithLabelValues("queueingHint").Observe(0.5)
+	h.WithLabelValues("victimOrder").Observe(4)
+	s, err := parseMetrics(page(t, reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, sum := s.seriesSum(policyCallDuration, "slot", "queueingHint"); n != 2 || sum != 0.75 {
+		t.Errorf("queueingHint series: %v calls, %vs; want 2, 0.75s", n, sum)
+	}
+	if n, sum := s.seriesSum("absent", "slot", "queueingHint"); n != 0 || sum != 0 {
+		t.Errorf("absent family: %v, %v", n, sum)
+	}
+}
+
 func TestSumOfGaugeSeries(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: inflightEvents}, []string{"event"})

@@ -198,6 +198,10 @@ func (h *harness) measureInto(ctx context.Context, w *workload, kind string, rou
 	r.logf("%d pods in %.1fs (%.0f pods/s), attempt p50 %.1fms p99 %.1fms, cpu %.1fs, peak RSS %d MiB; %.0f attempts, %.0f policy fallbacks",
 		out.Pods, elapsed.Seconds(), float64(out.Pods)/elapsed.Seconds(), out.Latency.P50*1e3, out.Latency.P99*1e3,
 		out.CPUSeconds, out.PeakRSS>>20, out.Attempts, after.sum(policyFallbacks)-before.sum(policyFallbacks))
+	if n, sec := after.seriesSum(policyCallDuration, "slot", "queueingHint"); n > 0 {
+		n0, sec0 := before.seriesSum(policyCallDuration, "slot", "queueingHint")
+		r.logf("%.0f QueueingHint calls (one per event with candidates) took %.3fs, %.1f%% of the scheduler's CPU", n-n0, sec-sec0, 100*(sec-sec0)/out.CPUSeconds)
+	}
 	if w.verify != nil && kind != schedCeiling { // the ceiling honours no constraint
 		if err := w.verify(ctx, r); err != nil {
 			return fmt.Errorf("the placements break the pods' constraints: %w", err)
