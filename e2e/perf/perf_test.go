@@ -24,7 +24,7 @@ import (
 // themselves are not asserted (the machine is shared); `make bench`
 // produces them at full size. A second's settle between runs is enough at
 // this size (the default 5 s is for the thousands of deletions of a
-// full-size run) and keeps the 57 runs and the soak under three minutes
+// full-size run) and keeps the 60 runs and the soak under three minutes
 // on 2 cores, the builds included.
 func TestHarnessEndToEnd(t *testing.T) {
 	if testing.Short() {
