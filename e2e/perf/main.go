@@ -20,6 +20,12 @@
 //	go run ./e2e/perf -workloads SchedulingBasic -rounds 1 -soak-cycles 0
 //	go run ./e2e/perf -workloads TopologySpreading,SchedulingPodAffinity -scale 0.1 -rounds 1 -soak-cycles 0 -settle 1s
 //	go run ./e2e/perf -workloads SchedulingBasic,ConstraintMix -schedulers upstream,wasm,ceiling -soak-cycles 0
+//
+// With -schedulers ...,althints -hints-module FILE it also runs wasmsched
+// with that QueueingHints module instead of the reference one, the before
+// and after of a hints change under one load (docs/benchmarks/CHURN.md):
+//
+//	go run ./e2e/perf -workloads ChurnAffinity -schedulers upstream,wasm,althints -hints-module /tmp/old-hints.wasm -rounds 1 -soak-cycles 0
 package main
 
 import (
@@ -117,7 +123,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.settle, "settle", runSettle, "pause after each run's cleanup, for the apiserver and etcd to finish its deletions (a small -scale needs less)")
 	fs.StringVar(&o.out, "out", "", "directory for README.md, results.json and the PNG plots (empty: print only)")
 	fs.StringVar(&o.profileDir, "cpuprofile-dir", "", "write a CPU profile of each run's scheduler over (the first 15 s of) its measured phase into this directory; profiling costs a few percent, so not for the figures")
-	fs.StringVar(&o.hintsModule, "hints-module", "", "the QueueingHints module (a .wasm file) of -schedulers althints, e.g. an older build of policies/hints for a before/after in one run: `git show afc75ea:policies/hints/hints.wasm > /tmp/old-hints.wasm`")
+	fs.StringVar(&o.hintsModule, "hints-module", "", "the QueueingHints module, a .wasm `file`, of -schedulers althints: e.g. an older build of policies/hints for a before/after in one run (git show afc75ea:policies/hints/hints.wasm > /tmp/old-hints.wasm)")
 	fs.StringVar(&o.wasmsched, "wasmsched", "", "the wasmsched binary (empty: go build ./cmd/wasmsched into a temporary directory)")
 	fs.StringVar(&o.bench, "wasmsched-bench", "", "the wasmsched-bench binary of the in-memory variant (empty: go build ./cmd/wasmsched-bench into a temporary directory)")
 	fs.StringVar(&o.ceiling, "ceiling", "", "the ceiling binder's binary, for -schedulers ceiling (empty: go build ./e2e/perf/ceiling into a temporary directory)")
