@@ -165,8 +165,11 @@ func TestChurnHints(t *testing.T) {
 	for _, r := range rep.Runs {
 		got[r.Scheduler] = r
 	}
-	if w := got[schedWasm]; w.Pods == 0 || w.Attempts != float64(w.Pods) {
-		t.Errorf("wasm: %v attempts for %d pods: the selective hints retried a waiting pod", w.Attempts, w.Pods)
+	// A hint call that fails (its deadline, on a machine stalled for
+	// 100 ms) falls back to Queue for its batch: those moves, at most one
+	// retry per fallback, are the fallback's, not the hints'.
+	if w := got[schedWasm]; w.Pods == 0 || w.Attempts < float64(w.Pods) || w.Attempts > float64(w.Pods)+w.Fallbacks {
+		t.Errorf("wasm: %v attempts for %d pods (%v policy fallbacks): the selective hints retried a waiting pod", w.Attempts, w.Pods, w.Fallbacks)
 	}
 	if a := got[schedAltHints]; a.Pods == 0 || a.Attempts <= float64(a.Pods) {
 		t.Errorf("althints: %v attempts for %d pods: the old hints retried no waiting pod (not the module of -hints-module?)", a.Attempts, a.Pods)
