@@ -49,7 +49,7 @@ func TestCeilingSkips(t *testing.T) {
 			skipped = append(skipped, name)
 		}
 	}
-	want := []string{"Preemption", "PreemptionAsync", "SchedulingWaitForFirstConsumerPVs", "SchedulingWithResourceClaimTemplate", "Unschedulable", inMemory}
+	want := []string{"ChurnAffinity", "Preemption", "PreemptionAsync", "SchedulingWaitForFirstConsumerPVs", "SchedulingWithResourceClaimTemplate", "Unschedulable", inMemory}
 	if diff := cmp.Diff(want, skipped); diff != "" {
 		t.Errorf("workloads the ceiling skips (-want, +got):\n%s", diff)
 	}

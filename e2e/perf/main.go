@@ -20,6 +20,12 @@
 //	go run ./e2e/perf -workloads SchedulingBasic -rounds 1 -soak-cycles 0
 //	go run ./e2e/perf -workloads TopologySpreading,SchedulingPodAffinity -scale 0.1 -rounds 1 -soak-cycles 0 -settle 1s
 //	go run ./e2e/perf -workloads SchedulingBasic,ConstraintMix -schedulers upstream,wasm,ceiling -soak-cycles 0
+//
+// With -schedulers ...,althints -hints-module FILE it also runs wasmsched
+// with that QueueingHints module instead of the reference one, the before
+// and after of a hints change under one load (docs/benchmarks/CHURN.md):
+//
+//	go run ./e2e/perf -workloads ChurnAffinity -schedulers upstream,wasm,althints -hints-module /tmp/old-hints.wasm -rounds 1 -soak-cycles 0
 package main
 
 import (
@@ -65,6 +71,8 @@ type harness struct {
 	// profileDir, when set, receives a CPU profile of each run's scheduler
 	// over its measured phase.
 	profileDir string
+	// hintsModule is the QueueingHints module of the althints scheduler.
+	hintsModule string
 }
 
 func (h *harness) logf(format string, args ...any) {
@@ -82,17 +90,18 @@ func (h *harness) progress(format string, args ...any) {
 
 // options are the command's flags.
 type options struct {
-	workloads  []string
-	schedulers []string
-	rounds     int
-	scale      float64
-	soakCycles int
-	settle     time.Duration
-	out        string
-	wasmsched  string
-	bench      string
-	ceiling    string
-	profileDir string
+	workloads   []string
+	schedulers  []string
+	rounds      int
+	scale       float64
+	soakCycles  int
+	settle      time.Duration
+	out         string
+	wasmsched   string
+	bench       string
+	ceiling     string
+	profileDir  string
+	hintsModule string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -106,7 +115,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	all = append(all, inMemory)
 	wl := fs.String("workloads", strings.Join(all, ","), "comma-separated workloads to run")
 	sc := fs.String("schedulers", strings.Join([]string{schedUpstream, schedNative, schedWasm}, ","), "comma-separated schedulers: upstream, native, wasm, and, not run unless named, "+
-		"placement (wasm with the nodepool filter and the gpupack score), shadow (wasm with two Shadows: fifosort beside the queue sort, the built-in hints beside themselves) and ceiling (e2e/perf/ceiling: no scheduler but a binder that binds each pod round-robin and writes kube-scheduler's Scheduled event, "+
+		"placement (wasm with the nodepool filter and the gpupack score), althints (wasm with the QueueingHints module of -hints-module), shadow (wasm with two Shadows: fifosort beside the queue sort, the built-in hints beside themselves) and ceiling (e2e/perf/ceiling: no scheduler but a binder that binds each pod round-robin and writes kube-scheduler's Scheduled event, "+
 		"the API writes of a scheduled pod and nothing else, to report wasm/ceiling; it runs on the workloads where those writes are all a scheduler makes, and adds about a third to a full run, hence not by default)")
 	fs.IntVar(&o.rounds, "rounds", 3, "runs of each workload per scheduler; the order of the schedulers rotates each round, so with 3 each runs first, second and third once")
 	fs.Float64Var(&o.scale, "scale", 1, "multiplies every workload's node and pod counts (gang sizes stay 8-16)")
@@ -114,6 +123,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.settle, "settle", runSettle, "pause after each run's cleanup, for the apiserver and etcd to finish its deletions (a small -scale needs less)")
 	fs.StringVar(&o.out, "out", "", "directory for README.md, results.json and the PNG plots (empty: print only)")
 	fs.StringVar(&o.profileDir, "cpuprofile-dir", "", "write a CPU profile of each run's scheduler over (the first 15 s of) its measured phase into this directory; profiling costs a few percent, so not for the figures")
+	fs.StringVar(&o.hintsModule, "hints-module", "", "the QueueingHints module, a .wasm `file`, of -schedulers althints: e.g. an older build of policies/hints for a before/after in one run (git show afc75ea:policies/hints/hints.wasm > /tmp/old-hints.wasm)")
 	fs.StringVar(&o.wasmsched, "wasmsched", "", "the wasmsched binary (empty: go build ./cmd/wasmsched into a temporary directory)")
 	fs.StringVar(&o.bench, "wasmsched-bench", "", "the wasmsched-bench binary of the in-memory variant (empty: go build ./cmd/wasmsched-bench into a temporary directory)")
 	fs.StringVar(&o.ceiling, "ceiling", "", "the ceiling binder's binary, for -schedulers ceiling (empty: go build ./e2e/perf/ceiling into a temporary directory)")
@@ -134,6 +144,19 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		if !slices.Contains(schedKinds, s) {
 			return o, fmt.Errorf("-schedulers: unknown scheduler %q: use some of %s", s, strings.Join(schedKinds, ","))
 		}
+	}
+	if slices.Contains(o.schedulers, schedAltHints) {
+		if o.hintsModule == "" {
+			return o, fmt.Errorf("-schedulers %s needs -hints-module FILE", schedAltHints)
+		}
+		abs, err := filepath.Abs(o.hintsModule) // the scheduler runs in the control plane's directory
+		if err != nil {
+			return o, err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return o, fmt.Errorf("-hints-module: %w", err)
+		}
+		o.hintsModule = abs
 	}
 	if o.rounds < 1 || o.scale <= 0 || o.soakCycles < 0 || o.settle < 0 {
 		return o, fmt.Errorf("-rounds must be >= 1, -scale > 0, -soak-cycles >= 0 and -settle >= 0 (got %d, %g, %d, %v)", o.rounds, o.scale, o.soakCycles, o.settle)
@@ -189,7 +212,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // execute runs everything o asks for and returns the report, also when a
 // run failed (the failure is in the report and the error).
 func execute(ctx context.Context, o options, log io.Writer) (*report.Report, error) {
-	h := &harness{log: log, profileDir: o.profileDir}
+	h := &harness{log: log, profileDir: o.profileDir, hintsModule: o.hintsModule}
 	if o.profileDir != "" {
 		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
 			return nil, err

@@ -28,7 +28,33 @@ const (
 	// policyFallbacks is wasmsched's only: decisions a module failed and
 	// the native default made (0 in a healthy run).
 	policyFallbacks = "wasmsched_policy_fallbacks_total"
+	// policyCallDuration is wasmsched's only: the batched policy calls,
+	// by slot; the QueueingHint slot's is one call per event with
+	// candidates, guest time and the batch's copy in.
+	policyCallDuration = "wasmsched_policy_call_duration_seconds"
 )
+
+// seriesSum is the sample count and sum of the histogram series of family
+// name whose label key is value (0, 0 when there is none).
+func (s scrape) seriesSum(name, key, value string) (count, sum float64) {
+	f, ok := s[name]
+	if !ok {
+		return 0, 0
+	}
+	for _, m := range f.GetMetric() {
+		hm := m.GetHistogram()
+		if hm == nil {
+			continue
+		}
+		for _, l := range m.GetLabel() {
+			if l.GetName() == key && l.GetValue() == value {
+				count += float64(hm.GetSampleCount())
+				sum += hm.GetSampleSum()
+			}
+		}
+	}
+	return count, sum
+}
 
 // scrape is one parse of a /metrics page.
 type scrape map[string]*dto.MetricFamily

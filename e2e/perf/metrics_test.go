@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -65,6 +66,25 @@ func TestHistogramAcrossLabelsAndScrapes(t *testing.T) {
 	}
 	if got := (histogram{}).quantile(0.5); !math.IsNaN(got) {
 		t.Errorf("quantile of nothing = %v, want NaN", got)
+	}
+}
+
+func TestSeriesSumPicksTheLabel(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: policyCallDuration, Buckets: []float64{0.001}}, []string{"slot"})
+	reg.MustRegister(h)
+	h.WithLabelValues("queueingHint").Observe(0.25)
+	h.WithLabelValues("queueingHint").Observe(0.5)
+	h.WithLabelValues("victimOrder").Observe(4)
+	s, err := parseMetrics(page(t, reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, sum := s.seriesSum(policyCallDuration, "slot", "queueingHint"); n != 2 || sum != 0.75 {
+		t.Errorf("queueingHint series: %v calls, %vs; want 2, 0.75s", n, sum)
+	}
+	if n, sum := s.seriesSum("absent", "slot", "queueingHint"); n != 0 || sum != 0 {
+		t.Errorf("absent family: %v, %v", n, sum)
 	}
 }
 
@@ -145,6 +165,8 @@ func TestFlags(t *testing.T) {
 		{"-rounds", "0"},
 		{"-settle", "-1s"},
 		{"extra"},
+		{"-schedulers", "althints"},
+		{"-schedulers", "althints", "-hints-module", "/nonexistent/hints.wasm"},
 	} {
 		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {
 			t.Errorf("%q accepted", bad)
@@ -168,4 +190,36 @@ func TestNativeArgsSetEverySlot(t *testing.T) {
 			t.Errorf("wasm run has %q", a)
 		}
 	}
+}
+
+func TestAltHintsArgs(t *testing.T) {
+	mod := filepath.Join(t.TempDir(), "hints.wasm")
+	if err := os.WriteFile(mod, []byte("\x00asm"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(mustGetwd(t), mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseFlags([]string{"-schedulers", "wasm,althints", "-hints-module", rel}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Absolute: wasmsched runs in the control plane's directory.
+	if o.hintsModule != mod {
+		t.Errorf("hints module %q, want %q", o.hintsModule, mod)
+	}
+	args := append(wasmschedArgs(schedAltHints), altHintsArgs(o.hintsModule)...)
+	if got, want := args[len(args)-1], "policies.queueingHint.module="+mod; got != want || args[len(args)-2] != "-set" {
+		t.Errorf("althints args end %q, want -set %q", args[len(args)-2:], want)
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
 }

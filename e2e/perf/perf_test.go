@@ -5,11 +5,13 @@ import (
 	"context"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/wasmsched/wasmsched/e2e/perf/report"
+	"github.com/wasmsched/wasmsched/e2e/testenv"
 )
 
 // TestHarnessEndToEnd runs every workload, every scheduler (the ceiling
@@ -22,7 +24,7 @@ import (
 // themselves are not asserted (the machine is shared); `make bench`
 // produces them at full size. A second's settle between runs is enough at
 // this size (the default 5 s is for the thousands of deletions of a
-// full-size run) and keeps the 57 runs and the soak under three minutes
+// full-size run) and keeps the 60 runs and the soak under three minutes
 // on 2 cores, the builds included.
 func TestHarnessEndToEnd(t *testing.T) {
 	if testing.Short() {
@@ -124,3 +126,57 @@ func TestHarnessEndToEnd(t *testing.T) {
 		t.Errorf("console summary lacks the workloads:\n%s", stdout.String())
 	}
 }
+
+// TestChurnHints runs the churn workload under wasm and under althints with
+// the hints module from before ABI minor 4 (recovered from git), and checks
+// what the workload is for: the selective hints retry none of the waiting
+// pods (one attempt per measured pod), the old ones retry them (the
+// assigned-pod and node events of the churn and of every binding each
+// move all of them). The workload's own verify checks meanwhile that the
+// waiting pods stayed unschedulable for their reason under both.
+func TestChurnHints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a control plane and two schedulers")
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := exec.Command("git", "-C", root, "show", oldHintsCommit+":policies/hints/hints.wasm").Output()
+	if err != nil {
+		t.Skipf("the hints module of %s is not in this clone's history (shallow?): %v", oldHintsCommit, err)
+	}
+	mod := filepath.Join(t.TempDir(), "old-hints.wasm")
+	if err := os.WriteFile(mod, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	var log, stdout bytes.Buffer
+	args := []string{"-workloads", "ChurnAffinity", "-scale", "0.05", "-rounds", "1", "-soak-cycles", "0", "-settle", "1s", "-out", out,
+		"-schedulers", schedWasm + "," + schedAltHints, "-hints-module", mod}
+	if err := runMain(context.Background(), args, &stdout, &log); err != nil {
+		t.Fatalf("perf %s: %v\n--- log ---\n%s", strings.Join(args, " "), err, log.String())
+	}
+	rep, err := report.Load(filepath.Join(out, report.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]report.Run{}
+	for _, r := range rep.Runs {
+		got[r.Scheduler] = r
+	}
+	// A hint call that fails (its deadline, on a machine stalled for
+	// 100 ms) falls back to Queue for its batch: those moves, at most one
+	// retry per fallback, are the fallback's, not the hints'.
+	if w := got[schedWasm]; w.Pods == 0 || w.Attempts < float64(w.Pods) || w.Attempts > float64(w.Pods)+w.Fallbacks {
+		t.Errorf("wasm: %v attempts for %d pods (%v policy fallbacks): the selective hints retried a waiting pod", w.Attempts, w.Pods, w.Fallbacks)
+	}
+	if a := got[schedAltHints]; a.Pods == 0 || a.Attempts <= float64(a.Pods) {
+		t.Errorf("althints: %v attempts for %d pods: the old hints retried no waiting pod (not the module of -hints-module?)", a.Attempts, a.Pods)
+	}
+}
+
+// oldHintsCommit holds the hints module before ABI minor 4, which moves
+// every pod rejected by InterPodAffinity or PodTopologySpread on every
+// assigned-pod or node event.
+const oldHintsCommit = "afc75ea"

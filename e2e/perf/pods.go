@@ -23,6 +23,9 @@ const (
 	phaseInit     = "init"
 	phaseMeasured = "measured"
 	phaseChurn    = "churn"
+	// phaseWaiting are pods meant to stay unschedulable through the
+	// measured phase (the churn workload's).
+	phaseWaiting = "waiting"
 )
 
 // podSpec is what varies between the workloads' pods.

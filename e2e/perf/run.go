@@ -194,9 +194,17 @@ func (h *harness) measureInto(ctx context.Context, w *workload, kind string, rou
 	out.Latency = report.Quantiles{P50: lat.quantile(0.5), P90: lat.quantile(0.9), P99: lat.quantile(0.99)}
 	out.CPUSeconds = cpu1.cpuSeconds - cpu0.cpuSeconds
 	out.PeakRSS = cpu1.peakRSS
+	out.Attempts = after.sum(scheduleAttempts) - before.sum(scheduleAttempts)
+	out.Fallbacks = after.sum(policyFallbacks) - before.sum(policyFallbacks)
 	r.logf("%d pods in %.1fs (%.0f pods/s), attempt p50 %.1fms p99 %.1fms, cpu %.1fs, peak RSS %d MiB; %.0f attempts, %.0f policy fallbacks",
 		out.Pods, elapsed.Seconds(), float64(out.Pods)/elapsed.Seconds(), out.Latency.P50*1e3, out.Latency.P99*1e3,
-		out.CPUSeconds, out.PeakRSS>>20, after.sum(scheduleAttempts)-before.sum(scheduleAttempts), after.sum(policyFallbacks)-before.sum(policyFallbacks))
+		out.CPUSeconds, out.PeakRSS>>20, out.Attempts, out.Fallbacks)
+	if n, sec := after.seriesSum(policyCallDuration, "slot", "queueingHint"); n > 0 {
+		n0, sec0 := before.seriesSum(policyCallDuration, "slot", "queueingHint")
+		// Wall time inside the calls: on a loaded machine more than
+		// their CPU (a profile tells the CPU apart).
+		r.logf("%.0f QueueingHint calls (one per event with candidates): %.3fs of wall time inside them, beside %.1fs of CPU in the phase", n-n0, sec-sec0, out.CPUSeconds)
+	}
 	if w.verify != nil && kind != schedCeiling { // the ceiling honours no constraint
 		if err := w.verify(ctx, r); err != nil {
 			return fmt.Errorf("the placements break the pods' constraints: %w", err)

@@ -32,6 +32,11 @@ const (
 	// call). Its throughput and CPU per pod beside wasm's are what a Shadow
 	// costs. Not run unless -schedulers names it.
 	schedShadow = "shadow"
+	// schedAltHints is wasm with the QueueingHints module given by
+	// -hints-module instead of the reference one (e.g. an older build of
+	// policies/hints), so that one run measures a hints change before and
+	// after under the same load. Not run unless -schedulers names it.
+	schedAltHints = "althints"
 	// schedCeiling is no scheduler but the measure of the others: the
 	// binder of e2e/perf/ceiling, which binds each pod round-robin and
 	// writes kube-scheduler's Scheduled event for it, the API writes of a
@@ -43,7 +48,7 @@ const (
 )
 
 // schedKinds are the schedulers -schedulers accepts.
-var schedKinds = []string{schedUpstream, schedNative, schedWasm, schedPlacement, schedShadow, schedCeiling}
+var schedKinds = []string{schedUpstream, schedNative, schedWasm, schedPlacement, schedShadow, schedAltHints, schedCeiling}
 
 // schedulerName is the profile every implementation serves: the pods name it.
 const schedulerName = "perf"
@@ -82,6 +87,8 @@ func (h *harness) startScheduler(ctx context.Context, kind string) (running, err
 		return upstream{ks}, nil
 	case schedNative, schedWasm, schedPlacement:
 		return startWasmsched(ctx, env, kind, h.wasmsched)
+	case schedAltHints:
+		return startWasmsched(ctx, env, kind, h.wasmsched, altHintsArgs(h.hintsModule)...)
 	case schedShadow:
 		return startShadowed(ctx, env, h.wasmsched)
 	case schedCeiling:
@@ -139,9 +146,16 @@ func nativeArgs() []string {
 	return args
 }
 
-func startWasmsched(ctx context.Context, env *testenv.Env, kind, bin string) (running, error) {
+// altHintsArgs set the QueueingHints slot to module, a file (the config
+// key of `wasmsched help config`).
+func altHintsArgs(module string) []string {
+	return []string{"-set", "policies.queueingHint.module=" + module}
+}
+
+// startWasmsched runs bin with wasmschedArgs(kind) followed by extra.
+func startWasmsched(ctx context.Context, env *testenv.Env, kind, bin string, extra ...string) (running, error) {
 	w, err := testenv.StartWasmsched(ctx, testenv.WasmschedOptions{
-		Bin: bin, Kubeconfig: env.Kubeconfig, Args: wasmschedArgs(kind),
+		Bin: bin, Kubeconfig: env.Kubeconfig, Args: append(wasmschedArgs(kind), extra...),
 		LogPath: env.LogPath("wasmsched-" + kind), Dir: env.Dir(),
 	})
 	if err != nil {

@@ -129,6 +129,7 @@ func workloads(scale float64) []*workload {
 			timeout:   10 * time.Minute,
 			noCeiling: "its initial pods must stay unschedulable, and a binder binds every pod",
 		},
+		churnWorkload(scale),
 		{
 			name: "Preemption",
 			description: fmt.Sprintf("%d nodes (4 cpu) filled by %d low-priority pods (1 cpu), then %d measured high-priority pods (1 cpu) that each preempt one, as scheduler_perf's PreemptionBasic",

@@ -39,8 +39,16 @@ type Run struct {
 	// scheduler_scheduling_attempt_duration_seconds over the measured phase.
 	Latency    Quantiles
 	CPUSeconds float64 // user+system CPU of the scheduler process during the measured phase
-	PeakRSS    uint64  // bytes, peak resident set of the scheduler process (VmHWM)
-	Err        string  // non-empty if the run failed (timeout...): shown, excluded from statistics
+	// Attempts is the growth of scheduler_schedule_attempts_total (every
+	// result) over the measured phase: with Pods, how often the scheduler
+	// retried pods that could not fit (0: not recorded, older reports).
+	Attempts float64 `json:",omitempty"`
+	// Fallbacks is the growth of wasmsched_policy_fallbacks_total over the
+	// measured phase: decisions a module failed (a trap, its deadline on a
+	// stalled machine) and the slot's native default made instead.
+	Fallbacks float64 `json:",omitempty"`
+	PeakRSS   uint64  // bytes, peak resident set of the scheduler process (VmHWM)
+	Err       string  // non-empty if the run failed (timeout...): shown, excluded from statistics
 }
 
 // Quantiles are latency quantiles in seconds. NaN means unknown (an empty

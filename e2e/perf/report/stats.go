@@ -32,7 +32,11 @@ type Summary struct {
 	CPUSeconds float64
 	// CPUMsPerPod is total CPU over total pods, in milliseconds.
 	CPUMsPerPod float64
-	PeakRSS     uint64 // bytes, the maximum over successful rounds
+	// AttemptsPerPod is total attempts over total pods: 1 when each pod
+	// was tried once and nothing else was retried; NaN when no round
+	// recorded attempts.
+	AttemptsPerPod float64
+	PeakRSS        uint64 // bytes, the maximum over successful rounds
 }
 
 // Summarise aggregates runs per (workload, scheduler): workloads in order of
@@ -106,7 +110,7 @@ func schedulerLess(a, b string) bool {
 func summariseGroup(workload, scheduler string, runs []Run) Summary {
 	s := Summary{Workload: workload, Scheduler: scheduler}
 	var samples []float64
-	var cpu float64
+	var cpu, attempts float64
 	var lat [3]meanAcc
 	for _, run := range runs {
 		if run.Err != "" {
@@ -118,6 +122,7 @@ func summariseGroup(workload, scheduler string, runs []Run) Summary {
 		s.Pods += run.Pods
 		s.Elapsed += run.Elapsed
 		cpu += run.CPUSeconds
+		attempts += run.Attempts
 		s.PeakRSS = max(s.PeakRSS, run.PeakRSS)
 		lat[0].add(run.Latency.P50)
 		lat[1].add(run.Latency.P90)
@@ -133,6 +138,10 @@ func summariseGroup(workload, scheduler string, runs []Run) Summary {
 	s.Latency = Quantiles{lat[0].mean(), lat[1].mean(), lat[2].mean()}
 	s.CPUSeconds = ratio(cpu, float64(s.Rounds))
 	s.CPUMsPerPod = ratio(cpu*1000, float64(s.Pods))
+	s.AttemptsPerPod = math.NaN()
+	if attempts > 0 {
+		s.AttemptsPerPod = ratio(attempts, float64(s.Pods))
+	}
 	return s
 }
 
