@@ -5,13 +5,11 @@ import (
 	"context"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/wasmsched/wasmsched/e2e/perf/report"
-	"github.com/wasmsched/wasmsched/e2e/testenv"
 )
 
 // TestHarnessEndToEnd runs every workload, every scheduler (the ceiling
@@ -138,16 +136,8 @@ func TestChurnHints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a control plane and two schedulers")
 	}
-	root, err := testenv.RepoRoot()
+	mod, err := filepath.Abs(oldHintsModule)
 	if err != nil {
-		t.Fatal(err)
-	}
-	old, err := exec.Command("git", "-C", root, "show", oldHintsCommit+":policies/hints/hints.wasm").Output()
-	if err != nil {
-		t.Skipf("the hints module of %s is not in this clone's history (shallow?): %v", oldHintsCommit, err)
-	}
-	mod := filepath.Join(t.TempDir(), "old-hints.wasm")
-	if err := os.WriteFile(mod, old, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
@@ -176,7 +166,8 @@ func TestChurnHints(t *testing.T) {
 	}
 }
 
-// oldHintsCommit holds the hints module before ABI minor 4, which moves
-// every pod rejected by InterPodAffinity or PodTopologySpread on every
-// assigned-pod or node event.
-const oldHintsCommit = "afc75ea"
+// oldHintsModule is policies/hints as commit afc75ea built it, before ABI
+// minor 4: it moves every pod rejected by InterPodAffinity or
+// PodTopologySpread on every assigned-pod or node event. A copy in testdata
+// rather than `git show`, so that the test needs no history.
+const oldHintsModule = "testdata/hints-afc75ea.wasm"
