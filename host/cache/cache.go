@@ -306,7 +306,16 @@ func (c *Cache) AssumePod(pod *v1.Pod) error {
 	if err := checkBound(pod, "assume"); err != nil {
 		return err
 	}
-	pi := NewPodInfo(pod)
+	return c.AssumePodInfo(NewPodInfo(pod))
+}
+
+// AssumePodInfo is AssumePod with the pod's PodInfo built by the caller
+// (PodInfo.Assumed), so that it is not derived again.
+func (c *Cache) AssumePodInfo(pi *PodInfo) error {
+	pod := pi.Pod
+	if err := checkBound(pod, "assume"); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ps, ok := c.pods[pod.UID]; ok {

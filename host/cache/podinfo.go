@@ -58,6 +58,41 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 	return pi
 }
 
+// Assumed is the PodInfo of a copy of pi.Pod placed on node, spec.nodeName
+// set, as the cycle assumes it. What NewPodInfo derives does not depend on
+// the node, except that a bound pod's requests also count the resources in
+// its status (podview.RequestOptions): for a pod whose status carries none,
+// the usual case of a pod never run, the derived fields are shared instead
+// of derived again, which was a third of the PodRequests work per scheduled
+// pod. PodInfos are never changed once built, so sharing is safe.
+func (pi *PodInfo) Assumed(node string) *PodInfo {
+	pod := pi.Pod.DeepCopy()
+	pod.Spec.NodeName = node
+	if !specOnly(pod) {
+		return NewPodInfo(pod)
+	}
+	c := *pi
+	c.Pod = pod
+	return &c
+}
+
+// specOnly reports whether pod's requests come from its spec alone whether
+// it is bound or not: its status has no container statuses, no pod-level
+// resources and no PodResizePending condition (which makes a bound pod's
+// requests the status's only).
+func specOnly(pod *v1.Pod) bool {
+	st := &pod.Status
+	if len(st.ContainerStatuses) > 0 || len(st.InitContainerStatuses) > 0 || st.Resources != nil || st.AllocatedResources != nil {
+		return false
+	}
+	for _, c := range st.Conditions {
+		if c.Type == v1.PodResizePending {
+			return false
+		}
+	}
+	return true
+}
+
 // nonMissingContainerRequests is upstream's getNonMissingContainerRequests:
 // the defaults that replace a container's missing cpu and memory requests.
 // Without pod-level requests both are defaulted per container; with them,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/wasmsched/wasmsched/host/podview"
 )
@@ -172,6 +173,59 @@ func TestRequestsAgreeWithPodview(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("podview.Requests vs NewPodInfo (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAssumed: the PodInfo of the assumed copy is what NewPodInfo derives
+// for it, whether the derived fields are shared (a pod whose status holds
+// no resources) or derived again (a resized pod, whose bound requests count
+// its status), and the pending pod is left as it was.
+func TestAssumed(t *testing.T) {
+	resized := func(p *v1.Pod) *v1.Pod {
+		p.Status.ContainerStatuses = []v1.ContainerStatus{{Name: p.Spec.Containers[0].Name,
+			AllocatedResources: v1.ResourceList{"cpu": resource.MustParse("3")}}}
+		return p
+	}
+	infeasible := func(p *v1.Pod) *v1.Pod {
+		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: v1.PodReasonInfeasible}}
+		return p
+	}
+	cases := []struct {
+		name   string
+		pod    *v1.Pod
+		shared bool
+	}{
+		{"spec only", makePod("p").container(res("cpu", "500m")).obj(), true},
+		{"resized", resized(makePod("p").container(res("cpu", "500m")).obj()), false},
+		{"resize infeasible", infeasible(makePod("p").container(res("cpu", "500m")).obj()), false},
+	}
+	for _, tc := range podInfoCases() {
+		if tc.pod.Spec.NodeName != "" {
+			continue // bound already
+		}
+		cases = append(cases, struct {
+			name   string
+			pod    *v1.Pod
+			shared bool
+		}{tc.name, tc.pod, specOnly(tc.pod)}) // the comparison with NewPodInfo is what these check
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pending := NewPodInfo(tc.pod)
+			got := pending.Assumed("n1")
+			if got.Pod == tc.pod || got.Pod.Spec.NodeName != "n1" || tc.pod.Spec.NodeName != "" {
+				t.Fatalf("Assumed's pod %p on %q, pending pod %p on %q: want a copy on n1, the pending pod unchanged",
+					got.Pod, got.Pod.Spec.NodeName, tc.pod, tc.pod.Spec.NodeName)
+			}
+			want := NewPodInfo(got.Pod)
+			d := func(pi *PodInfo) derived { return derived{Requests: pi.Requests, NonZero: pi.NonZero, HostPorts: pi.HostPorts} }
+			if diff := cmp.Diff(d(want), d(got)); diff != "" {
+				t.Errorf("Assumed vs NewPodInfo of the assumed pod (-want, +got):\n%s", diff)
+			}
+			if shared := specOnly(got.Pod); shared != tc.shared {
+				t.Errorf("derived fields shared: %v, want %v", shared, tc.shared)
 			}
 		})
 	}

@@ -49,6 +49,7 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 	need := int(podview.MinCount(g.PodGroup())) - s.boundMembers(g)
 	var (
 		placed   []*v1.Pod             // assumed copies, in member order
+		infos    []*cache.PodInfo      // their PodInfos
 		states   []*framework.PodState // their states, reserved
 		bindable []*queue.Pod          // their queue pods
 		misfits  []*queue.Pod
@@ -74,9 +75,9 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 			misfits, reasons = append(misfits, p), append(reasons, f)
 			continue
 		}
-		assumed := pl.pod.DeepCopy()
-		assumed.Spec.NodeName = node
-		if err := s.snap.Assume(cache.NewPodInfo(assumed)); err != nil {
+		ai := pl.info.Assumed(node)
+		assumed := ai.Pod
+		if err := s.snap.Assume(ai); err != nil {
 			unreserveAll()
 			s.failGroup(ctx, g, live, failure{err: fmt.Errorf("place member %s on node %s: %w", klogRef(assumed), node, err)}, start)
 			return
@@ -93,7 +94,7 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 			misfits, reasons = append(misfits, p), append(reasons, f)
 			continue
 		}
-		placed, states, bindable = append(placed, assumed), append(states, ps), append(bindable, p)
+		placed, infos, states, bindable = append(placed, assumed), append(infos, ai), append(states, ps), append(bindable, p)
 	}
 	if len(misfits) > 0 && len(placed) < need {
 		unreserveAll()
@@ -118,7 +119,7 @@ func (s *Scheduler) scheduleGroup(ctx context.Context, g *queue.Group) {
 		return
 	}
 	for i, assumed := range placed {
-		if err := s.cache.AssumePod(assumed); err != nil {
+		if err := s.cache.AssumePodInfo(infos[i]); err != nil {
 			for _, a := range placed[:i] {
 				_ = s.cache.ForgetPod(a)
 			}

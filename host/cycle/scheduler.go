@@ -49,7 +49,7 @@ type Queue interface {
 // Cache is what the cycle needs of the scheduler cache (host/cache).
 type Cache interface {
 	UpdateSnapshot(s *cache.Snapshot) error
-	AssumePod(pod *v1.Pod) error
+	AssumePodInfo(pi *cache.PodInfo) error
 	FinishBinding(pod *v1.Pod) error
 	ForgetPod(pod *v1.Pod) error
 }
@@ -295,9 +295,9 @@ func (s *Scheduler) schedulePod(ctx context.Context, p *queue.Pod) {
 		s.fail(ctx, p, f, start)
 		return
 	}
-	assumed := pod.DeepCopy()
-	assumed.Spec.NodeName = node
-	if err := s.cache.AssumePod(assumed); err != nil {
+	ai := pl.info.Assumed(node)
+	assumed := ai.Pod
+	if err := s.cache.AssumePodInfo(ai); err != nil {
 		s.fail(ctx, p, failure{err: fmt.Errorf("assume pod on node %s: %w", node, err)}, start)
 		return
 	}
