@@ -220,7 +220,9 @@ func TestAssumed(t *testing.T) {
 					got.Pod, got.Pod.Spec.NodeName, tc.pod, tc.pod.Spec.NodeName)
 			}
 			want := NewPodInfo(got.Pod)
-			d := func(pi *PodInfo) derived { return derived{Requests: pi.Requests, NonZero: pi.NonZero, HostPorts: pi.HostPorts} }
+			d := func(pi *PodInfo) derived {
+				return derived{Requests: pi.Requests, NonZero: pi.NonZero, HostPorts: pi.HostPorts}
+			}
 			if diff := cmp.Diff(d(want), d(got)); diff != "" {
 				t.Errorf("Assumed vs NewPodInfo of the assumed pod (-want, +got):\n%s", diff)
 			}
