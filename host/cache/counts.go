@@ -35,6 +35,8 @@ type PodCounts struct {
 	// nodes holds the nodes with the key and at least one matching pod.
 	nodes   map[string]int
 	domains map[string]Domain
+	// pods is the sum of the domains' pods.
+	pods int
 	// read is the snapshot's update count when the index was last read.
 	read uint64
 }
@@ -45,6 +47,9 @@ var emptyCounts = &PodCounts{}
 // Node is the number of matching pods on node name; 0 for a node without
 // the topology key.
 func (c *PodCounts) Node(name string) int { return c.nodes[name] }
+
+// Pods is the number of matching pods on the nodes with the topology key.
+func (c *PodCounts) Pods() int { return c.pods }
 
 // Domains maps each topology value of the snapshot's nodes to its nodes and
 // matching pods. The map belongs to the index: do not modify it.
@@ -132,6 +137,7 @@ func (c *PodCounts) addNode(n *NodeInfo) {
 	d.Nodes++
 	d.Pods += cnt
 	c.domains[v] = d
+	c.pods += cnt
 }
 
 // removeNode uncounts n, a node info leaving the snapshot, by what addNode
@@ -143,6 +149,7 @@ func (c *PodCounts) removeNode(n *NodeInfo) {
 	}
 	cnt := c.nodes[n.node.Name]
 	delete(c.nodes, n.node.Name)
+	c.pods -= cnt
 	d := c.domains[v]
 	d.Nodes--
 	d.Pods -= cnt
@@ -168,6 +175,7 @@ func (c *PodCounts) addPod(n *NodeInfo, pi *PodInfo, delta int) {
 	d := c.domains[v]
 	d.Pods += delta
 	c.domains[v] = d
+	c.pods += delta
 }
 
 // TermKind is the kind of an existing pod's inter-pod affinity term.

@@ -489,13 +489,13 @@ func affinityParseError(pod *v1.Pod) error {
 	return utilerrors.NewAggregate(errs)
 }
 
-// PreScore sums, per topology domain, the weights of the matching terms in
-// both directions (upstream's PreScore): the pod's preferred terms times
-// the pods they match, from the snapshot's selector indexes, and the
-// existing pods' terms the pod matches times the pods carrying them, from
-// its term index. It skips the pod when nothing matched. The feasible
-// nodes are not looked at: the domains count pods on every node, as
-// upstream's.
+// PreScore collects, in both directions (upstream's PreScore), the terms
+// that add to the score of a topology domain: the pod's preferred terms,
+// with the pods they match per domain from the snapshot's selector
+// indexes, and the existing pods' terms that the pod matches, with their
+// carriers per domain from its term index. It skips the pod when nothing
+// matched. The feasible nodes are not looked at: the domains count pods on
+// every node, as upstream's.
 func (pl interPodAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, snap *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	pa := pod.Affinity
 	if pa != nil && pa.Err != nil {
@@ -507,7 +507,7 @@ func (pl interPodAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, sna
 	if pl.ignoreExistingPreferred && !hasPreferred || snap.NumNodes() == 0 {
 		return nil, nil
 	}
-	s := &podAffinityScorer{domains: domainScores{}}
+	s := &podAffinityScorer{}
 	if hasPreferred {
 		preferred, err := pl.mergeWeighted(pa.Preferred)
 		var preferredAnti []fwk.WeightedAffinityTerm
@@ -531,26 +531,23 @@ func (pl interPodAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, sna
 	}
 	s.addExisting(snap.AffinityTerms(cache.PreferredAffinity), 1, true, pod.Pod, nsLabels)
 	s.addExisting(snap.AffinityTerms(cache.PreferredAntiAffinity), -1, true, pod.Pod, nsLabels)
-	if len(s.domains) == 0 {
+	if len(s.terms) == 0 {
 		return nil, nil
 	}
 	return s, nil
 }
 
-// addPreferred adds weight times the pods t (merged) matches to the
-// domains of its key.
+// addPreferred adds t (merged), of weight, when it matches some pod.
 func (s *podAffinityScorer) addPreferred(snap *cache.Snapshot, t *fwk.AffinityTerm, weight int64) {
 	ct := compileTerm(t, weight)
-	for v, d := range snap.PodCounts(termIndexID(t), ct.key, ct.matchInfo).Domains() {
-		if d.Pods > 0 {
-			s.domains.addValue(ct.key, v, weight*int64(d.Pods))
-		}
+	if pc := snap.PodCounts(termIndexID(t), ct.key, ct.matchInfo); pc.Pods() > 0 {
+		s.terms = append(s.terms, scoredTerm{key: ct.key, weight: weight, pods: pc.Domains()})
 	}
 }
 
-// addExisting adds, for each of the existing pods' terms that pod matches
-// (with its namespace's labels nsLabels), weight (times the term's own
-// when weighted) per carrier in each domain (upstream's
+// addExisting adds each of the existing pods' terms that pod matches (with
+// its namespace's labels nsLabels), of weight (times the term's own when
+// weighted), when some pod on a node with its key carries it (upstream's
 // processExistingPod, once per distinct term).
 func (s *podAffinityScorer) addExisting(terms map[string]*cache.TermCounts, weight int64, weighted bool, pod *v1.Pod, nsLabels labels.Set) {
 	for _, tc := range terms {
@@ -561,28 +558,13 @@ func (s *podAffinityScorer) addExisting(terms map[string]*cache.TermCounts, weig
 		if weighted {
 			w *= int64(tc.Weight)
 		}
-		for v, n := range tc.Domains {
-			s.domains.addValue(tc.Term.TopologyKey, v, w*int64(n))
-		}
+		s.terms = append(s.terms, scoredTerm{key: tc.Term.TopologyKey, weight: w, carriers: tc.Domains})
 	}
-}
-
-// domainScores is the score of each topology domain: by key, then value.
-type domainScores map[string]map[string]int64
-
-// addValue adds weight to domain value of key.
-func (m domainScores) addValue(key, value string, weight int64) {
-	values := m[key]
-	if values == nil {
-		values = map[string]int64{}
-		m[key] = values
-	}
-	values[value] += weight
 }
 
 // compiledTerm is one of the incoming pod's preferred terms, compiled for
-// matching every pod of the cluster (PreScore's hot loop): the namespaces
-// as a short list, the selector as a helper.LabelMatcher.
+// matching every pod of the cluster (the selector index's build): the
+// namespaces as a short list, the selector as a helper.LabelMatcher.
 type compiledTerm struct {
 	key    string
 	weight int64 // negative for anti-affinity
@@ -621,20 +603,41 @@ func (c *compiledTerm) matches(pod *v1.Pod) bool {
 }
 
 // podAffinityScorer is a pod's state for InterPodAffinity's Score
-// (upstream's preScoreState): the score of each topology domain.
+// (upstream's preScoreState): the terms that score, each with its counts
+// per domain read from the snapshot's indexes, which do not change before
+// Score runs in the same cycle. Upstream sums them into one map per
+// topology key in PreScore; reading the counts in Score instead costs
+// nodes times matching terms there (no more than upstream's PreScore,
+// pods times terms) and builds no map.
 type podAffinityScorer struct {
-	domains domainScores
+	terms []scoredTerm
 }
 
-// Score sums the scores of the domains each node is in (raw, possibly
-// negative).
+// scoredTerm is a term's weight and, per value of its topology key, the
+// pods it matches (pods) or the pods carrying it (carriers).
+type scoredTerm struct {
+	key      string
+	weight   int64
+	pods     map[string]cache.Domain
+	carriers map[string]int
+}
+
+// Score sums, for each node, the weight of every term times its count in
+// the node's domain (raw, possibly negative).
 func (s *podAffinityScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 	for i, ni := range nodes {
 		var score int64
 		if node := ni.Node(); node != nil {
-			for key, values := range s.domains {
-				if v, ok := node.Labels[key]; ok {
-					score += values[v]
+			for j := range s.terms {
+				t := &s.terms[j]
+				v, ok := node.Labels[t.key]
+				if !ok {
+					continue
+				}
+				if t.pods != nil {
+					score += t.weight * int64(t.pods[v].Pods)
+				} else {
+					score += t.weight * int64(t.carriers[v])
 				}
 			}
 		}
