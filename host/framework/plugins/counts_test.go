@@ -56,7 +56,21 @@ func newCountsTrial(t *testing.T, seed uint64) *countsTrial {
 			t.Fatal(err)
 		}
 	}
-	h := framework.NewHandle(framework.HandleOptions{Listers: framework.Listers{Namespaces: corelisters.NewNamespaceLister(tr.nsIndex)}})
+	// Services selecting app=a in ns1 and tier=x in ns2 give the pods they
+	// select without constraints of their own PodTopologySpread's system
+	// default constraints (over hostnames and zones, some nodes having no
+	// zone).
+	svcIndex := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc})
+	for _, svc := range []*v1.Service{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "a"}, Spec: v1.ServiceSpec{Selector: map[string]string{"app": "a"}}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: "x"}, Spec: v1.ServiceSpec{Selector: map[string]string{"tier": "x"}}},
+	} {
+		if err := svcIndex.Add(svc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := framework.NewHandle(framework.HandleOptions{Listers: framework.Listers{Namespaces: corelisters.NewNamespaceLister(tr.nsIndex),
+		Services: corelisters.NewServiceLister(svcIndex)}})
 	for _, row := range []framework.Row{interpodaffinity.Row(), podtopologyspread.Row()} {
 		args, err := row.Args(nil, nil)
 		if err != nil {
