@@ -108,7 +108,7 @@ func (tr *countsTrial) namespace(name string) *v1.Namespace {
 func (tr *countsTrial) nodeLabels(name string) map[string]string {
 	l := map[string]string{v1.LabelHostname: name}
 	if tr.rng.IntN(8) > 0 {
-		l[v1.LabelTopologyZone] = tr.pick("z1", "z2", "z3")
+		l[v1.LabelTopologyZone] = tr.pick("z1", "z2", "z3", "")
 	}
 	if tr.rng.IntN(2) == 0 {
 		l["rack"] = tr.pick("r1", "r2")
