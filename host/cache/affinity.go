@@ -73,7 +73,3 @@ func (pa *PodAffinity) HasAny() bool {
 	return pa != nil && (len(pa.Required) > 0 || len(pa.RequiredAnti) > 0 ||
 		len(pa.Preferred) > 0 || len(pa.PreferredAnti) > 0)
 }
-
-// HasRequiredAnti reports whether the pod has a required anti-affinity term
-// (listed on its node's PodsWithRequiredAntiAffinity).
-func (pa *PodAffinity) HasRequiredAnti() bool { return pa != nil && len(pa.RequiredAnti) > 0 }

@@ -69,18 +69,12 @@ func TestNodeInfoAffinityLists(t *testing.T) {
 	if got := podUIDs(n.PodsWithAffinity()); !slices.Equal(got, []string{"a", "p"}) {
 		t.Errorf("PodsWithAffinity = %v", got)
 	}
-	if got := podUIDs(n.PodsWithRequiredAntiAffinity()); !slices.Equal(got, []string{"a"}) {
-		t.Errorf("PodsWithRequiredAntiAffinity = %v", got)
-	}
 	c := n.Clone()
 	c.RemovePod("a")
 	if got := podUIDs(c.PodsWithAffinity()); !slices.Equal(got, []string{"p"}) {
 		t.Errorf("clone after removing a: PodsWithAffinity = %v", got)
 	}
-	if got := c.PodsWithRequiredAntiAffinity(); got != nil {
-		t.Errorf("clone after removing a: PodsWithRequiredAntiAffinity = %v, want nil", podUIDs(got))
-	}
-	if got := podUIDs(n.PodsWithRequiredAntiAffinity()); !slices.Equal(got, []string{"a"}) {
+	if got := podUIDs(n.PodsWithAffinity()); !slices.Equal(got, []string{"a", "p"}) {
 		t.Errorf("the original changed with its clone: %v", got)
 	}
 }
