@@ -20,6 +20,9 @@ type PodAffinity struct {
 	// incomplete, and the InterPodAffinity plugin fails the pod's cycle
 	// with it, as upstream does.
 	Err error
+	// keys are TermKey of each term, by TermKind, in the order of the
+	// terms: the snapshot's term index groups equal terms by them.
+	keys [numTermKinds][]string
 }
 
 // newPodAffinity parses pod's pod affinity and anti-affinity; nil for a pod
@@ -48,6 +51,18 @@ func newPodAffinity(pod *v1.Pod) *PodAffinity {
 		pa.PreferredAnti, err = fwk.GetWeightedAffinityTerms(pod, a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
 		fail("preferred anti-affinity terms", err)
 	}
+	for i := range pa.Required {
+		pa.keys[RequiredAffinity] = append(pa.keys[RequiredAffinity], TermKey(&pa.Required[i], 0))
+	}
+	for i := range pa.RequiredAnti {
+		pa.keys[RequiredAntiAffinity] = append(pa.keys[RequiredAntiAffinity], TermKey(&pa.RequiredAnti[i], 0))
+	}
+	for i := range pa.Preferred {
+		pa.keys[PreferredAffinity] = append(pa.keys[PreferredAffinity], TermKey(&pa.Preferred[i].AffinityTerm, pa.Preferred[i].Weight))
+	}
+	for i := range pa.PreferredAnti {
+		pa.keys[PreferredAntiAffinity] = append(pa.keys[PreferredAntiAffinity], TermKey(&pa.PreferredAnti[i].AffinityTerm, pa.PreferredAnti[i].Weight))
+	}
 	return pa
 }
 
@@ -58,7 +73,3 @@ func (pa *PodAffinity) HasAny() bool {
 	return pa != nil && (len(pa.Required) > 0 || len(pa.RequiredAnti) > 0 ||
 		len(pa.Preferred) > 0 || len(pa.PreferredAnti) > 0)
 }
-
-// HasRequiredAnti reports whether the pod has a required anti-affinity term
-// (listed on its node's PodsWithRequiredAntiAffinity).
-func (pa *PodAffinity) HasRequiredAnti() bool { return pa != nil && len(pa.RequiredAnti) > 0 }

@@ -1,8 +1,11 @@
 package cache
 
 import (
+	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,26 +69,22 @@ func TestNodeInfoAffinityLists(t *testing.T) {
 	if got := podUIDs(n.PodsWithAffinity()); !slices.Equal(got, []string{"a", "p"}) {
 		t.Errorf("PodsWithAffinity = %v", got)
 	}
-	if got := podUIDs(n.PodsWithRequiredAntiAffinity()); !slices.Equal(got, []string{"a"}) {
-		t.Errorf("PodsWithRequiredAntiAffinity = %v", got)
-	}
 	c := n.Clone()
 	c.RemovePod("a")
 	if got := podUIDs(c.PodsWithAffinity()); !slices.Equal(got, []string{"p"}) {
 		t.Errorf("clone after removing a: PodsWithAffinity = %v", got)
 	}
-	if got := c.PodsWithRequiredAntiAffinity(); got != nil {
-		t.Errorf("clone after removing a: PodsWithRequiredAntiAffinity = %v, want nil", podUIDs(got))
-	}
-	if got := podUIDs(n.PodsWithRequiredAntiAffinity()); !slices.Equal(got, []string{"a"}) {
+	if got := podUIDs(n.PodsWithAffinity()); !slices.Equal(got, []string{"a", "p"}) {
 		t.Errorf("the original changed with its clone: %v", got)
 	}
 }
 
-func TestSnapshotAffinityNodes(t *testing.T) {
+func TestSnapshotAffinityTerms(t *testing.T) {
 	c := New()
 	for _, name := range []string{"n1", "n2", "n3"} {
-		c.AddNode(makeNode(name, res("cpu", "4")))
+		n := makeNode(name, res("cpu", "4"))
+		n.Labels = map[string]string{"kubernetes.io/hostname": name, "zone": "z1"}
+		c.AddNode(n)
 	}
 	if err := c.AddPod(makePod("anti").uid("a").node("n2").withAnti().obj()); err != nil {
 		t.Fatal(err)
@@ -94,43 +93,47 @@ func TestSnapshotAffinityNodes(t *testing.T) {
 	if err := c.UpdateSnapshot(s); err != nil {
 		t.Fatal(err)
 	}
-	names := func(nis []*NodeInfo) []string {
+	// terms lists each term of kind as "topology key: domain=carriers".
+	terms := func(kind TermKind) []string {
 		var out []string
-		for _, ni := range nis {
-			out = append(out, ni.Name())
+		for _, tc := range s.AffinityTerms(kind) {
+			for v, n := range tc.Domains {
+				out = append(out, fmt.Sprintf("%s: %s=%d w%d", tc.Term.TopologyKey, v, n, tc.Weight))
+			}
 		}
+		slices.Sort(out)
 		return out
 	}
-	if got := names(s.WithRequiredAntiAffinity()); !slices.Equal(got, []string{"n2"}) {
-		t.Errorf("WithRequiredAntiAffinity = %v, want [n2]", got)
+	check := func(what string, kind TermKind, want ...string) {
+		t.Helper()
+		if diff := cmp.Diff(want, terms(kind)); diff != "" {
+			t.Errorf("%s: terms (-want, +got):\n%s", what, diff)
+		}
 	}
-	// A pod assumed in the snapshot only shows in its lists at once.
-	if err := s.Assume(NewPodInfo(makePod("pref").uid("p").node("n3").withPreferred().obj())); err != nil {
-		t.Fatal(err)
+	check("built", RequiredAntiAffinity, "kubernetes.io/hostname: n2=1 w0")
+	// A pod assumed in the snapshot only shows at once; two pods with the
+	// same term are one term with two carriers.
+	for _, uid := range []string{"p1", "p2"} {
+		if err := s.Assume(NewPodInfo(makePod(uid).uid(uid).node("n3").withPreferred().obj())); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if got := names(s.WithPodAffinity()); !slices.Equal(got, []string{"n2", "n3"}) {
-		t.Errorf("after Assume: WithPodAffinity = %v, want [n2 n3]", got)
-	}
+	check("after Assume", PreferredAffinity, "zone: z1=2 w5")
 	s.Forget("a", "n2")
-	if got := names(s.WithRequiredAntiAffinity()); len(got) != 0 {
-		t.Errorf("after Forget: WithRequiredAntiAffinity = %v, want none", got)
-	}
+	check("after Forget", RequiredAntiAffinity)
 	// The next update undoes both.
 	if err := c.UpdateSnapshot(s); err != nil {
 		t.Fatal(err)
 	}
-	if got := names(s.WithPodAffinity()); !slices.Equal(got, []string{"n2"}) {
-		t.Errorf("after UpdateSnapshot: WithPodAffinity = %v, want [n2]", got)
-	}
+	check("after UpdateSnapshot", RequiredAntiAffinity, "kubernetes.io/hostname: n2=1 w0")
+	check("after UpdateSnapshot", PreferredAffinity)
 	if err := c.RemovePod(makePod("anti").uid("a").node("n2").withAnti().obj()); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.UpdateSnapshot(s); err != nil {
 		t.Fatal(err)
 	}
-	if got := names(s.WithRequiredAntiAffinity()); len(got) != 0 {
-		t.Errorf("after the pod's removal: WithRequiredAntiAffinity = %v, want none", got)
-	}
+	check("after the pod's removal", RequiredAntiAffinity)
 }
 
 func TestSnapshotImageNodes(t *testing.T) {

@@ -430,6 +430,7 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s.revert()
+	s.dropIdle()
 	if s.nodes == nil {
 		s.nodes = make(map[string]*NodeInfo, c.withNode)
 	}

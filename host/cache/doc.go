@@ -42,9 +42,14 @@
 //   - A pod updated or removed on another node than the cache has it on is
 //     logged and moved or removed; upstream exits the process.
 //   - Snapshot.List is sorted by node name; upstream interleaves zones.
-//   - Pod group states are not kept here. The snapshot lists the nodes
-//     with affinity pods, counts the nodes per image and the pods per claim
-//     (upstream's usedPVCRefCounts) lazily, on first use after a change
-//     (claims: after nodes came or went; other changes update the counts),
-//     rather than at every update.
+//   - Pod group states are not kept here. The snapshot counts the nodes
+//     per image and the pods per claim (upstream's usedPVCRefCounts)
+//     lazily, on first use after a change (claims: after nodes came or
+//     went; other changes update the counts), rather than at every update.
+//   - Instead of upstream's lists of nodes with affinity pods, the snapshot
+//     keeps indexes for InterPodAffinity and PodTopologySpread: the pods a
+//     selector matches per node and topology domain (PodCounts) and the
+//     distinct affinity terms of the pods with their carriers per domain
+//     (AffinityTerms), built on first read and then kept up to date by
+//     every change, so that a cycle does not walk every pod.
 package cache

@@ -66,11 +66,9 @@ type NodeInfo struct {
 	nonZero     Resource // sum of the pods' NonZero
 	allocatable Resource
 	ports       map[HostPort]int // used host ports, with the number of pods using each
-	// withAffinity are the pods with any inter-pod affinity term,
-	// withRequiredAnti those with a required anti-affinity term: the only
-	// pods the InterPodAffinity plugin looks at for an incoming pod without
-	// terms of its own.
-	withAffinity, withRequiredAnti []*PodInfo
+	// withAffinity are the pods with any inter-pod affinity term: the
+	// only pods the snapshot's term index (AffinityTerms) reads.
+	withAffinity []*PodInfo
 	// images maps every name of every image in node.status.images to its
 	// size (nil for a node without images), derived from the node object
 	// and shared by clones.
@@ -94,10 +92,6 @@ func (n *NodeInfo) Pods() []*PodInfo { return n.pods }
 // PodsWithAffinity are the pods on the node with any pod affinity or
 // anti-affinity term. The slice must not be modified.
 func (n *NodeInfo) PodsWithAffinity() []*PodInfo { return n.withAffinity }
-
-// PodsWithRequiredAntiAffinity are the pods on the node with a required
-// anti-affinity term. The slice must not be modified.
-func (n *NodeInfo) PodsWithRequiredAntiAffinity() []*PodInfo { return n.withRequiredAnti }
 
 // ImageSize is the size of image on the node, by any of the names
 // node.status.images gives it, and whether the node has it.
@@ -192,9 +186,6 @@ func (n *NodeInfo) add(pi *PodInfo) {
 	if pi.Affinity.HasAny() {
 		n.withAffinity = append(n.withAffinity, pi)
 	}
-	if pi.Affinity.HasRequiredAnti() {
-		n.withRequiredAnti = append(n.withRequiredAnti, pi)
-	}
 	if len(pi.Claims) > 0 && n.claims == nil {
 		n.claims = make(map[string]int, len(pi.Claims))
 	}
@@ -244,9 +235,6 @@ func (n *NodeInfo) RemovePod(uid types.UID) bool {
 	if pi.Affinity.HasAny() {
 		n.withAffinity = removePodInfo(n.withAffinity, uid)
 	}
-	if pi.Affinity.HasRequiredAnti() {
-		n.withRequiredAnti = removePodInfo(n.withRequiredAnti, uid)
-	}
 	n.generation = nextGeneration()
 	return true
 }
@@ -281,8 +269,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		generation:  n.generation,
 		images:      n.images,
 
-		withAffinity:     slices.Clone(n.withAffinity),
-		withRequiredAnti: slices.Clone(n.withRequiredAnti),
+		withAffinity: slices.Clone(n.withAffinity),
 	}
 }
 

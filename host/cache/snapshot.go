@@ -40,14 +40,6 @@ type Snapshot struct {
 	// assumed maps the pods placed with Assume to their node.
 	assumed map[types.UID]string
 
-	// withAffinity and withRequiredAnti are the node infos of list with
-	// pods with affinity terms and with required anti-affinity terms
-	// (upstream's HavePodsWithAffinityList and
-	// HavePodsWithRequiredAntiAffinityList), rebuilt on first use after a
-	// node info with such pods came or went (stale); a cluster without such
-	// pods never rebuilds them.
-	withAffinity, withRequiredAnti []*NodeInfo
-	affinityStale                  bool
 	// images counts the nodes of list that have each image (by every name
 	// node.status.images gives it), for ImageLocality's spread; rebuilt on
 	// first use after a node object changed (imagesStale).
@@ -60,6 +52,13 @@ type Snapshot struct {
 	// by replace, Assume and Forget, at no cost for pods without claims.
 	claims      map[string]int
 	claimsStale bool
+	// counts are the selector indexes (PodCounts) and terms the term index
+	// (AffinityTerms): built on first read, then kept up to date by
+	// replace, Assume and Forget; dropped when nodes come or go, and when
+	// unread for idleUpdates updates (updates counts UpdateSnapshot calls).
+	counts  map[countKey]*PodCounts
+	terms   *termIndex
+	updates uint64
 }
 
 // NewSnapshot returns a snapshot of nodes. Node infos without a node are left
@@ -83,41 +82,6 @@ func NewSnapshot(nodes ...*NodeInfo) *Snapshot {
 // elements.
 func (s *Snapshot) List() []*NodeInfo { return s.list }
 
-// WithPodAffinity returns the node infos (in List's order) that hold a pod
-// with any pod affinity or anti-affinity term. The slice belongs to the
-// snapshot, like List's.
-func (s *Snapshot) WithPodAffinity() []*NodeInfo {
-	s.refreshAffinity()
-	return s.withAffinity
-}
-
-// WithRequiredAntiAffinity returns the node infos (in List's order) that
-// hold a pod with a required anti-affinity term: the only nodes whose pods
-// can refuse an incoming pod. The slice belongs to the snapshot.
-func (s *Snapshot) WithRequiredAntiAffinity() []*NodeInfo {
-	s.refreshAffinity()
-	return s.withRequiredAnti
-}
-
-// refreshAffinity rebuilds the affinity lists if stale. A snapshot without
-// nodes has none and is never written to, so that an empty snapshot can be
-// shared between goroutines.
-func (s *Snapshot) refreshAffinity() {
-	if !s.affinityStale || len(s.list) == 0 {
-		return
-	}
-	s.withAffinity, s.withRequiredAnti = s.withAffinity[:0], s.withRequiredAnti[:0]
-	for _, n := range s.list {
-		if len(n.withAffinity) > 0 {
-			s.withAffinity = append(s.withAffinity, n)
-		}
-		if len(n.withRequiredAnti) > 0 {
-			s.withRequiredAnti = append(s.withRequiredAnti, n)
-		}
-	}
-	s.affinityStale = false
-}
-
 // HasImages reports whether any node of the snapshot lists an image.
 func (s *Snapshot) HasImages() bool {
 	s.refreshImages()
@@ -135,8 +99,8 @@ func (s *Snapshot) ImageNodes(image string) int {
 }
 
 // refreshImages recounts the nodes per image if a node object changed
-// since the last count. A snapshot without nodes is never written to, as
-// refreshAffinity.
+// since the last count. A snapshot without nodes is never written to, so
+// that an empty snapshot can be shared between goroutines.
 func (s *Snapshot) refreshImages() {
 	if len(s.list) == 0 || (!s.imagesStale && s.images != nil) {
 		return
@@ -231,14 +195,13 @@ func (s *Snapshot) Assume(pi *PodInfo) error {
 	if hasPod(n, pod.UID) {
 		return fmt.Errorf("assume pod %s/%s in snapshot: already on node %q", pod.Namespace, pod.Name, name)
 	}
-	s.writable(name).AddPod(pi)
+	w := s.writable(name)
+	w.AddPod(pi)
+	s.countPod(w, pi, 1)
 	if s.claimsCounted() {
 		for _, k := range pi.Claims {
 			s.countClaim(k, 1)
 		}
-	}
-	if pi.Affinity.HasAny() {
-		s.affinityStale = true
 	}
 	if s.assumed == nil {
 		s.assumed = make(map[types.UID]string)
@@ -256,16 +219,14 @@ func (s *Snapshot) Forget(uid types.UID, nodeName string) {
 	if n == nil || !hasPod(n, uid) {
 		return
 	}
-	if len(n.withAffinity) > 0 {
-		s.affinityStale = true
-	}
 	w := s.writable(nodeName)
-	if len(w.claims) > 0 && s.claimsCounted() {
-		i := slices.IndexFunc(w.pods, func(pi *PodInfo) bool { return pi.Pod.UID == uid })
-		for _, k := range w.pods[i].Claims {
+	pi := w.pods[slices.IndexFunc(w.pods, func(pi *PodInfo) bool { return pi.Pod.UID == uid })]
+	if s.claimsCounted() {
+		for _, k := range pi.Claims {
 			s.countClaim(k, -1)
 		}
 	}
+	s.countPod(w, pi, -1)
 	w.RemovePod(uid)
 	if s.assumed[uid] == nodeName {
 		delete(s.assumed, uid)
@@ -302,12 +263,13 @@ func (s *Snapshot) revert() {
 // replace swaps the node info of name, a node in the snapshot, for n.
 func (s *Snapshot) replace(name string, n *NodeInfo) {
 	old := s.nodes[name]
+	if old != nil {
+		s.countNode(old, -1)
+	}
 	s.nodes[name] = n
+	s.countNode(n, 1)
 	if i, ok := s.index(name); ok {
 		s.list[i] = n
-	}
-	if old == nil || len(old.withAffinity) > 0 || len(n.withAffinity) > 0 {
-		s.affinityStale = true
 	}
 	if old == nil || old.node != n.node {
 		s.imagesStale = true
@@ -335,10 +297,8 @@ func (s *Snapshot) rebuildList() {
 	}
 	clear(s.list[len(s.list):cap(s.list)]) // drop removed node infos
 	slices.SortFunc(s.list, func(a, b *NodeInfo) int { return cmp.Compare(a.node.Name, b.node.Name) })
-	s.affinityStale, s.imagesStale, s.claimsStale = true, true, true
-	clear(s.withAffinity[:cap(s.withAffinity)])
-	clear(s.withRequiredAnti[:cap(s.withRequiredAnti)])
-	s.withAffinity, s.withRequiredAnti = s.withAffinity[:0], s.withRequiredAnti[:0]
+	s.imagesStale, s.claimsStale = true, true
+	s.dropCounts()
 }
 
 func hasPod(n *NodeInfo, uid types.UID) bool {

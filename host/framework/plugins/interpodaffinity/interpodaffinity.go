@@ -129,6 +129,28 @@ func (m topologyCounts) add(node *v1.Node, key string, delta int64) {
 	}
 }
 
+// addDomains adds delta times each domain's count of key.
+func (m topologyCounts) addDomains(key string, domains map[string]int, delta int64) {
+	for v, n := range domains {
+		tp := topologyPair{key, v}
+		if c := m[tp] + delta*int64(n); c != 0 {
+			m[tp] = c
+		} else {
+			delete(m, tp)
+		}
+	}
+}
+
+// addCounts adds the matching pods of each domain of pc, of key; domains
+// without one get no entry.
+func (m topologyCounts) addCounts(key string, pc *cache.PodCounts) {
+	for v, d := range pc.Domains() {
+		if d.Pods > 0 {
+			m[topologyPair{key, v}] += int64(d.Pods)
+		}
+	}
+}
+
 // podAffinityFilter is a pod's state for InterPodAffinity's Filter
 // (upstream's preFilterState): its required terms with namespaceSelector
 // resolved, and the pods counted per topology domain. It is read-only
@@ -165,16 +187,19 @@ func (pl interPodAffinity) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (
 			Reasons: []string{"parsing pod: " + affinityParseError(pod.Pod).Error()}}
 	}
 	hasTerms := pa != nil && (len(pa.Required) > 0 || len(pa.RequiredAnti) > 0)
-	withAnti := snap.WithRequiredAntiAffinity()
-	if !hasTerms && len(withAnti) == 0 {
+	existing := snap.AffinityTerms(cache.RequiredAntiAffinity)
+	if !hasTerms && len(existing) == 0 {
 		return nil, nil, nil
 	}
 	f := &podAffinityFilter{pod: pod, nsLabels: pl.namespaceLabels(pod.Pod.Namespace),
 		affinity: topologyCounts{}, anti: topologyCounts{}, existingAnti: topologyCounts{}}
-	for _, ni := range withAnti {
-		node := ni.Node()
-		for _, other := range ni.PodsWithRequiredAntiAffinity() {
-			f.countExistingAnti(other, node, 1)
+	// The existing pods' terms, once per distinct term.
+	for _, tc := range existing {
+		if key := tc.Term.TopologyKey; tc.Term.Matches(pod.Pod, f.nsLabels) && len(tc.Domains) > 0 {
+			f.existingAnti.addDomains(key, tc.Domains, 1)
+			if !slices.Contains(f.existingAntiKeys, key) {
+				f.existingAntiKeys = append(f.existingAntiKeys, key)
+			}
 		}
 	}
 	if !hasTerms {
@@ -192,13 +217,48 @@ func (pl interPodAffinity) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (
 			Err: fmt.Errorf("list namespaces for the pod affinity of pod %s/%s: %w", pod.Pod.Namespace, pod.Pod.Name, err)}
 	}
 	f.matchesItself = matchesAll(f.required, pod.Pod)
-	for _, ni := range snap.List() {
-		node := ni.Node()
-		for _, other := range ni.Pods() {
-			f.countIncoming(other.Pod, node, 1)
+	// The pods matching all of the pod's affinity terms and those matching
+	// each anti-affinity term, from the snapshot's selector indexes.
+	if len(f.required) > 0 {
+		id, match := matchAllIndex(f.required)
+		for i := range f.required {
+			key := f.required[i].TopologyKey
+			f.affinity.addCounts(key, snap.PodCounts(id, key, match))
 		}
 	}
+	for i := range f.requiredAnti {
+		ct := compileTerm(&f.requiredAnti[i], 0)
+		f.anti.addCounts(ct.key, snap.PodCounts(termIndexID(&f.requiredAnti[i]), ct.key, ct.matchInfo))
+	}
 	return f, nil, nil
+}
+
+// termIndexID is the selector index id of t, a term with its
+// namespaceSelector merged, matched as AffinityTerm.Matches(pod, nil).
+// Terminating pods count, as in upstream's InterPodAffinity.
+func termIndexID(t *fwk.AffinityTerm) string { return "ipa|" + cache.TermKey(t, 0) }
+
+// matchAllIndex is the selector index id and matcher of the pods matching
+// every one of terms (merged).
+func matchAllIndex(terms []fwk.AffinityTerm) (string, func(*cache.PodInfo) bool) {
+	if len(terms) == 1 {
+		ct := compileTerm(&terms[0], 0)
+		return termIndexID(&terms[0]), ct.matchInfo
+	}
+	id := "ipa-all"
+	cts := make([]compiledTerm, len(terms))
+	for i := range terms {
+		id += "|" + cache.TermKey(&terms[i], 0)
+		cts[i] = compileTerm(&terms[i], 0)
+	}
+	return id, func(pi *cache.PodInfo) bool {
+		for i := range cts {
+			if !cts[i].matches(pi.Pod) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // countExistingAnti counts, on node, the required anti-affinity terms of
@@ -429,12 +489,13 @@ func affinityParseError(pod *v1.Pod) error {
 	return utilerrors.NewAggregate(errs)
 }
 
-// PreScore sums, per topology domain, the weights of the matching terms in
-// both directions (upstream's PreScore): the pod's preferred terms against
-// every pod of the cluster when it has some, otherwise only the pods with
-// affinity terms of their own (the only ones that can add anything). It
-// skips the pod when nothing matched. The feasible nodes are not looked at:
-// the domains count pods on every node, as upstream's.
+// PreScore collects, in both directions (upstream's PreScore), the terms
+// that add to the score of a topology domain: the pod's preferred terms,
+// with the pods they match per domain from the snapshot's selector
+// indexes, and the existing pods' terms that the pod matches, with their
+// carriers per domain from its term index. It skips the pod when nothing
+// matched. The feasible nodes are not looked at: the domains count pods on
+// every node, as upstream's.
 func (pl interPodAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, snap *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	pa := pod.Affinity
 	if pa != nil && pa.Err != nil {
@@ -443,18 +504,10 @@ func (pl interPodAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, sna
 			Err: fmt.Errorf("failed to parse pod: %w", affinityParseError(pod.Pod))}
 	}
 	hasPreferred := pa != nil && (len(pa.Preferred) > 0 || len(pa.PreferredAnti) > 0)
-	if pl.ignoreExistingPreferred && !hasPreferred {
+	if pl.ignoreExistingPreferred && !hasPreferred || snap.NumNodes() == 0 {
 		return nil, nil
 	}
-	nodes := snap.WithPodAffinity()
-	if hasPreferred {
-		nodes = snap.List()
-	}
-	if len(nodes) == 0 {
-		return nil, nil
-	}
-	s := &podAffinityScorer{pod: pod.Pod, nsLabels: pl.namespaceLabels(pod.Pod.Namespace), domains: domainScores{},
-		hardWeight: pl.hardPodAffinityWeight}
+	s := &podAffinityScorer{}
 	if hasPreferred {
 		preferred, err := pl.mergeWeighted(pa.Preferred)
 		var preferredAnti []fwk.WeightedAffinityTerm
@@ -466,58 +519,52 @@ func (pl interPodAffinity) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, sna
 				Err: fmt.Errorf("list namespaces for the preferred pod affinity of pod %s/%s: %w", pod.Pod.Namespace, pod.Pod.Name, err)}
 		}
 		for i := range preferred {
-			s.terms = append(s.terms, compileTerm(&preferred[i].AffinityTerm, int64(preferred[i].Weight)))
+			s.addPreferred(snap, &preferred[i].AffinityTerm, int64(preferred[i].Weight))
 		}
 		for i := range preferredAnti {
-			s.terms = append(s.terms, compileTerm(&preferredAnti[i].AffinityTerm, -int64(preferredAnti[i].Weight)))
+			s.addPreferred(snap, &preferredAnti[i].AffinityTerm, -int64(preferredAnti[i].Weight))
 		}
 	}
-	for _, ni := range nodes {
-		node := ni.Node()
-		if len(node.Labels) == 0 {
-			continue
-		}
-		others := ni.PodsWithAffinity()
-		if hasPreferred {
-			others = ni.Pods()
-		}
-		for _, other := range others {
-			s.count(other, node)
-		}
+	nsLabels := pl.namespaceLabels(pod.Pod.Namespace)
+	if pl.hardPodAffinityWeight > 0 {
+		s.addExisting(snap.AffinityTerms(cache.RequiredAffinity), pl.hardPodAffinityWeight, false, pod.Pod, nsLabels)
 	}
-	if len(s.domains) == 0 {
+	s.addExisting(snap.AffinityTerms(cache.PreferredAffinity), 1, true, pod.Pod, nsLabels)
+	s.addExisting(snap.AffinityTerms(cache.PreferredAntiAffinity), -1, true, pod.Pod, nsLabels)
+	if len(s.terms) == 0 {
 		return nil, nil
 	}
 	return s, nil
 }
 
-// domainScores is the score of each topology domain: by key, then value.
-type domainScores map[string]map[string]int64
-
-// add adds weight to the domain of t's key on node when pod matches t.
-func (m domainScores) add(t *fwk.AffinityTerm, weight int64, pod *v1.Pod, nsLabels labels.Set, node *v1.Node) {
-	if t.Matches(pod, nsLabels) {
-		m.addTo(t.TopologyKey, weight, node)
+// addPreferred adds t (merged), of weight, when it matches some pod.
+func (s *podAffinityScorer) addPreferred(snap *cache.Snapshot, t *fwk.AffinityTerm, weight int64) {
+	ct := compileTerm(t, weight)
+	if pc := snap.PodCounts(termIndexID(t), ct.key, ct.matchInfo); pc.Pods() > 0 {
+		s.terms = append(s.terms, scoredTerm{key: ct.key, weight: weight, pods: pc.Domains()})
 	}
 }
 
-// addTo adds weight to the domain of key on node.
-func (m domainScores) addTo(key string, weight int64, node *v1.Node) {
-	v, ok := node.Labels[key]
-	if !ok {
-		return
+// addExisting adds each of the existing pods' terms that pod matches (with
+// its namespace's labels nsLabels), of weight (times the term's own when
+// weighted), when some pod on a node with its key carries it (upstream's
+// processExistingPod, once per distinct term).
+func (s *podAffinityScorer) addExisting(terms map[string]*cache.TermCounts, weight int64, weighted bool, pod *v1.Pod, nsLabels labels.Set) {
+	for _, tc := range terms {
+		if len(tc.Domains) == 0 || !tc.Term.Matches(pod, nsLabels) {
+			continue
+		}
+		w := weight
+		if weighted {
+			w *= int64(tc.Weight)
+		}
+		s.terms = append(s.terms, scoredTerm{key: tc.Term.TopologyKey, weight: w, carriers: tc.Domains})
 	}
-	values := m[key]
-	if values == nil {
-		values = map[string]int64{}
-		m[key] = values
-	}
-	values[v] += weight
 }
 
 // compiledTerm is one of the incoming pod's preferred terms, compiled for
-// matching every pod of the cluster (PreScore's hot loop): the namespaces
-// as a short list, the selector as a helper.LabelMatcher.
+// matching every pod of the cluster (the selector index's build): the
+// namespaces as a short list, the selector as a helper.LabelMatcher.
 type compiledTerm struct {
 	key    string
 	weight int64 // negative for anti-affinity
@@ -544,6 +591,9 @@ func compileTerm(t *fwk.AffinityTerm, weight int64) compiledTerm {
 	return c
 }
 
+// matchInfo is matches for a selector index.
+func (c *compiledTerm) matchInfo(pi *cache.PodInfo) bool { return c.matches(pi.Pod) }
+
 // matches is AffinityTerm.Matches(pod, nil).
 func (c *compiledTerm) matches(pod *v1.Pod) bool {
 	if !c.allNS && !slices.Contains(c.ns, pod.Namespace) && !c.nsSet.Has(pod.Namespace) {
@@ -553,54 +603,41 @@ func (c *compiledTerm) matches(pod *v1.Pod) bool {
 }
 
 // podAffinityScorer is a pod's state for InterPodAffinity's Score
-// (upstream's preScoreState): the score of each topology domain.
+// (upstream's preScoreState): the terms that score, each with its counts
+// per domain read from the snapshot's indexes, which do not change before
+// Score runs in the same cycle. Upstream sums them into one map per
+// topology key in PreScore; reading the counts in Score instead costs
+// nodes times matching terms there (no more than upstream's PreScore,
+// pods times terms) and builds no map.
 type podAffinityScorer struct {
-	pod      *v1.Pod
-	nsLabels labels.Set
-	// terms are the pod's preferred terms, their namespaceSelector merged,
-	// compiled: weights positive for affinity, negative for anti-affinity.
-	terms   []compiledTerm
-	domains domainScores
-	// hardWeight is the args' hardPodAffinityWeight.
-	hardWeight int64
+	terms []scoredTerm
 }
 
-// count adds what other, a pod on node, and the pod's terms make of each
-// other (upstream's processExistingPod).
-func (s *podAffinityScorer) count(other *cache.PodInfo, node *v1.Node) {
-	for i := range s.terms {
-		if t := &s.terms[i]; t.matches(other.Pod) {
-			s.domains.addTo(t.key, t.weight, node)
-		}
-	}
-	pa := other.Affinity
-	if pa == nil {
-		return
-	}
-	if s.hardWeight > 0 {
-		for i := range pa.Required {
-			s.domains.add(&pa.Required[i], s.hardWeight, s.pod, s.nsLabels, node)
-		}
-	}
-	for i := range pa.Preferred {
-		t := &pa.Preferred[i]
-		s.domains.add(&t.AffinityTerm, int64(t.Weight), s.pod, s.nsLabels, node)
-	}
-	for i := range pa.PreferredAnti {
-		t := &pa.PreferredAnti[i]
-		s.domains.add(&t.AffinityTerm, -int64(t.Weight), s.pod, s.nsLabels, node)
-	}
+// scoredTerm is a term's weight and, per value of its topology key, the
+// pods it matches (pods) or the pods carrying it (carriers).
+type scoredTerm struct {
+	key      string
+	weight   int64
+	pods     map[string]cache.Domain
+	carriers map[string]int
 }
 
-// Score sums the scores of the domains each node is in (raw, possibly
-// negative).
+// Score sums, for each node, the weight of every term times its count in
+// the node's domain (raw, possibly negative).
 func (s *podAffinityScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 	for i, ni := range nodes {
 		var score int64
 		if node := ni.Node(); node != nil {
-			for key, values := range s.domains {
-				if v, ok := node.Labels[key]; ok {
-					score += values[v]
+			for j := range s.terms {
+				t := &s.terms[j]
+				v, ok := node.Labels[t.key]
+				if !ok {
+					continue
+				}
+				if t.pods != nil {
+					score += t.weight * int64(t.pods[v].Pods)
+				} else {
+					score += t.weight * int64(t.carriers[v])
 				}
 			}
 		}

@@ -77,7 +77,8 @@ var systemDefaultConstraints = []v1.TopologySpreadConstraint{
 // still get it.
 //
 // Extension points: PreFilter (skips a pod without DoNotSchedule
-// constraints; counts the matching pods per domain over the snapshot once),
+// constraints; reads the matching pods per domain from the snapshot's
+// selector indexes, cache.Snapshot.PodCounts),
 // Filter, PodUpdater (preemption's dry runs and nominated pods), PreScore
 // (skips a pod without ScheduleAnyway or default constraints), Score,
 // NormalizeScore (reversed; nodes lacking a topology key of the pod's own
@@ -300,20 +301,52 @@ func hasTopologyKeys(nodeLabels map[string]string, cs []spreadConstraint) bool {
 // countMatching counts the pods of ns that sel selects, less terminating
 // ones; an empty selector counts none (upstream's countPodsMatchSelector).
 func countMatching(pods []*cache.PodInfo, sel *helper.LabelMatcher, ns string) int {
-	if sel.Selector().Empty() {
-		return 0
-	}
 	n := 0
 	for _, pi := range pods {
-		p := pi.Pod
-		if p.DeletionTimestamp != nil || p.Namespace != ns {
-			continue
-		}
-		if sel.Matches(p.Labels) {
+		if matching(pi, sel, ns) {
 			n++
 		}
 	}
 	return n
+}
+
+// matching is countMatching's test for one pod.
+func matching(pi *cache.PodInfo, sel *helper.LabelMatcher, ns string) bool {
+	p := pi.Pod
+	return p.DeletionTimestamp == nil && p.Namespace == ns && !sel.Selector().Empty() && sel.Matches(p.Labels)
+}
+
+// podCounts is the snapshot's selector index of c's selector for pods of
+// ns: countMatching per node and per domain of c's key.
+func podCounts(snap *cache.Snapshot, c *spreadConstraint, ns string) *cache.PodCounts {
+	sel := c.selector
+	return snap.PodCounts("pts|"+ns+"|"+cache.SelectorKey(sel.Selector()), c.key,
+		func(pi *cache.PodInfo) bool { return matching(pi, &sel, ns) })
+}
+
+// includesAll reports whether every node passes c's inclusion policies for
+// pod, whatever its labels and taints: the policies are Ignore, or there is
+// nothing to honour.
+func includesAll(pod *v1.Pod, c *spreadConstraint) bool {
+	if c.nodeTaintsPolicy == v1.NodeInclusionPolicyHonor {
+		return false
+	}
+	if c.nodeAffinityPolicy != v1.NodeInclusionPolicyHonor {
+		return true
+	}
+	a := pod.Spec.Affinity
+	return len(pod.Spec.NodeSelector) == 0 &&
+		(a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil)
+}
+
+// oneKey reports whether every constraint has the same topology key.
+func oneKey(cs []spreadConstraint) bool {
+	for i := range cs {
+		if cs[i].key != cs[0].key {
+			return false
+		}
+	}
+	return true
 }
 
 // inclusion answers the node inclusion policies of a pod's constraints for
@@ -398,7 +431,10 @@ func (p *criticalPaths) update(value string, num int) {
 // PreFilter counts, for each DoNotSchedule constraint, the pods it selects
 // in each domain over the nodes of snap that have every topology key and
 // pass its inclusion policies (upstream's calPreFilterState), and records
-// the least populated domains.
+// the least populated domains. The counts come from the snapshot's selector
+// index of each constraint: its domain totals when every node with the
+// topology key counts (one key, nothing to honour), else its per-node
+// counts summed over the nodes that count; no pod is matched here.
 func (pl *podTopologySpread) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
 	p := pod.Pod
 	cs, err := pl.constraintsFor(p, v1.DoNotSchedule)
@@ -421,6 +457,8 @@ func (pl *podTopologySpread) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot)
 		paths:       make([]criticalPaths, len(cs)),
 	}
 	podLabels := labels.Set(p.Labels)
+	pcs := make([]*cache.PodCounts, len(cs))
+	fast := oneKey(cs)
 	for i := range cs {
 		size := 0
 		if cs[i].key == v1.LabelHostname {
@@ -430,17 +468,31 @@ func (pl *podTopologySpread) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot)
 		if cs[i].selector.Selector().Matches(podLabels) {
 			cs[i].self = 1
 		}
-	}
-	for _, ni := range nodes {
-		node := ni.Node()
-		if !hasTopologyKeys(node.Labels, cs) {
-			continue
+		if snap != nil {
+			pcs[i] = podCounts(snap, &cs[i], p.Namespace)
 		}
-		in := inclusion{pod: pod, affinity: &f.affinity, ni: ni}
+		fast = fast && includesAll(p, &cs[i])
+	}
+	if fast && snap != nil {
+		// Every node with the one topology key counts: the domain totals
+		// are the answer.
 		for i := range cs {
-			c := &cs[i]
-			if in.includes(c) {
-				f.counts[i][node.Labels[c.key]] += countMatching(ni.Pods(), &c.selector, p.Namespace)
+			for v, d := range pcs[i].Domains() {
+				f.counts[i][v] = d.Pods
+			}
+		}
+	} else {
+		for _, ni := range nodes {
+			node := ni.Node()
+			if !hasTopologyKeys(node.Labels, cs) {
+				continue
+			}
+			in := inclusion{pod: pod, affinity: &f.affinity, ni: ni}
+			for i := range cs {
+				c := &cs[i]
+				if in.includes(c) {
+					f.counts[i][node.Labels[c.key]] += pcs[i].Node(node.Name)
+				}
 			}
 		}
 	}
@@ -531,7 +583,8 @@ func (f *spreadFilter) update(pod *cache.PodInfo, ni *cache.NodeInfo, delta int)
 // nodes lack a topology key (ignored: they score 0), each constraint's
 // weight log(domains+2), and, for constraints other than hostname, the
 // matching pods per domain of the feasible nodes, counted over the nodes of
-// snap that count. Hostname domains are counted per node in Score.
+// snap that count, and for hostname constraints the matching pods of each
+// feasible node; all from the snapshot's selector indexes, as PreFilter.
 func (pl *podTopologySpread) PreScore(pod *cache.PodInfo, nodes []*cache.NodeInfo, snap *cache.Snapshot) (framework.PodScorer, *framework.Status) {
 	if snap == nil || snap.NumNodes() == 0 {
 		return nil, nil
@@ -554,6 +607,7 @@ func (pl *podTopologySpread) PreScore(pod *cache.PodInfo, nodes []*cache.NodeInf
 		constraints: cs,
 		ignored:     make([]bool, len(nodes)),
 		counts:      make([]map[string]int64, len(cs)),
+		hostCounts:  make([][]int64, len(cs)),
 		weights:     make([]float64, len(cs)),
 	}
 	counted := false // some constraint is counted per domain here
@@ -587,7 +641,40 @@ func (pl *podTopologySpread) PreScore(pod *cache.PodInfo, nodes []*cache.NodeInf
 		}
 		s.weights[i] = math.Log(float64(size + 2))
 	}
+	pcs := make([]*cache.PodCounts, len(cs))
+	fast := !requireAll || oneKey(cs)
+	for i := range cs {
+		pcs[i] = podCounts(snap, &cs[i], p.Namespace)
+		if cs[i].key == v1.LabelHostname {
+			// Counted per feasible node: the node is its domain.
+			s.hostCounts[i] = make([]int64, len(nodes))
+			for j, ni := range nodes {
+				if node := ni.Node(); node != nil {
+					s.hostCounts[i][j] = int64(pcs[i].Node(node.Name))
+				}
+			}
+			continue
+		}
+		fast = fast && includesAll(p, &cs[i])
+		if _, ok := s.counts[i][""]; ok && !requireAll {
+			// Upstream counts the nodes without the key under value "".
+			fast = false
+		}
+	}
 	if !counted {
+		return s, nil
+	}
+	if fast {
+		for i := range cs {
+			m := s.counts[i]
+			if m == nil {
+				continue
+			}
+			domains := pcs[i].Domains()
+			for v := range m {
+				m[v] = int64(domains[v].Pods)
+			}
+		}
 		return s, nil
 	}
 	affinity := nodeaffinity.GetRequiredNodeAffinity(p)
@@ -603,12 +690,17 @@ func (pl *podTopologySpread) PreScore(pod *cache.PodInfo, nodes []*cache.NodeInf
 				continue
 			}
 			// Domains without a feasible node are not counted.
-			v := node.Labels[cs[i].key]
+			v, has := node.Labels[cs[i].key]
 			n, ok := m[v]
 			if !ok || !in.includes(&cs[i]) {
 				continue
 			}
-			m[v] = n + int64(countMatching(ni.Pods(), &cs[i].selector, p.Namespace))
+			if has {
+				n += int64(pcs[i].Node(node.Name))
+			} else {
+				n += int64(countMatching(ni.Pods(), &cs[i].selector, p.Namespace))
+			}
+			m[v] = n
 		}
 	}
 	return s, nil
@@ -622,9 +714,11 @@ type spreadScorer struct {
 	constraints []spreadConstraint
 	ignored     []bool
 	// counts[i] maps each domain of constraint i to its matching pods; nil
-	// for a hostname constraint.
-	counts  []map[string]int64
-	weights []float64
+	// for a hostname constraint, whose counts are hostCounts[i], by index
+	// of the feasible nodes.
+	counts     []map[string]int64
+	hostCounts [][]int64
+	weights    []float64
 }
 
 // Score sums, over the constraints whose topology key the node has, the
@@ -646,7 +740,7 @@ func (s *spreadScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 			}
 			var n int64
 			if s.counts[i] == nil {
-				n = int64(countMatching(ni.Pods(), &c.selector, s.ns))
+				n = s.hostCounts[i][j]
 			} else {
 				n = s.counts[i][v]
 			}
