@@ -23,6 +23,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"os"
@@ -332,6 +333,9 @@ func write(dir, md string, pts []point) error {
 	return nil
 }
 
+// workloadColor tells the workloads apart (tab10's blue and orange).
+var workloadColor = map[string]color.RGBA{"plain": {31, 119, 180, 255}, "mix": {255, 127, 14, 255}}
+
 // curves is one curve per workload and GOMAXPROCS: a colour per workload,
 // dashed for GOMAXPROCS past the first.
 func curves(pts []point, y func(point) float64) []report.Curve {
@@ -340,7 +344,7 @@ func curves(pts []point, y func(point) float64) []report.Curve {
 	slices.Sort(procs)
 	for _, w := range uniq(pts, func(p point) string { return p.Workload }) {
 		for i, pr := range procs {
-			cv := report.Curve{Name: fmt.Sprintf("%s, GOMAXPROCS %d", w, pr), Color: report.SchedulerColor(w), Dashed: i > 0}
+			cv := report.Curve{Name: fmt.Sprintf("%s, GOMAXPROCS %d", w, pr), Color: workloadColor[w], Dashed: i > 0}
 			for _, p := range pts {
 				if p.Workload == w && p.Procs == pr && p.Err == "" {
 					cv.X, cv.Y = append(cv.X, float64(p.Nodes)), append(cv.Y, y(p))
