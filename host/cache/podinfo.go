@@ -49,7 +49,7 @@ func NewPodInfo(pod *v1.Pod) *PodInfo {
 	pi.Requests.Pods = 1
 
 	pi.NonZero = pi.Requests.Clone()
-	if missing := nonMissingContainerRequests(reqs, resourcehelper.IsPodLevelRequestsSet(pod)); len(missing) > 0 {
+	if missing := nonMissingContainerRequests(reqs, resourcehelper.IsPodLevelRequestsSet(pod)); len(missing) > 0 && !requestsAll(pod, missing) {
 		opts.NonMissingContainerRequests = missing
 		nz := resourcehelper.PodRequests(pod, opts)
 		pi.NonZero.MilliCPU = nz.Cpu().MilliValue()
@@ -93,16 +93,45 @@ func specOnly(pod *v1.Pod) bool {
 	return true
 }
 
+// requestsAll reports whether every container and init container of pod
+// requests each resource of names in its spec, and its requests come from
+// its spec alone (specOnly): the defaults for missing requests then change
+// nothing, and NonZero is Requests without a second PodRequests (half of
+// NewPodInfo's cost for a pod that requests cpu and memory).
+func requestsAll(pod *v1.Pod, names v1.ResourceList) bool {
+	if !specOnly(pod) {
+		return false
+	}
+	has := func(cs []v1.Container) bool {
+		for i := range cs {
+			for name := range names {
+				if _, ok := cs[i].Resources.Requests[name]; !ok {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return has(pod.Spec.Containers) && has(pod.Spec.InitContainers)
+}
+
+// containerDefaults are the cpu and memory a container that requests none
+// counts for in NonZero; shared and never written to.
+var containerDefaults = v1.ResourceList{
+	v1.ResourceCPU:    *resource.NewMilliQuantity(defaultMilliCPURequest, resource.DecimalSI),
+	v1.ResourceMemory: *resource.NewQuantity(defaultMemoryRequest, resource.DecimalSI),
+}
+
 // nonMissingContainerRequests is upstream's getNonMissingContainerRequests:
 // the defaults that replace a container's missing cpu and memory requests.
 // Without pod-level requests both are defaulted per container; with them,
 // only a resource the effective requests lack altogether (nil when none).
+// The result may be containerDefaults: read it, never write to it.
 func nonMissingContainerRequests(reqs v1.ResourceList, podLevel bool) v1.ResourceList {
-	cpu := *resource.NewMilliQuantity(defaultMilliCPURequest, resource.DecimalSI)
-	mem := *resource.NewQuantity(defaultMemoryRequest, resource.DecimalSI)
 	if !podLevel {
-		return v1.ResourceList{v1.ResourceCPU: cpu, v1.ResourceMemory: mem}
+		return containerDefaults
 	}
+	cpu, mem := containerDefaults[v1.ResourceCPU], containerDefaults[v1.ResourceMemory]
 	var out v1.ResourceList
 	if _, ok := reqs[v1.ResourceCPU]; !ok {
 		out = v1.ResourceList{v1.ResourceCPU: cpu}

@@ -47,6 +47,17 @@ func podInfoCases() []podInfoCase {
 			},
 		},
 		{
+			name: "an init container without a memory request counts the default against the containers'",
+			pod: makePod("p").
+				initContainer(false, res("cpu", "1")).
+				container(res("cpu", "500m", "memory", "100Mi")).
+				obj(),
+			want: derived{
+				Requests: Resource{MilliCPU: 1000, Memory: 100 * mi, Pods: 1},
+				NonZero:  Resource{MilliCPU: 1000, Memory: 200 * mi, Pods: 1},
+			},
+		},
+		{
 			name: "init container peak",
 			pod: makePod("p").
 				initContainer(false, res("cpu", "2", "memory", "100Mi"), hostPort("", "", 9000)).

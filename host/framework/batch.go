@@ -26,8 +26,8 @@ var accepted = &Status{}
 // advanced by the nodes returned and rejected.
 func findWithBatch(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, numAll, start, offset, want, workers int, diag *Diagnosis) ([]*cache.NodeInfo, int) {
 	n := len(cands)
-	results := diag.scratchFor(n) // indexed from offset
-	defer clear(results)
+	results, release := statusScratch(n) // indexed from offset
+	defer release()
 	feasible := make([]*cache.NodeInfo, 0, want)
 	var round []int // indexes that passed the other filters this round
 	var nodes []*cache.NodeInfo

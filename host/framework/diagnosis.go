@@ -23,15 +23,12 @@ type Diagnosis struct {
 	unschedulable []string // sorted set
 	pending       []string // sorted set
 	err           error
-	// scratch holds FindFeasible's per-node results between cycles.
-	scratch []*Status
 }
 
 // Reset empties d, keeping its storage for the next cycle.
 func (d *Diagnosis) Reset() {
 	clear(d.nodes)
-	clear(d.scratch)
-	*d = Diagnosis{nodes: d.nodes, unschedulable: d.unschedulable[:0], pending: d.pending[:0], scratch: d.scratch[:0]}
+	*d = Diagnosis{nodes: d.nodes, unschedulable: d.unschedulable[:0], pending: d.pending[:0]}
 }
 
 // Add records that node was rejected with st. An Error is kept as the

@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -85,6 +86,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, extr
 	logLevel := fs.String("log-level", "warn", "log level of the scheduler (on stderr): debug, info, warn or error")
 	workload := fs.String("workload", "plain", "the pods: plain (100m cpu, no constraint) or mix (e2e/perf's ConstraintMix: a third plain, a third preferred anti-affinity on the hostname, a third zone spread, every tenth a required anti-affinity on the hostname)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (Go's pprof format) of the whole run, setup and both phases, to this file")
+	memProfile := fs.String("memprofile", "", "write a heap profile (Go's pprof format, allocations since the start in alloc_space) at the end of the run to this file")
 	var sets flags.Sets
 	fs.Var(&sets, "set", "override a configuration key, key=value (repeatable), e.g. -set policies.queueSort.module=FILE")
 	if err := fs.Parse(args); err != nil {
@@ -149,6 +151,9 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, extr
 	}
 	opts := append([]app.Option{app.WithLogger(log), app.WithReload(src)}, extra...)
 	res, err := bench.Run(ctx, cfg, size, stderr, opts...)
+	if err == nil && *memProfile != "" {
+		err = writeHeapProfile(*memProfile)
+	}
 	if err != nil {
 		return err
 	}
@@ -158,4 +163,19 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer, extr
 		return enc.Encode(res)
 	}
 	return res.Summary(stdout)
+}
+
+// writeHeapProfile writes the heap profile to file, after a collection so
+// that its in-use figures are the live heap.
+func writeHeapProfile(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return fmt.Errorf("-memprofile: %w", err)
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("-memprofile: %w", err)
+	}
+	return f.Close()
 }
