@@ -752,16 +752,14 @@ func (st *storm) createPod() error {
 				RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{appTerm(kindAntiAff, v1.LabelHostname)},
 			}}
 		})
-	case kindPodAffinity:
-		opts = append(opts, withLabels(stormAppLabel, kindPodAffinity), func(p *v1.Pod) {
+	case kindPodAffinity, kindMirror:
+		target := kindWeb
+		if kind == kindMirror {
+			target = stormMirrorValue
+		}
+		opts = append(opts, withLabels(stormAppLabel, kind), func(p *v1.Pod) {
 			p.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{
-				RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{appTerm(kindWeb, v1.LabelTopologyZone)},
-			}}
-		})
-	case kindMirror:
-		opts = append(opts, withLabels(stormAppLabel, kindMirror), func(p *v1.Pod) {
-			p.Spec.Affinity = &v1.Affinity{PodAffinity: &v1.PodAffinity{
-				RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{appTerm(stormMirrorValue, v1.LabelTopologyZone)},
+				RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{appTerm(target, v1.LabelTopologyZone)},
 			}}
 		})
 	case kindSpread:

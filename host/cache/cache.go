@@ -302,12 +302,7 @@ func (c *Cache) RemovePod(pod *v1.Pod) error {
 // AssumePod places pod on node pod.Spec.NodeName (set by the caller) before
 // its binding is sent, so that the next cycles see its resources used. It
 // fails if the pod is in the cache already.
-func (c *Cache) AssumePod(pod *v1.Pod) error {
-	if err := checkBound(pod, "assume"); err != nil {
-		return err
-	}
-	return c.AssumePodInfo(NewPodInfo(pod))
-}
+func (c *Cache) AssumePod(pod *v1.Pod) error { return c.AssumePodInfo(NewPodInfo(pod)) }
 
 // AssumePodInfo is AssumePod with the pod's PodInfo built by the caller
 // (PodInfo.Assumed), so that it is not derived again.
