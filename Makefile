@@ -34,8 +34,8 @@ BENCH_COUNT ?= 6
 BENCH_OLD ?=
 # make bench-e2e PERF_FLAGS="-workloads SchedulingBasic -rounds 1 -soak-cycles 0" PERF_OUT=/tmp/perf
 # (go run ./e2e/perf -h lists the flags; a full run of all 15 workloads took ~85 min on 2 cores, and the
-# 16th, ConstraintMix, adds an estimated ~15 min and the 17th, ChurnAffinity, ~5 min; the ceiling, opt-in with
-# PERF_FLAGS="-schedulers upstream,native,wasm,ceiling", an estimated ~30 min more).
+# 16th, ConstraintMix, adds an estimated ~15 min and the 17th, ChurnAffinity, ~5 min; the ceiling, run by
+# default since issue 31, about a third more; -rounds 1 takes about a third of the default 3).
 PERF_FLAGS ?=
 PERF_OUT ?= docs/benchmarks
 

@@ -23,13 +23,13 @@ func TestFlagsCeiling(t *testing.T) {
 	if o.ceiling != "/tmp/ceiling" || !slices.Equal(o.workloads, []string{"SchedulingBasic", "ConstraintMix"}) {
 		t.Errorf("parsed %+v", o)
 	}
-	// By default the ceiling is not run (it is opt-in), the mix is.
+	// By default every workload reports wasm/ceiling, and the mix runs.
 	o, err = parseFlags(nil, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if slices.Contains(o.schedulers, schedCeiling) {
-		t.Errorf("default schedulers %v include the ceiling", o.schedulers)
+	if !slices.Contains(o.schedulers, schedCeiling) {
+		t.Errorf("default schedulers %v lack the ceiling", o.schedulers)
 	}
 	if !slices.Contains(o.workloads, "ConstraintMix") {
 		t.Errorf("default workloads %v lack ConstraintMix", o.workloads)

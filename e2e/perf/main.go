@@ -114,9 +114,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	all = append(all, inMemory)
 	wl := fs.String("workloads", strings.Join(all, ","), "comma-separated workloads to run")
-	sc := fs.String("schedulers", strings.Join([]string{schedUpstream, schedNative, schedWasm}, ","), "comma-separated schedulers: upstream, native, wasm, and, not run unless named, "+
-		"placement (wasm with the nodepool filter and the gpupack score), althints (wasm with the QueueingHints module of -hints-module), shadow (wasm with two Shadows: fifosort beside the queue sort, the built-in hints beside themselves) and ceiling (e2e/perf/ceiling: no scheduler but a binder that binds each pod round-robin and writes kube-scheduler's Scheduled event, "+
-		"the API writes of a scheduled pod and nothing else, to report wasm/ceiling; it runs on the workloads where those writes are all a scheduler makes, and adds about a third to a full run, hence not by default)")
+	sc := fs.String("schedulers", strings.Join([]string{schedUpstream, schedNative, schedWasm, schedCeiling}, ","), "comma-separated schedulers: upstream, native, wasm, ceiling "+
+		"(e2e/perf/ceiling: no scheduler but a binder that binds each pod round-robin and writes kube-scheduler's Scheduled event, the API writes of a scheduled pod and nothing else, "+
+		"to report wasm/ceiling; it runs on the workloads where those writes are all a scheduler makes), and, not run unless named, "+
+		"placement (wasm with the nodepool filter and the gpupack score), althints (wasm with the QueueingHints module of -hints-module) and shadow (wasm with two Shadows: fifosort beside the queue sort, the built-in hints beside themselves)")
 	fs.IntVar(&o.rounds, "rounds", 3, "runs of each workload per scheduler; the order of the schedulers rotates each round, so with 3 each runs first, second and third once")
 	fs.Float64Var(&o.scale, "scale", 1, "multiplies every workload's node and pod counts (gang sizes stay 8-16)")
 	fs.IntVar(&o.soakCycles, "soak-cycles", 30, "cycles of each memory-soak phase (0: no soak)")
