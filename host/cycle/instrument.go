@@ -161,9 +161,9 @@ func (w *timedPreFilter) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (fr
 		return f, nodes, st
 	}
 	if u, ok := f.(framework.PodUpdater); ok {
-		return &timedUpdater{timedFilter{u, w.t}, u}, nodes, nil
+		return &timedUpdater{timedFilter{inner: u, t: w.t}, u}, nodes, nil
 	}
-	return &timedFilter{f, w.t}, nodes, nil
+	return &timedFilter{inner: f, t: w.t}, nodes, nil
 }
 
 type timedPreScore struct {
@@ -216,9 +216,20 @@ func (w *timedStateScore) PreScoreState(ps *framework.PodState, nodes []*cache.N
 	return w.score.t.preScored(sc, st, start)
 }
 
+// maxTimedFilterCalls bounds the Filter calls of one plugin a sampled cycle
+// times: the first ones, in the order the nodes are looked at. Timing every
+// call cost more than the filters it timed (two clock reads and a histogram
+// shared by the filtering goroutines, per plugin and node: 6% of the CPU of
+// plain pods on 1,000 nodes, for 10% of the cycles); the first calls already
+// sample the distribution. Upstream's recorder keeps a similar bound: it
+// drops what exceeds a buffer of 1,000 observations a second.
+const maxTimedFilterCalls = 32
+
+// timedFilter is one pod's filter of a plugin, in a sampled cycle.
 type timedFilter struct {
 	inner framework.PodFilter
 	t     *pluginTimer
+	calls atomic.Int32 // the filtering goroutines share it
 }
 
 // Unwrap lets framework.PodState.PluginFilter return the plugin's own
@@ -226,6 +237,9 @@ type timedFilter struct {
 func (w *timedFilter) Unwrap() framework.PodFilter { return w.inner }
 
 func (w *timedFilter) Filter(ni *cache.NodeInfo) *framework.Status {
+	if w.calls.Add(1) > maxTimedFilterCalls {
+		return w.inner.Filter(ni)
+	}
 	start := w.t.clock.Now()
 	st := w.inner.Filter(ni)
 	w.t.observe(tpFilter, st, false, start)
@@ -239,7 +253,7 @@ type timedUpdater struct {
 
 func (w *timedUpdater) Clone() framework.PodFilter {
 	c := w.u.Clone().(framework.PodUpdater)
-	return &timedUpdater{timedFilter{c, w.t}, c}
+	return &timedUpdater{timedFilter{inner: c, t: w.t}, c}
 }
 
 func (w *timedUpdater) AddPod(pod *cache.PodInfo, ni *cache.NodeInfo) {

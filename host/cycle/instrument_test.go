@@ -76,3 +76,28 @@ func TestPostFilterRecorded(t *testing.T) {
 		t.Errorf("extension points (-want, +got):\n%s", diff)
 	}
 }
+
+// A sampled cycle times the first 32 Filter calls of each plugin and runs
+// the rest untimed: every node is still filtered, and the histogram gets a
+// bounded sample instead of one observation per plugin and node.
+func TestFilterTimingBounded(t *testing.T) {
+	e := newEnv(t, cycle.WithBuilt(framework.Built{Entries: defaultEntries(framework.Listers{})}), cycle.WithPluginMetricsSample(100))
+	for i := range 40 {
+		e.addNodes(makeNode(fmt.Sprintf("n%02d", i), "cpu", "4").obj())
+	}
+	e.addPods(makePod("p").req("cpu", "1").obj())
+
+	e.scheduleNext()
+
+	if got := e.api.boundTo(); len(got) != 1 {
+		t.Fatalf("bound %v, want p bound", got)
+	}
+	// Under 100 nodes adaptive scoring looks at all 40: 40 calls, 32 timed.
+	runs := e.rec.pluginRuns()
+	if n := runs["NodeResourcesFit Filter Success"]; n != 32 {
+		t.Errorf("NodeResourcesFit Filter observed %d times over 40 nodes, want the first 32 (runs %v)", n, runs)
+	}
+	if n := runs["NodeResourcesFit Score Success"]; n != 1 {
+		t.Errorf("NodeResourcesFit Score observed %d times, want 1", n)
+	}
+}
