@@ -227,10 +227,15 @@ func (c *Cache) AddPod(pod *v1.Pod) error {
 	if err := checkBound(pod, "add"); err != nil {
 		return err
 	}
-	pi := NewPodInfo(pod)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ps, ok := c.pods[pod.UID]
+	var pi *PodInfo
+	if ok && ps.assumed {
+		pi = ps.info.Confirmed(pod)
+	} else {
+		pi = NewPodInfo(pod)
+	}
 	switch {
 	case !ok:
 		c.pods[pod.UID] = &podState{info: pi}

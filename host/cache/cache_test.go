@@ -496,3 +496,35 @@ func TestUpdateSnapshotFromAnotherCache(t *testing.T) {
 	}
 	mustNil(t, "UpdateSnapshot after the rebuild", b.UpdateSnapshot(s))
 }
+
+// The informer's version of an assumed pod replaces it with what its own
+// spec requests when the spec changed (a resize before the binding landed:
+// a new generation), and with the assumed derivation otherwise.
+func TestConfirmResized(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		gen     int64
+		wantCPU int64
+	}{{"same spec", 1, 1000}, {"resized", 2, 3000}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _, _ := newTestCache(t)
+			p := podOn("p", "n1", "1")
+			p.Generation = 1
+			mustNil(t, "AssumePod", c.AssumePod(p))
+			bound := p.DeepCopy()
+			bound.Generation = tc.gen
+			if tc.gen != 1 {
+				bound.Spec.Containers[0].Resources.Requests = res("cpu", "3")
+			}
+			mustNil(t, "AddPod", c.AddPod(bound))
+			s := NewSnapshot()
+			mustNil(t, "UpdateSnapshot", c.UpdateSnapshot(s))
+			if got := s.Get("n1").Requested().MilliCPU; got != tc.wantCPU {
+				t.Errorf("n1 requested %dm cpu, want %dm", got, tc.wantCPU)
+			}
+			if got := s.Get("n1").Pods()[0].Pod; got != bound {
+				t.Errorf("n1 holds pod %p, want the informer's %p", got, bound)
+			}
+		})
+	}
+}

@@ -76,6 +76,25 @@ func (pi *PodInfo) Assumed(node string) *PodInfo {
 	return &c
 }
 
+// Confirmed is the PodInfo of pod, the informer's version of the assumed
+// pod pi describes (its binding confirmed). When the spec is the one pi was
+// derived from (the apiserver bumps metadata.generation on every change of
+// a pod's spec, resizes included, and the binding leaves it) and the status
+// still carries no resources, pi's derived fields are shared with pod, as
+// in Assumed; otherwise they are derived again. Generation 0 (a client that
+// does not set it) always derives again. Labels are not derived: the cache
+// reads them from the Pod.
+func (pi *PodInfo) Confirmed(pod *v1.Pod) *PodInfo {
+	old := pi.Pod
+	if pod.Generation == 0 || pod.Generation != old.Generation || pod.Namespace != old.Namespace ||
+		!specOnly(old) || !specOnly(pod) {
+		return NewPodInfo(pod)
+	}
+	c := *pi
+	c.Pod = pod
+	return &c
+}
+
 // specOnly reports whether pod's requests come from its spec alone whether
 // it is bound or not: its status has no container statuses, no pod-level
 // resources and no PodResizePending condition (which makes a bound pod's

@@ -243,3 +243,43 @@ func TestAssumed(t *testing.T) {
 		})
 	}
 }
+
+// The informer's version of an assumed pod shares the assumed PodInfo's
+// derived fields only while its spec cannot have changed (same
+// generation, set) and no status carries resources.
+func TestConfirmed(t *testing.T) {
+	gen := func(p *v1.Pod, g int64) *v1.Pod { p.Generation = g; return p }
+	pending := NewPodInfo(gen(makePod("p").container(res("cpu", "500m")).obj(), 1))
+	assumed := pending.Assumed("n1")
+	bound := func(cpu string, g int64) *v1.Pod {
+		p := gen(makePod("p").container(res("cpu", cpu)).obj(), g)
+		p.Spec.NodeName = "n1"
+		return p
+	}
+	withStatus := bound("500m", 1)
+	withStatus.Status.ContainerStatuses = []v1.ContainerStatus{{Name: withStatus.Spec.Containers[0].Name,
+		AllocatedResources: v1.ResourceList{"cpu": resource.MustParse("3")}}}
+	cases := []struct {
+		name    string
+		pod     *v1.Pod
+		wantCPU int64
+	}{
+		// A client that changed the spec without a new generation would be
+		// believed: the assumed request stays (proof the fields are shared).
+		{"same generation", bound("2", 1), 500},
+		{"spec changed, generation bumped", bound("2", 2), 2000},
+		{"no generation", bound("2", 0), 2000},
+		{"status resources", withStatus, 3000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := assumed.Confirmed(tc.pod)
+			if got.Pod != tc.pod {
+				t.Fatalf("Confirmed's pod is %p, want the informer's %p", got.Pod, tc.pod)
+			}
+			if got.Requests.MilliCPU != tc.wantCPU {
+				t.Errorf("cpu request %dm, want %dm", got.Requests.MilliCPU, tc.wantCPU)
+			}
+		})
+	}
+}

@@ -146,8 +146,8 @@ func node(i int) *v1.Node {
 
 func pod(name, schedulerName string) *v1.Pod {
 	return &v1.Pod{
-		// The apiserver would set UID and creation time.
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: uuid.NewUUID(), CreationTimestamp: metav1.Now()},
+		// The apiserver would set UID, generation and creation time.
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: uuid.NewUUID(), Generation: 1, CreationTimestamp: metav1.Now()},
 		Spec: v1.PodSpec{
 			SchedulerName: schedulerName,
 			Containers: []v1.Container{{
