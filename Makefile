@@ -37,7 +37,8 @@ BENCH_OLD ?=
 # 16th, ConstraintMix, adds an estimated ~15 min and the 17th, ChurnAffinity, ~5 min; the ceiling, run by
 # default since issue 31, about a third more; -rounds 1 takes about a third of the default 3).
 PERF_FLAGS ?=
-PERF_OUT ?= docs/benchmarks
+# A dated directory, so that a run does not overwrite docs/benchmarks/README.md (the current table, by hand).
+PERF_OUT ?= docs/benchmarks/run-$(shell date -u +%Y-%m-%d)
 
 # The build's identity (hack/version.sh: a Go pseudo-version of the commit, or
 # its tag), stamped into bin/wasmsched and the image: `wasmsched version`
@@ -109,7 +110,7 @@ bench-micro: policies fixtures ## Run the Go benchmarks into bench.out and summa
 	fi
 
 .PHONY: bench-e2e
-bench-e2e: cluster ## Upstream kube-scheduler vs wasmsched (native and Wasm policies) on one control plane, plus the memory soak; results in docs/benchmarks (PERF_OUT).
+bench-e2e: cluster ## Upstream kube-scheduler vs wasmsched (native and Wasm policies) and the ceiling on one control plane, plus the memory soak; results in docs/benchmarks/run-DATE (PERF_OUT).
 	$(GO) run ./e2e/perf -out $(PERF_OUT) $(PERF_FLAGS)
 
 # make bench-scale SCALE_FLAGS="-nodes 1000,5000 -procs 2" SCALE_OUT=/tmp/scale
