@@ -227,15 +227,10 @@ func (c *Cache) AddPod(pod *v1.Pod) error {
 	if err := checkBound(pod, "add"); err != nil {
 		return err
 	}
+	pi := c.infoFor(pod)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ps, ok := c.pods[pod.UID]
-	var pi *PodInfo
-	if ok && ps.assumed {
-		pi = ps.info.Confirmed(pod)
-	} else {
-		pi = NewPodInfo(pod)
-	}
 	switch {
 	case !ok:
 		c.pods[pod.UID] = &podState{info: pi}
@@ -252,6 +247,24 @@ func (c *Cache) AddPod(pod *v1.Pod) error {
 	}
 	c.addToNode(pi)
 	return nil
+}
+
+// infoFor derives the PodInfo of pod, an added pod, outside the write
+// lock that the cycles' UpdateSnapshot waits on: from the assumed pod's
+// when it is the informer's version of one (PodInfo.Confirmed), new
+// otherwise. Either is right for pod whatever happens to the assumed pod
+// before AddPod takes the lock.
+func (c *Cache) infoFor(pod *v1.Pod) *PodInfo {
+	c.mu.RLock()
+	var assumed *PodInfo
+	if ps, ok := c.pods[pod.UID]; ok && ps.assumed {
+		assumed = ps.info
+	}
+	c.mu.RUnlock()
+	if assumed != nil {
+		return assumed.Confirmed(pod)
+	}
+	return NewPodInfo(pod)
 }
 
 // UpdatePod replaces an added pod with its new version. An assumed pod

@@ -86,8 +86,7 @@ func (pi *PodInfo) Assumed(node string) *PodInfo {
 // reads them from the Pod.
 func (pi *PodInfo) Confirmed(pod *v1.Pod) *PodInfo {
 	old := pi.Pod
-	if pod.Generation == 0 || pod.Generation != old.Generation || pod.Namespace != old.Namespace ||
-		!specOnly(old) || !specOnly(pod) {
+	if pod.Generation == 0 || pod.Generation != old.Generation || !specOnly(old) || !specOnly(pod) {
 		return NewPodInfo(pod)
 	}
 	c := *pi

@@ -206,14 +206,14 @@ func chunkSize(n, workers int) int {
 var statusPool = sync.Pool{New: func() any { return new([]*Status) }}
 
 // statusScratch returns a zeroed slice of n statuses from statusPool and
-// the function that gives it back, cleared.
+// the function that gives it back. Slices go back cleared (so that the pool
+// holds no statuses), so they come out zeroed.
 func statusScratch(n int) ([]*Status, func()) {
 	sp := statusPool.Get().(*[]*Status)
 	if cap(*sp) < n {
 		*sp = make([]*Status, n)
 	}
 	results := (*sp)[:n]
-	clear(results)
 	return results, func() {
 		clear(results)
 		statusPool.Put(sp)
