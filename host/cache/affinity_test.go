@@ -97,8 +97,13 @@ func TestSnapshotAffinityTerms(t *testing.T) {
 	terms := func(kind TermKind) []string {
 		var out []string
 		for _, tc := range s.AffinityTerms(kind) {
+			sum := 0
 			for v, n := range tc.Domains {
 				out = append(out, fmt.Sprintf("%s: %s=%d w%d", tc.Term.TopologyKey, v, n, tc.Weight))
+				sum += n
+			}
+			if tc.Pods() != sum {
+				t.Errorf("term %s: Pods() = %d, its domains sum to %d", tc.Term.TopologyKey, tc.Pods(), sum)
 			}
 		}
 		slices.Sort(out)

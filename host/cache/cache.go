@@ -442,6 +442,7 @@ func (c *Cache) PodCount() int {
 func (c *Cache) UpdateSnapshot(s *Snapshot) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	s.changes++
 	s.revert()
 	s.dropIdle()
 	if s.nodes == nil {

@@ -199,9 +199,14 @@ type TermCounts struct {
 	// term on nodes with that value (a pod counts once per copy).
 	Domains map[string]int
 	// pods is the number of carriers on every node, those without the
-	// key included: the term leaves the index when it drops to 0.
-	pods int
+	// key included: the term leaves the index when it drops to 0; keyed
+	// those on nodes with the key (the sum of Domains).
+	pods, keyed int
 }
+
+// Pods is the number of pods carrying the term on nodes with its topology
+// key: the sum of Domains.
+func (tc *TermCounts) Pods() int { return tc.keyed }
 
 // termIndex is the distinct terms of the snapshot's pods, per kind and
 // key (PodAffinity.keys). A term is matched against the incoming pod at
@@ -274,6 +279,7 @@ func (ti *termIndex) add(kind TermKind, key string, t *fwk.AffinityTerm, weight 
 	if !ok {
 		return
 	}
+	tc.keyed += delta
 	if c := tc.Domains[v] + delta; c > 0 {
 		tc.Domains[v] = c
 	} else {

@@ -54,16 +54,25 @@ func TestPodCountsKeptUpToDate(t *testing.T) {
 	}
 	check("after a pod added and n1 moved to z2", map[string]Domain{"z1": {1, 1}, "z2": {2, 3}}, 2)
 
+	// Every call that changes the counts in place moves Changes, which a
+	// state reading them in place checks.
+	changes := s.Changes()
 	if err := s.Assume(NewPodInfo(podOn("a", "n1", "1"))); err != nil {
 		t.Fatal(err)
 	}
 	s.Forget("uid-p9", "n2")
 	check("after Assume and Forget", map[string]Domain{"z1": {1, 0}, "z2": {2, 4}}, 3)
+	if got := s.Changes(); got != changes+2 {
+		t.Errorf("Changes after Assume and Forget = %d, want %d", got, changes+2)
+	}
 
 	if err := c.UpdateSnapshot(s); err != nil {
 		t.Fatal(err)
 	}
 	check("reverted", map[string]Domain{"z1": {1, 1}, "z2": {2, 3}}, 2)
+	if got := s.Changes(); got != changes+3 {
+		t.Errorf("Changes after UpdateSnapshot = %d, want %d", got, changes+3)
+	}
 }
 
 func TestPodCountsBounded(t *testing.T) {

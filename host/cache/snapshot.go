@@ -59,6 +59,9 @@ type Snapshot struct {
 	counts  map[countKey]*PodCounts
 	terms   *termIndex
 	updates uint64
+	// changes counts the calls that may change the node infos and the
+	// indexes: UpdateSnapshot, Assume and Forget (Changes).
+	changes uint64
 }
 
 // NewSnapshot returns a snapshot of nodes. Node infos without a node are left
@@ -175,6 +178,12 @@ func (s *Snapshot) NumNodes() int { return len(s.list) }
 // a snapshot no cache has updated.
 func (s *Snapshot) Generation() int64 { return s.generation }
 
+// Changes counts the calls that may have changed the snapshot since it was
+// made (UpdateSnapshot, Assume, Forget). A state that reads the indexes in
+// place (PodCounts, AffinityTerms) across calls is valid while it is
+// unchanged.
+func (s *Snapshot) Changes() uint64 { return s.changes }
+
 // Assume places pi on node pi.Pod.Spec.NodeName in this snapshot only, so
 // that a pod group's later members are filtered with the earlier ones in
 // place before anything is assumed in the cache. The node info the snapshot
@@ -195,6 +204,7 @@ func (s *Snapshot) Assume(pi *PodInfo) error {
 	if hasPod(n, pod.UID) {
 		return fmt.Errorf("assume pod %s/%s in snapshot: already on node %q", pod.Namespace, pod.Name, name)
 	}
+	s.changes++
 	w := s.writable(name)
 	w.AddPod(pi)
 	s.countPod(w, pi, 1)
@@ -219,6 +229,7 @@ func (s *Snapshot) Forget(uid types.UID, nodeName string) {
 	if n == nil || !hasPod(n, uid) {
 		return
 	}
+	s.changes++
 	w := s.writable(nodeName)
 	pi := w.pods[slices.IndexFunc(w.pods, func(pi *PodInfo) bool { return pi.Pod.UID == uid })]
 	if s.claimsCounted() {

@@ -183,6 +183,51 @@ func BenchmarkInterPodAffinity(b *testing.B) {
 	}
 }
 
+// BenchmarkInterPodAntiAffinityEverywhere is scheduler_perf's
+// SchedulingPodAntiAffinity in small: 500 nodes, the first 200 each
+// holding a pod that, like the incoming one, is labelled app=anti and has
+// required anti-affinity against app=anti on its hostname. The incoming
+// pod's own term and the existing pods' term count a domain per occupied
+// node.
+func BenchmarkInterPodAntiAffinityEverywhere(b *testing.B) {
+	anti := func() *ft.PodBuilder {
+		return ft.MakePod().Labels("app", "anti").Req("cpu", "100m").PodAntiAffinity(ipaTerm(v1.LabelHostname, ipaIn("app", "anti")))
+	}
+	nodes := make([]*cache.NodeInfo, 500)
+	for i := range nodes {
+		name := fmt.Sprintf("node-%d", i)
+		nb := ft.MakeNode(name, "cpu", "32", "memory", "128Gi", "pods", "110").
+			Label(v1.LabelHostname, name).Label(v1.LabelTopologyZone, fmt.Sprintf("zone-%d", i%3))
+		if i < 200 {
+			nb = nb.With(anti())
+		}
+		nodes[i] = nb.Info()
+	}
+	snap := cache.NewSnapshot(nodes...)
+	pi := anti().Info()
+	feasible := make([]*cache.NodeInfo, 0, len(nodes))
+	scores := make([]int64, len(nodes))
+	b.ReportAllocs()
+	for b.Loop() {
+		ps, st := prepare(pi, snap)
+		if st != nil {
+			b.Fatal(st)
+		}
+		feasible = feasible[:0]
+		for _, ni := range nodes {
+			if Filter(ps, ni) == nil {
+				feasible = append(feasible, ni)
+			}
+		}
+		if len(feasible) != 300 {
+			b.Fatalf("%d feasible nodes, want 300", len(feasible))
+		}
+		if scores, st = Score(ps, feasible, scores); st != nil {
+			b.Fatal(st)
+		}
+	}
+}
+
 func ipaTerm(topologyKey string, reqs ...metav1.LabelSelectorRequirement) v1.PodAffinityTerm {
 	return v1.PodAffinityTerm{TopologyKey: topologyKey, LabelSelector: &metav1.LabelSelector{MatchExpressions: reqs}}
 }

@@ -90,6 +90,17 @@ type PodUpdater interface {
 	RemovePod(pod *cache.PodInfo, ni *cache.NodeInfo)
 }
 
+// Detacher is implemented by a PodFilter that reads the snapshot's
+// indexes in place rather than copying them per pod (InterPodAffinity):
+// it is valid only while the snapshot does not change, which holds for a
+// cycle's filters. Detach copies what it reads, so that the filter keeps
+// its answers while its caller changes the snapshot (Assume, Forget):
+// PodState.Detach, which group preemption calls. A filter used on a
+// changed snapshot without it fails closed (an Error status).
+type Detacher interface {
+	Detach()
+}
+
 // PreScorePlugin is a plugin with a Score: upstream's PreScore, Score and
 // NormalizeScore extension points. PreScore runs once per pod and scoring,
 // in Score, after the filters, as upstream's: InterPodAffinity and

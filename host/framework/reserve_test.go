@@ -469,3 +469,41 @@ func TestPreBindPreFlight(t *testing.T) {
 		})
 	}
 }
+
+// detaching is a PreFilter whose filter records Detach.
+type detaching struct{ detached *int }
+
+func (detaching) Name() string { return "Detaching" }
+func (d detaching) PreFilter(*cache.PodInfo, *cache.Snapshot) (PodFilter, []string, *Status) {
+	return detachingFilter(d), nil, nil
+}
+
+type detachingFilter detaching
+
+func (detachingFilter) Filter(*cache.NodeInfo) *Status { return nil }
+func (f detachingFilter) Detach()                      { *f.detached++ }
+
+// timedDetaching wraps detaching's filter as the cycle's timed profile
+// does.
+type timedDetaching struct{ detaching }
+
+func (timedDetaching) Name() string { return "TimedDetaching" }
+
+func (w timedDetaching) PreFilter(pi *cache.PodInfo, s *cache.Snapshot) (PodFilter, []string, *Status) {
+	f, n, st := w.detaching.PreFilter(pi, s)
+	return &wrappedFilter{f}, n, st
+}
+
+func TestPodStateDetach(t *testing.T) {
+	var plain, wrapped int
+	prof := MustProfile(Entry{Plugin: detaching{&plain}}, Entry{Plugin: timedDetaching{detaching{&wrapped}}},
+		Entry{Plugin: counting{limit: 1}})
+	ps, st := prof.Prepare(cache.NewPodInfo(reservePod()), nil)
+	if st != nil {
+		t.Fatal(st)
+	}
+	ps.Detach()
+	if plain != 1 || wrapped != 1 {
+		t.Errorf("Detach reached the filter %d times, the wrapped one %d times; want once each", plain, wrapped)
+	}
+}

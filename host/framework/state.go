@@ -302,6 +302,25 @@ func (ps *PodState) Clone() *PodState {
 	return c
 }
 
+// Detach makes the pod's filters independent of the snapshot they were
+// prepared on (Detacher), for a caller that goes on filtering with the
+// state after it changed the snapshot with Assume or Forget.
+func (ps *PodState) Detach() {
+	for _, f := range ps.filters {
+		for {
+			if d, ok := f.(Detacher); ok {
+				d.Detach()
+				break
+			}
+			w, ok := f.(FilterWrapper)
+			if !ok {
+				break
+			}
+			f = w.Unwrap()
+		}
+	}
+}
+
 // AddPod tells the filters that keep state about other pods that pod was
 // added to ni's node (already changed), as preemption's dry run puts back a
 // reprieved victim or a nominated pod (upstream's AddPod extension). It does

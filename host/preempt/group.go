@@ -94,11 +94,19 @@ func Group(ctx context.Context, members []*v1.Pod, pg *schedv1beta1.PodGroup, in
 	violating, counts, others := r.budgets.split(potential)
 	chosen := make([]bool, len(potential))
 	skip := make(map[types.UID]bool, len(placed))
+	// A victim's pods are put back on snap and into every placed member's
+	// state (upstream's AddPod extension), and taken out of both again
+	// when a member no longer fits: a member's state was prepared with the
+	// members before it placed and every potential victim gone.
 	reprieve := func(i int) (bool, error) {
 		v := potential[i]
 		for _, pi := range v.pods {
 			if err := snap.Assume(pi); err != nil {
 				return false, err
+			}
+			ni := snap.Get(pi.Pod.Spec.NodeName)
+			for _, p := range placed {
+				p.state.AddPod(pi, ni)
 			}
 		}
 		fits := true
@@ -121,6 +129,10 @@ func Group(ctx context.Context, members []*v1.Pod, pg *schedv1beta1.PodGroup, in
 		if !fits {
 			for _, pi := range v.pods {
 				snap.Forget(pi.Pod.UID, pi.Pod.Spec.NodeName)
+				ni := snap.Get(pi.Pod.Spec.NodeName)
+				for _, p := range placed {
+					p.state.RemovePod(pi, ni)
+				}
 			}
 			chosen[i] = true
 		}
@@ -240,8 +252,12 @@ func (r *run) place(ctx context.Context, snap *cache.Snapshot, members []*v1.Pod
 			return placed, "", fmt.Errorf("member %s/%s: %w", m.Namespace, m.Name, st.Err)
 		}
 		// Each member's filters are held until the group's placement is
-		// worked out (its states are kept in placed).
+		// worked out (its states are kept in placed), and keep their
+		// counts while snap changes under them (Detach).
 		defer ps.Done()
+		if ps != nil {
+			ps.Detach()
+		}
 		feasible = feasible[:0]
 		if st == nil {
 			for _, ni := range snap.List() {

@@ -151,6 +151,23 @@ func TestGroupKEP5710(t *testing.T) {
 			wantPlacements: map[string]string{"p1": "node1"},
 		},
 		{
+			// A reprieved victim is added to the placed members' states
+			// (upstream's AddPod extension) before they are filtered
+			// again: x, reprieved first (more important), would break
+			// p1's anti-affinity, so it goes and y stays.
+			name:  "a victim a member's pod anti-affinity rejects is not reprieved",
+			nodes: []*v1.Node{makeNode("node1", "2")},
+			pods: []*v1.Pod{
+				makePod("x").node("node1").label("app", "x").priority(midPriority).cpu("1").obj(),
+				makePod("y").node("node1").priority(lowPriority).cpu("1").obj(),
+			},
+			pg:             makeGroup("p", highPriority, 1, false),
+			members:        []*v1.Pod{makePod("p1").group("p").priority(highPriority).cpu("1").antiAffinity("app", "x").obj()},
+			wantFound:      true,
+			wantVictims:    []string{"x"},
+			wantPlacements: map[string]string{"p1": "node1"},
+		},
+		{
 			name:  "victims of the group's priority or higher are kept",
 			nodes: []*v1.Node{makeNode("node1", "1"), makeNode("node2", "1")},
 			pods: []*v1.Pod{

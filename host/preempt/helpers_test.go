@@ -55,6 +55,23 @@ func (b *podBuilder) label(k, v string) *podBuilder {
 	return b
 }
 
+// antiAffinity adds a required pod anti-affinity term: no pod labelled
+// key=value on the same node (topology key "name", makeNode's label).
+func (b *podBuilder) antiAffinity(key, value string) *podBuilder {
+	if b.p.Spec.Affinity == nil {
+		b.p.Spec.Affinity = &v1.Affinity{}
+	}
+	if b.p.Spec.Affinity.PodAntiAffinity == nil {
+		b.p.Spec.Affinity.PodAntiAffinity = &v1.PodAntiAffinity{}
+	}
+	a := b.p.Spec.Affinity.PodAntiAffinity
+	a.RequiredDuringSchedulingIgnoredDuringExecution = append(a.RequiredDuringSchedulingIgnoredDuringExecution, v1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{key: value}},
+		TopologyKey:   "name",
+	})
+	return b
+}
+
 // started sets status.startTime to epoch + d.
 func (b *podBuilder) started(d time.Duration) *podBuilder {
 	t := metav1.NewTime(epoch.Add(d))

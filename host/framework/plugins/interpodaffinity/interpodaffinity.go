@@ -7,6 +7,7 @@
 package interpodaffinity
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -103,6 +104,7 @@ var (
 	_ framework.PreFilterPlugin = interPodAffinity{}
 	_ framework.PreScorePlugin  = interPodAffinity{}
 	_ framework.PodUpdater      = (*podAffinityFilter)(nil)
+	_ framework.Detacher        = (*podAffinityFilter)(nil)
 	_ framework.ScoreNormalizer = (*podAffinityScorer)(nil)
 )
 
@@ -115,13 +117,19 @@ type topologyPair struct{ key, value string }
 // terms. A count down to 0 is deleted, so an empty map means none.
 type topologyCounts map[topologyPair]int64
 
-// add adds delta to the domain of key on node, if node has the label.
-func (m topologyCounts) add(node *v1.Node, key string, delta int64) {
+// add adds delta to the domain of key on node, if node has the label, and
+// returns what it added.
+func (m topologyCounts) add(node *v1.Node, key string, delta int64) int64 {
 	v, ok := node.Labels[key]
 	if !ok {
-		return
+		return 0
 	}
-	tp := topologyPair{key, v}
+	m.addTo(topologyPair{key, v}, delta)
+	return delta
+}
+
+// addTo adds delta to the count of tp, deleting a count down to 0.
+func (m topologyCounts) addTo(tp topologyPair, delta int64) {
 	if n := m[tp] + delta; n != 0 {
 		m[tp] = n
 	} else {
@@ -129,26 +137,107 @@ func (m topologyCounts) add(node *v1.Node, key string, delta int64) {
 	}
 }
 
-// addDomains adds delta times each domain's count of key.
-func (m topologyCounts) addDomains(key string, domains map[string]int, delta int64) {
-	for v, n := range domains {
-		tp := topologyPair{key, v}
-		if c := m[tp] + delta*int64(n); c != 0 {
-			m[tp] = c
-		} else {
-			delete(m, tp)
-		}
+// domainCounts counts, per topology domain, the pods matching a set of
+// terms: the snapshot's counts, read in place (podLayers, termLayers), plus
+// what AddPod and RemovePod changed in this pod's state (delta). Copying
+// the snapshot's counts into a map per pod, as PreFilter did, costs an
+// entry per domain (on the hostname, per node) for every pod with a term.
+// The layers are the snapshot's and never written here; they are valid
+// while the snapshot does not change (podAffinityFilter.changes), which it
+// does not under a cycle's filters. detach copies them into the delta for
+// a caller that changes the snapshot while it filters with the state.
+type domainCounts struct {
+	pods  []podLayer
+	terms []termLayer
+	delta topologyCounts // nil until AddPod or RemovePod counts something
+	// sum is the pods counted in every domain, layers and delta: 0 means
+	// none anywhere (counts are never negative).
+	sum int64
+}
+
+// podLayer is a selector index's counts of key (Snapshot.PodCounts).
+type podLayer struct {
+	key string
+	pc  *cache.PodCounts
+}
+
+// termLayer is an existing term's carriers per domain of key
+// (Snapshot.AffinityTerms).
+type termLayer struct {
+	key     string
+	domains map[string]int
+}
+
+// addPods counts the matching pods of each domain of pc, of key.
+func (c *domainCounts) addPods(key string, pc *cache.PodCounts) {
+	if n := pc.Pods(); n > 0 {
+		c.pods = append(c.pods, podLayer{key, pc})
+		c.sum += int64(n)
 	}
 }
 
-// addCounts adds the matching pods of each domain of pc, of key; domains
-// without one get no entry.
-func (m topologyCounts) addCounts(key string, pc *cache.PodCounts) {
-	for v, d := range pc.Domains() {
-		if d.Pods > 0 {
-			m[topologyPair{key, v}] += int64(d.Pods)
+// addTerms counts the carriers of tc in each domain of key.
+func (c *domainCounts) addTerms(key string, tc *cache.TermCounts) {
+	if n := tc.Pods(); n > 0 {
+		c.terms = append(c.terms, termLayer{key, tc.Domains})
+		c.sum += int64(n)
+	}
+}
+
+// add adds delta to the domain of key on node, if node has the label.
+func (c *domainCounts) add(node *v1.Node, key string, delta int64) {
+	if c.delta == nil {
+		c.delta = topologyCounts{}
+	}
+	c.sum += c.delta.add(node, key, delta)
+}
+
+// get is the count of the domain of key with value v.
+func (c *domainCounts) get(key, v string) int64 {
+	n := c.delta[topologyPair{key, v}]
+	for i := range c.pods {
+		if l := &c.pods[i]; l.key == key {
+			n += int64(l.pc.Domains()[v].Pods)
 		}
 	}
+	for i := range c.terms {
+		if l := &c.terms[i]; l.key == key {
+			n += int64(l.domains[v])
+		}
+	}
+	return n
+}
+
+// empty reports whether no domain counts a pod.
+func (c *domainCounts) empty() bool { return c.sum == 0 }
+
+// detach adds the layers into the delta and drops them: the counts no
+// longer read the snapshot.
+func (c *domainCounts) detach() {
+	if len(c.pods) == 0 && len(c.terms) == 0 {
+		return
+	}
+	if c.delta == nil {
+		c.delta = topologyCounts{}
+	}
+	for _, l := range c.pods {
+		for v, d := range l.pc.Domains() {
+			c.delta.addTo(topologyPair{l.key, v}, int64(d.Pods))
+		}
+	}
+	for _, l := range c.terms {
+		for v, n := range l.domains {
+			c.delta.addTo(topologyPair{l.key, v}, int64(n))
+		}
+	}
+	c.pods, c.terms = nil, nil
+}
+
+// clone shares the layers (read-only) and copies the delta.
+func (c domainCounts) clone() domainCounts {
+	c.pods, c.terms = slices.Clip(c.pods), slices.Clip(c.terms)
+	c.delta = maps.Clone(c.delta)
+	return c
 }
 
 // podAffinityFilter is a pod's state for InterPodAffinity's Filter
@@ -171,13 +260,17 @@ type podAffinityFilter struct {
 	// affinity counts the pods matching all of required, once per term;
 	// anti the pods matching each term of requiredAnti; existingAnti the
 	// required anti-affinity terms of other pods that the pod matches.
-	affinity, anti, existingAnti topologyCounts
+	affinity, anti, existingAnti domainCounts
 	// existingAntiKeys are the topology keys existingAnti has counted
 	// (usually one or two), so that Filter looks up those of the node's
 	// labels rather than walking every label as upstream does: the same
 	// answer with fewer lookups (the walk was half the cost of filtering
 	// in BenchmarkInterPodAffinity/refusedByExisting).
 	existingAntiKeys []string
+	// snap is the snapshot the counts' layers read, at its changes count
+	// when PreFilter ran; nil once detached (Detach).
+	snap    *cache.Snapshot
+	changes uint64
 }
 
 func (pl interPodAffinity) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (framework.PodFilter, []string, *framework.Status) {
@@ -191,19 +284,18 @@ func (pl interPodAffinity) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (
 	if !hasTerms && len(existing) == 0 {
 		return nil, nil, nil
 	}
-	f := &podAffinityFilter{pod: pod, nsLabels: pl.namespaceLabels(pod.Pod.Namespace),
-		affinity: topologyCounts{}, anti: topologyCounts{}, existingAnti: topologyCounts{}}
+	f := &podAffinityFilter{pod: pod, nsLabels: pl.namespaceLabels(pod.Pod.Namespace), snap: snap, changes: snap.Changes()}
 	// The existing pods' terms, once per distinct term.
 	for _, tc := range existing {
 		if key := tc.Term.TopologyKey; tc.Term.Matches(pod.Pod, f.nsLabels) && len(tc.Domains) > 0 {
-			f.existingAnti.addDomains(key, tc.Domains, 1)
+			f.existingAnti.addTerms(key, tc)
 			if !slices.Contains(f.existingAntiKeys, key) {
 				f.existingAntiKeys = append(f.existingAntiKeys, key)
 			}
 		}
 	}
 	if !hasTerms {
-		if len(f.existingAnti) == 0 {
+		if f.existingAnti.empty() {
 			return nil, nil, nil
 		}
 		return f, nil, nil
@@ -223,12 +315,12 @@ func (pl interPodAffinity) PreFilter(pod *cache.PodInfo, snap *cache.Snapshot) (
 		id, match := matchAllIndex(f.required)
 		for i := range f.required {
 			key := f.required[i].TopologyKey
-			f.affinity.addCounts(key, snap.PodCounts(id, key, match))
+			f.affinity.addPods(key, snap.PodCounts(id, key, match))
 		}
 	}
 	for i := range f.requiredAnti {
 		ct := compileTerm(&f.requiredAnti[i], 0)
-		f.anti.addCounts(ct.key, snap.PodCounts(termIndexID(&f.requiredAnti[i]), ct.key, ct.matchInfo))
+		f.anti.addPods(ct.key, snap.PodCounts(termIndexID(&f.requiredAnti[i]), ct.key, ct.matchInfo))
 	}
 	return f, nil, nil
 }
@@ -313,22 +405,27 @@ func matchesAll(terms []fwk.AffinityTerm, pod *v1.Pod) bool {
 // Filter checks, in upstream's order, the pod's required affinity, its
 // required anti-affinity and the existing pods' required anti-affinity
 // against the counts of the node's topology domains. It allocates nothing.
+// Counts read from a snapshot that changed since PreFilter are not the
+// pod's: Filter fails closed with an Error then.
 func (f *podAffinityFilter) Filter(ni *cache.NodeInfo) *framework.Status {
+	if f.snap != nil && f.snap.Changes() != f.changes {
+		return statusStale
+	}
 	nodeLabels := ni.Node().Labels
 	if !f.affinityMatches(nodeLabels) {
 		return statusPodAffinity
 	}
-	if len(f.anti) > 0 {
+	if !f.anti.empty() {
 		for i := range f.requiredAnti {
 			key := f.requiredAnti[i].TopologyKey
-			if v, ok := nodeLabels[key]; ok && f.anti[topologyPair{key, v}] > 0 {
+			if v, ok := nodeLabels[key]; ok && f.anti.get(key, v) > 0 {
 				return statusPodAntiAffinity
 			}
 		}
 	}
-	if len(f.existingAnti) > 0 {
+	if !f.existingAnti.empty() {
 		for _, key := range f.existingAntiKeys {
-			if v, ok := nodeLabels[key]; ok && f.existingAnti[topologyPair{key, v}] > 0 {
+			if v, ok := nodeLabels[key]; ok && f.existingAnti.get(key, v) > 0 {
 				return statusExistingAntiAffinity
 			}
 		}
@@ -348,19 +445,36 @@ func (f *podAffinityFilter) affinityMatches(nodeLabels map[string]string) bool {
 		if !ok {
 			return false
 		}
-		if f.affinity[topologyPair{key, v}] <= 0 {
+		if f.affinity.get(key, v) <= 0 {
 			podsExist = false
 		}
 	}
-	return podsExist || len(f.affinity) == 0 && f.matchesItself
+	return podsExist || f.affinity.empty() && f.matchesItself
 }
 
 // Clone copies the counts; the terms and the pod are shared, read-only.
 func (f *podAffinityFilter) Clone() framework.PodFilter {
 	c := *f
-	c.affinity, c.anti, c.existingAnti = maps.Clone(f.affinity), maps.Clone(f.anti), maps.Clone(f.existingAnti)
+	c.affinity, c.anti, c.existingAnti = f.affinity.clone(), f.anti.clone(), f.existingAnti.clone()
 	c.existingAntiKeys = slices.Clone(f.existingAntiKeys)
 	return &c
+}
+
+// statusStale is Filter's answer when the snapshot changed under the
+// pod's state: a caller's bug, never a reason to place the pod.
+var statusStale = &framework.Status{Code: framework.Error, Plugin: abi.PluginInterPodAffinity,
+	Err: errors.New("the snapshot changed (UpdateSnapshot, Assume or Forget) after PreFilter while the pod's state reads its counts in place: the caller must Detach the state before changing the snapshot")}
+
+// Detach makes the counts the pod's own, as they stand, so that the
+// state no longer depends on the snapshot (framework.Detacher).
+func (f *podAffinityFilter) Detach() {
+	if f.snap == nil {
+		return
+	}
+	f.affinity.detach()
+	f.anti.detach()
+	f.existingAnti.detach()
+	f.snap = nil
 }
 
 // AddPod counts pod on ni's node (upstream's AddPod extension).

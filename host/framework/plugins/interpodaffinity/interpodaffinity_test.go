@@ -1,6 +1,7 @@
 package interpodaffinity
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -420,7 +421,40 @@ func countsOf(f framework.PodFilter) ipaCounts {
 		return ipaCounts{topologyCounts{}, topologyCounts{}, topologyCounts{}}
 	}
 	pf := f.(*podAffinityFilter)
-	return ipaCounts{pf.affinity, pf.anti, pf.existingAnti}
+	return ipaCounts{pf.affinity.flatten(), pf.anti.flatten(), pf.existingAnti.flatten()}
+}
+
+// flatten is c as one map, the layers and the delta summed, zeros left
+// out; it also checks c.sum.
+func (c *domainCounts) flatten() topologyCounts {
+	m := topologyCounts{}
+	add := func(key, v string, n int64) {
+		tp := topologyPair{key, v}
+		if m[tp] += n; m[tp] == 0 {
+			delete(m, tp)
+		}
+	}
+	for _, l := range c.pods {
+		for v, d := range l.pc.Domains() {
+			add(l.key, v, int64(d.Pods))
+		}
+	}
+	for _, l := range c.terms {
+		for v, n := range l.domains {
+			add(l.key, v, int64(n))
+		}
+	}
+	for tp, n := range c.delta {
+		add(tp.key, tp.value, n)
+	}
+	var sum int64
+	for _, n := range m {
+		sum += n
+	}
+	if sum != c.sum {
+		panic(fmt.Sprintf("domainCounts.sum %d, its domains sum to %d", c.sum, sum))
+	}
+	return m
 }
 
 var ipaCmp = cmp.AllowUnexported(topologyPair{})
@@ -515,23 +549,103 @@ func TestInterPodAffinityAddRemovePod(t *testing.T) {
 	}
 }
 
+// TestInterPodAffinityDetach: the counts read the snapshot in place, so a
+// state used after the snapshot changed fails closed; a detached one keeps
+// the counts PreFilter saw and follows only AddPod and RemovePod.
+func TestInterPodAffinityDetach(t *testing.T) {
+	nodes := []*v1.Node{ipaNode("nodeA", v1.LabelHostname, "nodeA"), ipaNode("nodeB", v1.LabelHostname, "nodeB")}
+	fooBar := ipaTerm(v1.LabelHostname, ipaIn("foo", "bar"))
+	pending := ipaPod().PodAntiAffinity(fooBar).Info()
+	existing := []*ft.PodBuilder{ipaPod().Labels("foo", "bar").Node("nodeA"),
+		ipaPod().Node("nodeB").PodAntiAffinity(ipaTerm(v1.LabelHostname, ipaExists("never")))}
+	onB := ipaPod().Labels("foo", "bar").Node("nodeB").Info()
+	pl := interPodAffinity{}
+	prefilter := func(snap *cache.Snapshot) *podAffinityFilter {
+		f, _, st := pl.PreFilter(pending, snap)
+		if st != nil || f == nil {
+			t.Fatalf("PreFilter = %v, %v: want a filter", f, st)
+		}
+		return f.(*podAffinityFilter)
+	}
+	codes := func(f *podAffinityFilter, snap *cache.Snapshot) []string {
+		var out []string
+		for _, ni := range snap.List() {
+			code := framework.Success
+			if st := f.Filter(ni); st != nil {
+				code = st.Code
+			}
+			out = append(out, ni.Node().Name+":"+code.String())
+		}
+		return out
+	}
+
+	snap := ipaSnapshot(nodes, existing...)
+	live := prefilter(snap)
+	if len(live.anti.pods) == 0 {
+		t.Fatal("PreFilter copied the snapshot's counts; the test wants them read in place")
+	}
+	want := []string{"nodeA:Unschedulable", "nodeB:Success"}
+	if diff := cmp.Diff(want, codes(live, snap)); diff != "" {
+		t.Fatalf("before any change (-want, +got):\n%s", diff)
+	}
+	if err := snap.Assume(onB); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"nodeA:Error", "nodeB:Error"}, codes(live, snap)); diff != "" {
+		t.Errorf("after the snapshot changed under the state (-want, +got):\n%s", diff)
+	}
+
+	snap = ipaSnapshot(nodes, existing...)
+	f := prefilter(snap)
+	before := countsOf(f)
+	f.Detach()
+	if diff := cmp.Diff(before, countsOf(f), ipaCmp); diff != "" {
+		t.Errorf("Detach changed the counts (-before, +after):\n%s", diff)
+	}
+	if len(f.anti.pods)+len(f.existingAnti.terms) != 0 || f.snap != nil {
+		t.Errorf("a detached state still reads the snapshot: %+v", f)
+	}
+	if err := snap.Assume(onB); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, codes(f, snap)); diff != "" {
+		t.Errorf("detached, after the snapshot changed (-want, +got):\n%s", diff)
+	}
+	f.AddPod(onB, snap.Get("nodeB"))
+	if diff := cmp.Diff([]string{"nodeA:Unschedulable", "nodeB:Unschedulable"}, codes(f, snap)); diff != "" {
+		t.Errorf("detached, after AddPod (-want, +got):\n%s", diff)
+	}
+}
+
 // Upstream's TestPreFilterStateClone: a clone's counts are equal and
 // independent.
 func TestInterPodAffinityClone(t *testing.T) {
 	src := &podAffinityFilter{
-		existingAnti: topologyCounts{{"name", "node1"}: 1, {"name", "node2"}: 1},
-		affinity:     topologyCounts{{"name", "nodeA"}: 1, {"name", "nodeC"}: 2},
-		anti:         topologyCounts{{"name", "nodeN"}: 3, {"name", "nodeM"}: 1},
+		existingAnti: domainCounts{terms: []termLayer{{"name", map[string]int{"node1": 1, "node2": 1}}}, sum: 2},
+		affinity:     domainCounts{delta: topologyCounts{{"name", "nodeA"}: 1, {"name", "nodeC"}: 2}, sum: 3},
+		anti:         domainCounts{terms: []termLayer{{"name", map[string]int{"nodeN": 3, "nodeM": 1}}}, sum: 4},
 	}
 	c := src.Clone().(*podAffinityFilter)
 	if diff := cmp.Diff(countsOf(src), countsOf(c), ipaCmp); diff != "" {
 		t.Fatalf("clone (-want, +got):\n%s", diff)
 	}
-	c.affinity[topologyPair{"name", "nodeA"}]++
-	c.anti[topologyPair{"name", "nodeX"}] = 1
-	delete(c.existingAnti, topologyPair{"name", "node1"})
-	if src.affinity[topologyPair{"name", "nodeA"}] != 1 || len(src.anti) != 2 || len(src.existingAnti) != 2 {
-		t.Errorf("changing the clone changed the source: %+v", countsOf(src))
+	node := func(name string) *v1.Node { return ipaNode(name, "name", name) }
+	c.affinity.add(node("nodeA"), "name", 1)
+	c.anti.add(node("nodeX"), "name", 1)
+	c.existingAnti.add(node("node1"), "name", -1)
+	want := ipaCounts{
+		Affinity:     topologyCounts{{"name", "nodeA"}: 1, {"name", "nodeC"}: 2},
+		Anti:         topologyCounts{{"name", "nodeN"}: 3, {"name", "nodeM"}: 1},
+		ExistingAnti: topologyCounts{{"name", "node1"}: 1, {"name", "node2"}: 1},
+	}
+	if diff := cmp.Diff(want, countsOf(src), ipaCmp); diff != "" {
+		t.Errorf("changing the clone changed the source (-want, +got):\n%s", diff)
+	}
+	want.Affinity[topologyPair{"name", "nodeA"}] = 2
+	want.Anti[topologyPair{"name", "nodeX"}] = 1
+	delete(want.ExistingAnti, topologyPair{"name", "node1"})
+	if diff := cmp.Diff(want, countsOf(c), ipaCmp); diff != "" {
+		t.Errorf("the clone after its changes (-want, +got):\n%s", diff)
 	}
 }
 
