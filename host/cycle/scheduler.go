@@ -105,7 +105,10 @@ type Scheduler struct {
 	snap      *cache.Snapshot
 	nextStart int
 	scores    []int64
-	rnd       *rand.Rand
+	// diag is the diagnosis of the last pod placed, reused by the next
+	// cycle (place); a pod that is not placed keeps its own.
+	diag *framework.Diagnosis
+	rnd  *rand.Rand
 	// prof is the profile of the cycle running: opts.plugins, or timed in
 	// the sampled cycles.
 	prof *framework.Profile
@@ -382,7 +385,13 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, *framework
 			return nn, ps, failure{}
 		}
 	}
-	diag := &framework.Diagnosis{}
+	diag := s.diag
+	if diag == nil {
+		diag = &framework.Diagnosis{}
+	} else {
+		diag.Reset()
+	}
+	s.diag = nil // the failures below keep it
 	if st != nil {
 		// Rejected before any node was looked at (e.g. an unsatisfiable
 		// affinity): every node counts as rejected by that plugin.
@@ -398,13 +407,14 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, *framework
 		return "", nil, failure{err: err}
 	}
 	s.observe(ExtensionPointFilter, nil, start)
-	switch len(feasible) {
-	case 0:
+	if len(feasible) == 0 {
 		if err := ctx.Err(); err != nil {
 			return "", nil, failure{err: err}
 		}
 		return "", ps, failure{diag: diag, nodes: len(nodes)}
-	case 1:
+	}
+	s.diag = diag
+	if len(feasible) == 1 {
 		return feasible[0].Node().Name, ps, failure{}
 	}
 	if cap(s.scores) < len(feasible) {

@@ -205,20 +205,16 @@ func BenchmarkInterPodAntiAffinityEverywhere(b *testing.B) {
 	}
 	snap := cache.NewSnapshot(nodes...)
 	pi := anti().Info()
-	feasible := make([]*cache.NodeInfo, 0, len(nodes))
 	scores := make([]int64, len(nodes))
+	var diag Diagnosis
 	b.ReportAllocs()
 	for b.Loop() {
 		ps, st := prepare(pi, snap)
 		if st != nil {
 			b.Fatal(st)
 		}
-		feasible = feasible[:0]
-		for _, ni := range nodes {
-			if Filter(ps, ni) == nil {
-				feasible = append(feasible, ni)
-			}
-		}
+		diag.Reset()
+		feasible, _ := FindFeasible(context.Background(), ps, nodes, 0, 0, 1, &diag)
 		if len(feasible) != 300 {
 			b.Fatalf("%d feasible nodes, want 300", len(feasible))
 		}

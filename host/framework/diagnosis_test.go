@@ -232,6 +232,41 @@ func TestDiagnosisNodeStatusAndErr(t *testing.T) {
 	}
 }
 
+// TestDiagnosisRecordsInOrder: a node recorded twice keeps its last
+// status, reads between records see what came before them, a plugin is
+// recorded once per run of its statuses and again for another code, and
+// Reset forgets the records and the run.
+func TestDiagnosisRecordsInOrder(t *testing.T) {
+	var d Diagnosis
+	first := &Status{Code: Unschedulable, Plugin: "A", Reasons: []string{"first"}}
+	last := &Status{Code: Unschedulable, Plugin: "A", Reasons: []string{"last"}}
+	pending := &Status{Code: Pending, Plugin: "A", Reasons: []string{"waiting"}}
+	d.Add("n1", first)
+	if d.Len() != 1 || d.NodeStatus("n1") != first {
+		t.Fatalf("after one record: Len %d, NodeStatus(n1) %+v", d.Len(), d.NodeStatus("n1"))
+	}
+	d.Add("n1", last)
+	d.Add("n2", last)
+	d.Add("n3", pending)
+	if d.Len() != 3 || d.NodeStatus("n1") != last {
+		t.Errorf("Len %d, NodeStatus(n1) %+v: want 3 nodes, n1 with its last status", d.Len(), d.NodeStatus("n1"))
+	}
+	if got := d.Message(3); got != "0/3 nodes are available: 1 waiting, 2 last." {
+		t.Errorf("Message = %q", got)
+	}
+	if diff := cmp.Diff([]string{"A"}, d.PendingPlugins()); diff != "" {
+		t.Errorf("PendingPlugins (-want, +got):\n%s", diff)
+	}
+	d.Reset()
+	d.Add("n2", pending)
+	if d.Len() != 1 || d.NodeStatus("n1").Code != UnschedulableAndUnresolvable {
+		t.Errorf("after Reset and one record: Len %d, NodeStatus(n1) %+v", d.Len(), d.NodeStatus("n1"))
+	}
+	if diff := cmp.Diff([]string{"A"}, d.PendingPlugins()); diff != "" {
+		t.Errorf("PendingPlugins after Reset (-want, +got):\n%s", diff)
+	}
+}
+
 func TestStatus(t *testing.T) {
 	var nilStatus *Status
 	if !nilStatus.IsSuccess() || nilStatus.IsRejected() || nilStatus.Message() != "" {

@@ -40,4 +40,4 @@ func (ps *PodState) NodeNames() []string { return ps.nodeNames }
 func (ps *PodState) Absent() *Status     { return ps.absent }
 
 // Rejected reports whether d recorded node name.
-func (d *Diagnosis) Rejected(name string) bool { _, ok := d.nodes[name]; return ok }
+func (d *Diagnosis) Rejected(name string) bool { d.index(); _, ok := d.nodes[name]; return ok }
