@@ -478,10 +478,15 @@ func (d detaching) PreFilter(*cache.PodInfo, *cache.Snapshot) (PodFilter, []stri
 	return detachingFilter(d), nil, nil
 }
 
+// detachingFilter keeps counts (a PodUpdater), so that a state with it
+// clones it for nominated pods.
 type detachingFilter detaching
 
-func (detachingFilter) Filter(*cache.NodeInfo) *Status { return nil }
-func (f detachingFilter) Detach()                      { *f.detached++ }
+func (detachingFilter) Filter(*cache.NodeInfo) *Status            { return nil }
+func (f detachingFilter) Detach()                                 { *f.detached++ }
+func (f detachingFilter) Clone() PodFilter                        { return f }
+func (detachingFilter) AddPod(*cache.PodInfo, *cache.NodeInfo)    {}
+func (detachingFilter) RemovePod(*cache.PodInfo, *cache.NodeInfo) {}
 
 // timedDetaching wraps detaching's filter as the cycle's timed profile
 // does.
@@ -505,5 +510,13 @@ func TestPodStateDetach(t *testing.T) {
 	ps.Detach()
 	if plain != 1 || wrapped != 1 {
 		t.Errorf("Detach reached the filter %d times, the wrapped one %d times; want once each", plain, wrapped)
+	}
+	// The state of a node with nominated pods is a clone, detached too
+	// (the wrapped filter, no PodUpdater, is shared with it).
+	ni := ft.MakeNode("n1", "cpu", "4").Info()
+	ps.AddNominated(ni, []*cache.PodInfo{ft.MakePod().Req("cpu", "1").Info()})
+	ps.Detach()
+	if plain != 3 || wrapped != 3 {
+		t.Errorf("with a nominated node, Detach reached the filters %d and %d times; want 3 each (twice more)", plain, wrapped)
 	}
 }

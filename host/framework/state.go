@@ -319,6 +319,11 @@ func (ps *PodState) Detach() {
 			f = w.Unwrap()
 		}
 	}
+	for _, nn := range ps.nominated {
+		if nn.ps != ps { // Clone returns ps when no filter keeps counts
+			nn.ps.Detach()
+		}
+	}
 }
 
 // AddPod tells the filters that keep state about other pods that pod was
