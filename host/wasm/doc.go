@@ -31,7 +31,8 @@
 // entry and loop header (`global.get; if; unreachable; end`).
 //
 // One watchdog goroutine per Runtime ticks on a coarse interval
-// ([WithWatchdogTick], default 1 ms). A call only marks its instance busy,
+// ([WithWatchdogTick], default 1 ms) while calls come (it parks when they
+// stop; see below). A call only marks its instance busy,
 // with one atomic store of a per-call sequence number (no time.Now on the
 // call path); the watchdog notes the tick at which it first sees each call
 // and, once the call has been running longer than its module's deadline, sets
@@ -92,6 +93,8 @@
 //   - The Output slice aliases guest memory: it is valid until the next call
 //     into the same instance, which may grow (and so move) that memory.
 //   - proc_exit, even with code 0, ends the call with a KindExit error.
-//   - The watchdog wakes every tick even when no call is running; at the
-//     default 1 ms that is about 1000 cheap wake-ups per second.
+//   - The watchdog wakes every tick while calls come; after 64 ticks without
+//     a call running it parks, and the next call wakes it (one atomic load
+//     on the call path, a channel send when it is parked). An idle
+//     scheduler's watchdog costs nothing.
 package wasm

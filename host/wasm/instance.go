@@ -219,6 +219,7 @@ func (i *Instance) call(name string, f api.Function) error {
 	}
 	i.callSeq++
 	i.state.Store(i.callSeq)
+	i.module.rt.wakeWatchdog()
 	err := f.CallWithStack(i.ctx, i.stack)
 	switch i.state.Swap(stateIdle) {
 	case stateInterrupted:

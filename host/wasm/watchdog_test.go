@@ -143,3 +143,29 @@ func wantDeadline(t *testing.T, done <-chan error) {
 		t.Fatalf("the interrupted call still runs after %v", stopBound)
 	}
 }
+
+// TestWatchdogParks: a watchdog that has seen no call for parkAfter ticks
+// parks, and the next call wakes it: a spinning call is still stopped at
+// its deadline, never before.
+func TestWatchdogParks(t *testing.T) {
+	rt, _, clk := newFakeClockRuntime(t)
+	spin := load(t, rt, "spin", spinLimits())
+	inst := acquire(t, spin)
+	for step := 0; !rt.parked.Load(); step++ {
+		if step > 100*parkAfter {
+			t.Fatalf("the watchdog did not park after %d idle ticks", step)
+		}
+		clk.Step(rt.tick)
+		time.Sleep(100 * time.Microsecond) // leave the watchdog time to scan
+	}
+	took, err := callStopped(t, clk, inst, FuncQueueSortLess, 0, 0)
+	if KindOf(err) != KindDeadline {
+		t.Fatalf("spinning call after the watchdog parked: %v, want a deadline error", err)
+	}
+	if took < spinDeadline {
+		t.Errorf("stopped after %v on the watchdog's clock, before its %v deadline", took, spinDeadline)
+	}
+	if rt.parked.Load() {
+		t.Error("the watchdog is still parked after a call ran")
+	}
+}
