@@ -113,8 +113,9 @@ func (interPodAffinity) Name() string { return abi.PluginInterPodAffinity }
 // topologyPair is one topology domain: a node label key and value.
 type topologyPair struct{ key, value string }
 
-// topologyCounts counts, per topology domain, the pods matching a set of
-// terms. A count down to 0 is deleted, so an empty map means none.
+// topologyCounts counts pods per topology domain: domainCounts' delta over
+// the snapshot's counts, so a count may be negative (a pod RemovePod took
+// out). A count down to 0 is deleted.
 type topologyCounts map[topologyPair]int64
 
 // add adds delta to the domain of key on node, if node has the label, and
@@ -138,7 +139,7 @@ func (m topologyCounts) addTo(tp topologyPair, delta int64) {
 }
 
 // domainCounts counts, per topology domain, the pods matching a set of
-// terms: the snapshot's counts, read in place (podLayers, termLayers), plus
+// terms: the snapshot's counts, read in place (pods, terms), plus
 // what AddPod and RemovePod changed in this pod's state (delta). Copying
 // the snapshot's counts into a map per pod, as PreFilter did, costs an
 // entry per domain (on the hostname, per node) for every pod with a term.
@@ -243,8 +244,8 @@ func (c domainCounts) clone() domainCounts {
 // podAffinityFilter is a pod's state for InterPodAffinity's Filter
 // (upstream's preFilterState): its required terms with namespaceSelector
 // resolved, and the pods counted per topology domain. It is read-only
-// once PreFilter returns it, except through AddPod and RemovePod on a
-// Clone.
+// once PreFilter returns it, except through AddPod, RemovePod and Detach
+// by the state's owner (a Clone, or group preemption's own states).
 type podAffinityFilter struct {
 	pod *cache.PodInfo
 	// required and requiredAnti are the pod's required terms, their
@@ -452,7 +453,8 @@ func (f *podAffinityFilter) affinityMatches(nodeLabels map[string]string) bool {
 	return podsExist || f.affinity.empty() && f.matchesItself
 }
 
-// Clone copies the counts; the terms and the pod are shared, read-only.
+// Clone copies the delta of the counts; their snapshot layers, the terms
+// and the pod are shared, read-only.
 func (f *podAffinityFilter) Clone() framework.PodFilter {
 	c := *f
 	c.affinity, c.anti, c.existingAnti = f.affinity.clone(), f.anti.clone(), f.existingAnti.clone()
