@@ -226,17 +226,21 @@ type FilterWrapper interface {
 func (ps *PodState) PluginFilter(plugin string) PodFilter {
 	for _, k := range ps.kept {
 		if k.plugin == plugin {
-			f := k.filter
-			for {
-				w, ok := f.(FilterWrapper)
-				if !ok {
-					return f
-				}
-				f = w.Unwrap()
-			}
+			return unwrapFilter(k.filter)
 		}
 	}
 	return nil
+}
+
+// unwrapFilter is the plugin's own filter inside f's wrappers.
+func unwrapFilter(f PodFilter) PodFilter {
+	for {
+		w, ok := f.(FilterWrapper)
+		if !ok {
+			return f
+		}
+		f = w.Unwrap()
+	}
 }
 
 // Write stores v under key for the pod (upstream's CycleState.Write):
@@ -307,16 +311,8 @@ func (ps *PodState) Clone() *PodState {
 // state after it changed the snapshot with Assume or Forget.
 func (ps *PodState) Detach() {
 	for _, f := range ps.filters {
-		for {
-			if d, ok := f.(Detacher); ok {
-				d.Detach()
-				break
-			}
-			w, ok := f.(FilterWrapper)
-			if !ok {
-				break
-			}
-			f = w.Unwrap()
+		if d, ok := unwrapFilter(f).(Detacher); ok {
+			d.Detach()
 		}
 	}
 	for _, nn := range ps.nominated {

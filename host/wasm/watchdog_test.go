@@ -158,12 +158,14 @@ func TestWatchdogParks(t *testing.T) {
 		clk.Step(rt.tick)
 		time.Sleep(100 * time.Microsecond) // leave the watchdog time to scan
 	}
-	took, err := callStopped(t, clk, inst, FuncQueueSortLess, 0, 0)
+	// stepped is the fake clock's advance, which only the test makes: no
+	// wall time.
+	stepped, err := callStopped(t, clk, inst, FuncQueueSortLess, 0, 0)
 	if KindOf(err) != KindDeadline {
 		t.Fatalf("spinning call after the watchdog parked: %v, want a deadline error", err)
 	}
-	if took < spinDeadline {
-		t.Errorf("stopped after %v on the watchdog's clock, before its %v deadline", took, spinDeadline)
+	if ticks, want := int64(stepped/rt.tick), rt.deadlineTicks(spinDeadline); ticks < want {
+		t.Errorf("stopped after %d ticks of the fake clock, before its deadline of %d ticks", ticks, want)
 	}
 	if rt.parked.Load() {
 		t.Error("the watchdog is still parked after a call ran")
