@@ -236,7 +236,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 		return nil, err
 	}
 	a.onClose(func() { rt.Close(context.Background()) })
-	a.broadcaster = events.NewEventBroadcasterAdapter(o.events)
+	a.broadcaster = newBroadcaster(o.events)
 	a.onClose(a.broadcaster.Shutdown)
 
 	gangs, err := cluster.ServesPodGroups(client)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -15,8 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/kubernetes/scheme"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 	toolscache "k8s.io/client-go/tools/cache"
 
@@ -465,4 +471,63 @@ func TestAPIEvict(t *testing.T) {
 	if err := api.Evict(context.Background(), victim, "again"); err != nil {
 		t.Errorf("Evict of a victim already gone: %v", err)
 	}
+}
+
+// TestAPIBindRequest checks the request Bind sends through a real REST
+// client: the typed client's path, no query parameters, the content type the
+// configuration names (protobuf when it names none), and the conflict the
+// server answers comes back as an error.
+func TestAPIBindRequest(t *testing.T) {
+	pod := makePod("p").obj()
+	for _, tc := range []struct{ configured, want string }{
+		{"", "application/vnd.kubernetes.protobuf"},
+		{"application/json", "application/json"},
+	} {
+		t.Run("content type "+tc.want, func(t *testing.T) {
+			var got *http.Request
+			var body []byte
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got, body = r, must(io.ReadAll(r.Body))
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusConflict)
+				_ = json.NewEncoder(w).Encode(&metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+					Status: metav1.StatusFailure, Reason: metav1.StatusReasonConflict, Code: http.StatusConflict})
+			}))
+			defer srv.Close()
+			client := kubernetes.NewForConfigOrDie(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: tc.configured}})
+
+			err := cycle.NewAPI(client, listerOf(t, pod)).Bind(context.Background(), pod, "n1")
+			if !apierrors.IsConflict(err) {
+				t.Errorf("Bind: %v, want the server's Conflict", err)
+			}
+			if got == nil {
+				t.Fatal("no request reached the server")
+			}
+			if got.Method != http.MethodPost || got.URL.Path != "/api/v1/namespaces/default/pods/p/binding" || got.URL.RawQuery != "" {
+				t.Errorf("request %s %s, want POST /api/v1/namespaces/default/pods/p/binding and no query", got.Method, got.URL)
+			}
+			if ct := got.Header.Get("Content-Type"); ct != tc.want {
+				t.Fatalf("Content-Type %q, want %q", ct, tc.want)
+			}
+			obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+			if err != nil {
+				t.Fatalf("decode the body: %v", err)
+			}
+			want := &v1.Binding{
+				TypeMeta:   metav1.TypeMeta{Kind: "Binding", APIVersion: "v1"},
+				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p", UID: pod.UID},
+				Target:     v1.ObjectReference{Kind: "Node", Name: "n1"},
+			}
+			if diff := cmp.Diff(want, obj); diff != "" {
+				t.Errorf("binding (-want, +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
