@@ -157,7 +157,49 @@ func GroupName(pod *v1.Pod) string {
 // NodeInfo does; for a pod waiting to be scheduled only the spec counts, as
 // upstream's NodeResourcesFit does.
 func Requests(pod *v1.Pod) []abi.Quantity {
+	if q, ok := containerRequests(pod); ok {
+		return q
+	}
 	return quantities(resourcehelper.PodRequests(pod, RequestOptions(pod.Spec.NodeName != "")), true, 1)
+}
+
+// containerRequests is Requests of a pending pod whose sum is its
+// containers' alone (no init containers, pod-level resources or
+// overhead), summed without the maps PodRequests builds: every pod's
+// record is built when it enters the queue, and those maps were a tenth of
+// the process's allocations on plain pods. ok is false for any other pod.
+// TestContainerRequests compares it with PodRequests.
+func containerRequests(pod *v1.Pod) (_ []abi.Quantity, ok bool) {
+	if pod.Spec.NodeName != "" || len(pod.Spec.InitContainers) > 0 || pod.Spec.Resources != nil || pod.Spec.Overhead != nil {
+		return nil, false
+	}
+	type sum struct {
+		name v1.ResourceName
+		q    resource.Quantity
+	}
+	var buf [4]sum
+	sums := buf[:0]
+	for i := range pod.Spec.Containers {
+	next:
+		for name, q := range pod.Spec.Containers[i].Resources.Requests {
+			for j := range sums {
+				if sums[j].name == name {
+					sums[j].q.Add(q)
+					continue next
+				}
+			}
+			sums = append(sums, sum{name, q.DeepCopy()})
+		}
+	}
+	out := make([]abi.Quantity, 0, len(sums)+1)
+	for _, s := range sums {
+		if v := amount(s.name, s.q); v != 0 && s.name != v1.ResourcePods {
+			out = append(out, abi.Quantity{Name: string(s.name), Value: v})
+		}
+	}
+	out = append(out, abi.Quantity{Name: resourcePods, Value: 1})
+	slices.SortFunc(out, func(a, b abi.Quantity) int { return strings.Compare(a.Name, b.Name) })
+	return out, true
 }
 
 // RequestOptions are upstream's PodRequests options with the v1.37 default

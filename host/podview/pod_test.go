@@ -2,10 +2,14 @@ package podview
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/wasmsched/wasmsched/abi"
 )
@@ -311,5 +315,46 @@ func TestPodRoundTrip(t *testing.T) {
 	wantPatched := Pod(fullPod(), fullGroup, s, fullPlugins)
 	if diff := cmp.Diff(wantPatched, got); diff != "" {
 		t.Errorf("patched record (-want, +got):\n%s", diff)
+	}
+}
+
+// TestContainerRequests compares the sum of containerRequests with
+// upstream's PodRequests on random pending pods: containers requesting a
+// few resources in whole, fractional and binary units, zero amounts and
+// "pods" among them; and checks that pods outside its case fall back.
+func TestContainerRequests(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	names := []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, v1.ResourcePods,
+		"example.com/gpu", "hugepages-2Mi", "a.example.com/z"}
+	amounts := []string{"0", "1", "100m", "1500m", "0.5", "1.5", "3", "1Ki", "1Mi", "200Mi", "1G", "2.5Gi", "7m", "1n"}
+	for i := range 2000 {
+		pod := &v1.Pod{}
+		for c := range rnd.IntN(4) {
+			req := v1.ResourceList{}
+			for range rnd.IntN(4) {
+				req[names[rnd.IntN(len(names))]] = resource.MustParse(amounts[rnd.IntN(len(amounts))])
+			}
+			pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprint("c", c),
+				Resources: v1.ResourceRequirements{Requests: req}})
+		}
+		got, ok := containerRequests(pod)
+		if !ok {
+			t.Fatalf("pod %d: containerRequests declined a pending pod with containers only", i)
+		}
+		want := quantities(resourcehelper.PodRequests(pod, RequestOptions(false)), true, 1)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("pod %d %v: containerRequests differs from PodRequests (-want, +got):\n%s", i, pod.Spec.Containers, diff)
+		}
+	}
+	one := v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}
+	for name, pod := range map[string]*v1.Pod{
+		"bound":     {Spec: v1.PodSpec{NodeName: "n1"}},
+		"init":      {Spec: v1.PodSpec{InitContainers: []v1.Container{{Name: "i"}}}},
+		"pod-level": {Spec: v1.PodSpec{Resources: &v1.ResourceRequirements{Requests: one}}},
+		"overhead":  {Spec: v1.PodSpec{Overhead: one}},
+	} {
+		if _, ok := containerRequests(pod); ok {
+			t.Errorf("%s pod: containerRequests answered, want it to decline", name)
+		}
 	}
 }
