@@ -48,6 +48,9 @@ type Queue interface {
 	// MoveOnEventFor is MoveOnEvent for the entities with a pod only
 	// accepts (upstream's PreEnqueueCheck).
 	MoveOnEventFor(ev abi.Event, only func(abi.PodView) bool)
+	// MoveOnLazyEvent is MoveOnEvent of the event build returns, built
+	// only if the queue reads it.
+	MoveOnLazyEvent(res abi.EventResource, act abi.ActionType, build func() abi.Event)
 }
 
 // Cache is what the handlers need of the scheduler cache.
@@ -396,6 +399,23 @@ func (cl *Cluster) broadcast(ev abi.Event) {
 	}
 }
 
+// broadcastPod sends the queues a pod's change (old nil: added; new nil:
+// deleted) as podview.PodEvent, built only by a queue that reads it: the
+// queues record every pod event for the pods in flight, which read it only
+// if they fail. The group's state is taken now, the record later.
+func (cl *Cluster) broadcastPod(act abi.ActionType, old, new *v1.Pod) {
+	cur := new
+	if cur == nil {
+		cur = old
+	}
+	group := cl.groupInfo(cur)
+	build := func() abi.Event { return podview.PodEvent(act, old, new, group) }
+	res := podview.PodEventResource(old, new)
+	for _, q := range cl.queues {
+		q.MoveOnLazyEvent(res, act, build)
+	}
+}
+
 func (cl *Cluster) addNode(n *v1.Node) {
 	cl.cache.AddNode(n)
 	req, pods := cl.cache.NodeUsage(n.Name)
@@ -495,7 +515,7 @@ func (cl *Cluster) addAssigned(p *v1.Pod) {
 	if err := cl.cache.AddPod(p); err != nil {
 		cl.log.Error("add an assigned pod to the cache", "pod", p.Namespace+"/"+p.Name, "err", err)
 	}
-	cl.broadcast(podview.PodEvent(abi.ActionAdd, nil, p, cl.groupInfo(p)))
+	cl.broadcastPod(abi.ActionAdd, nil, p)
 }
 
 func (cl *Cluster) updateAssigned(old, p *v1.Pod) {
@@ -503,7 +523,7 @@ func (cl *Cluster) updateAssigned(old, p *v1.Pod) {
 		cl.log.Error("update an assigned pod in the cache", "pod", p.Namespace+"/"+p.Name, "err", err)
 	}
 	if act := podview.PodUpdateActions(old, p); act != 0 {
-		cl.broadcast(podview.PodEvent(act, old, p, cl.groupInfo(p)))
+		cl.broadcastPod(act, old, p)
 	}
 }
 
@@ -511,14 +531,14 @@ func (cl *Cluster) deleteAssigned(p *v1.Pod) {
 	if err := cl.cache.RemovePod(p); err != nil {
 		cl.log.Error("remove an assigned pod from the cache", "pod", p.Namespace+"/"+p.Name, "err", err)
 	}
-	cl.broadcast(podview.PodEvent(abi.ActionDelete, p, nil, cl.groupInfo(p)))
+	cl.broadcastPod(abi.ActionDelete, p, nil)
 }
 
 func (cl *Cluster) addPending(p *v1.Pod) {
 	cl.queues[p.Spec.SchedulerName].Add(p)
 	// Upstream (GenericWorkload) treats an unscheduled pod's arrival as an
 	// event too: a gang member's arrival may complete its group.
-	cl.broadcast(podview.PodEvent(abi.ActionAdd, nil, p, cl.groupInfo(p)))
+	cl.broadcastPod(abi.ActionAdd, nil, p)
 }
 
 func (cl *Cluster) updatePending(old, p *v1.Pod) {
@@ -530,7 +550,7 @@ func (cl *Cluster) updatePending(old, p *v1.Pod) {
 	q := cl.queues[p.Spec.SchedulerName]
 	q.Update(old, p)
 	if act := podview.PodUpdateActions(old, p); act != 0 {
-		cl.broadcast(podview.PodEvent(act, old, p, cl.groupInfo(p)))
+		cl.broadcastPod(act, old, p)
 	}
 	if nn := old.Status.NominatedNodeName; nn != "" && nn != p.Status.NominatedNodeName {
 		cl.nominationGone(old)
@@ -541,7 +561,7 @@ func (cl *Cluster) deletePending(p *v1.Pod) {
 	if q := cl.queues[p.Spec.SchedulerName]; q != nil {
 		q.Delete(p)
 	}
-	cl.broadcast(podview.PodEvent(abi.ActionDelete, p, nil, cl.groupInfo(p)))
+	cl.broadcastPod(abi.ActionDelete, p, nil)
 	if p.Status.NominatedNodeName != "" {
 		cl.nominationGone(p)
 	}

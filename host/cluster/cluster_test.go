@@ -119,6 +119,17 @@ func (q *fakeQueue) DeletePodGroup(pg *schedv1beta1.PodGroup) {
 }
 func (q *fakeQueue) MoveOnEvent(ev abi.Event) { q.log.add("%s Move %s", q.name, describe(ev)) }
 
+// MoveOnLazyEvent records the event built, as MoveOnEvent, after checking
+// that it is of the resource and action announced.
+func (q *fakeQueue) MoveOnLazyEvent(res abi.EventResource, act abi.ActionType, build func() abi.Event) {
+	ev := build()
+	if ev.Resource != res || ev.Action != act {
+		q.log.add("%s MoveLazy announced %v/%v, built %v/%v", q.name, res, act, ev.Resource, ev.Action)
+		return
+	}
+	q.MoveOnEvent(ev)
+}
+
 // MoveOnEventFor records the event with the node of its pod and the
 // highest of a few priorities its check accepts.
 func (q *fakeQueue) MoveOnEventFor(ev abi.Event, only func(abi.PodView) bool) {

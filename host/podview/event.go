@@ -37,14 +37,7 @@ func NodeEvent(action abi.ActionType, old, new *v1.Node, requested v1.ResourceLi
 // holds a pending pod's record with its queue state may put that in the
 // event instead).
 func PodEvent(action abi.ActionType, old, new *v1.Pod, group *GroupInfo) abi.Event {
-	cur := new
-	if cur == nil {
-		cur = old
-	}
-	e := abi.Event{Resource: abi.ResourceUnscheduledPod, Action: action}
-	if cur != nil && cur.Spec.NodeName != "" {
-		e.Resource = abi.ResourcePod
-	}
+	e := abi.Event{Resource: PodEventResource(old, new), Action: action}
 	if old != nil {
 		p := Pod(old, group, abi.PodQueueState{}, Plugins{})
 		e.Old = abi.AppendPod(nil, &p)
@@ -54,6 +47,20 @@ func PodEvent(action abi.ActionType, old, new *v1.Pod, group *GroupInfo) abi.Eve
 		e.New = abi.AppendPod(nil, &p)
 	}
 	return e
+}
+
+// PodEventResource is the resource of PodEvent(_, old, new, _): an
+// assigned pod's (abi.ResourcePod) when the pod, new or else old, has a
+// node, an unscheduled pod's otherwise.
+func PodEventResource(old, new *v1.Pod) abi.EventResource {
+	cur := new
+	if cur == nil {
+		cur = old
+	}
+	if cur != nil && cur.Spec.NodeName != "" {
+		return abi.ResourcePod
+	}
+	return abi.ResourceUnscheduledPod
 }
 
 // PodGroupEvent builds the event of a pod group change; members is the

@@ -46,10 +46,14 @@ func (l *flist) unlink(n *fnode) {
 }
 
 // flightEvent is a cluster event recorded while pods were in flight. Its
-// record is a copy the queue owns and never changes.
+// record is a copy the queue owns and never changes; an event recorded
+// lazily (MoveOnLazyEvent) has build instead, until a replay needs the
+// record (view).
 type flightEvent struct {
 	node  fnode
 	view  abi.EventView
+	build func() abi.Event
+	bytes int // what it counts against maxInFlightEventBytes, fixed when recorded
 	res   abi.EventResource
 	act   abi.ActionType
 	label string
@@ -61,7 +65,29 @@ type flightEvent struct {
 	wildcard bool
 }
 
-func (ev *flightEvent) size() int { return len(ev.view.Bytes()) }
+func (ev *flightEvent) size() int { return ev.bytes }
+
+// lazyEventBytes is what an event recorded lazily counts against
+// maxInFlightEventBytes before it is encoded, if ever: it holds the two pod
+// objects the informer holds too, and its record, once built, is a few
+// hundred bytes for a plain pod. The count cap (WithMaxInFlightEvents)
+// binds first.
+const lazyEventBytes = 4 << 10
+
+// record is ev's record, built on the first call for an event recorded
+// lazily. mu held (replays run under it; the tracker's own bookkeeping,
+// under amu, reads only bytes).
+func (ev *flightEvent) record() abi.EventView {
+	if ev.build != nil {
+		e := ev.build()
+		v, err := abi.ReadEvent(abi.AppendEvent(nil, &e))
+		if err != nil {
+			panic("queue: reading an event the queue encoded: " + err.Error())
+		}
+		ev.view, ev.build = v, nil
+	}
+	return ev.view
+}
 
 // flight tracks the pods in flight (popped, not yet handed back) and the
 // cluster events received while they are, so that a pod coming back

@@ -46,20 +46,48 @@ func (q *Queue) MoveOnEvent(ev abi.Event) { q.MoveOnEventFor(ev, nil) }
 // which only returns true (upstream's PreEnqueueCheck; e.g. pods of lower
 // or equal priority than a deleted nominated pod).
 func (q *Queue) MoveOnEventFor(ev abi.Event, only func(abi.PodView) bool) {
+	q.moveOn(ev.Resource, ev.Action, &ev, nil, only)
+}
+
+// MoveOnLazyEvent is MoveOnEvent for the event build returns, of resource
+// res and action act, built only when read: when the unschedulable pool
+// holds an entity to decide on, and when a pod that was in flight replays
+// it. Every binding is an assigned pod's Add that the pods in flight must
+// record, and on work where nothing fails none of them ever reads it.
+// build must return the same event whenever it is called (it reads objects
+// that do not change, as the informers' do not) and may be called later,
+// on another goroutine, or never.
+func (q *Queue) MoveOnLazyEvent(res abi.EventResource, act abi.ActionType, build func() abi.Event) {
+	q.moveOn(res, act, nil, build, nil)
+}
+
+// moveOn is MoveOnEventFor of ev, or of build's event built only if read.
+func (q *Queue) moveOn(res abi.EventResource, act abi.ActionType, ev *abi.Event, build func() abi.Event, only func(abi.PodView) bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	in := interestIn(q.regs, ev.Resource, ev.Action)
+	in := interestIn(q.regs, res, act)
 	if !in.any && q.unregistered(q.plugins.all) == 0 {
 		return
 	}
-	view := q.encodeEvent(&ev)
-	label := q.label(ev.Resource, ev.Action)
-	cands := q.decide(view, in, q.pool, true, false, only)
-	q.moveCandidates(cands, label)
+	label := q.label(res, act)
+	var view abi.EventView
+	if ev != nil || len(q.pool) > 0 {
+		if ev == nil {
+			built := build()
+			ev = &built
+		}
+		view = q.encodeEvent(ev)
+		cands := q.decide(view, in, q.pool, true, false, only)
+		q.moveCandidates(cands, label)
+	}
 
 	q.amu.Lock()
 	if q.flight.needed() {
-		q.flight.record(q.flightEventOf(view, label, "", false))
+		if ev != nil {
+			q.flight.record(q.flightEventOf(view, label, "", false))
+		} else {
+			q.flight.record(&flightEvent{build: build, bytes: lazyEventBytes, res: res, act: act, label: label})
+		}
 	}
 	q.amu.Unlock()
 	q.commit()
@@ -227,7 +255,7 @@ func (q *Queue) replay(p *Pod, events []*flightEvent, blind bool) strategy {
 		}
 		out := q.scr.oneOut[:len(views)]
 		clear(out)
-		q.hint.Hints(ev.view, views, out)
+		q.hint.Hints(ev.record(), views, out)
 		q.scr.one = [2]abi.PodView{}
 		if pending && out[0] != abi.HintSkip {
 			return immediately
@@ -255,7 +283,7 @@ func (q *Queue) encodeEvent(ev *abi.Event) abi.EventView {
 // flightEventOf copies an event for the in-flight tracker.
 func (q *Queue) flightEventOf(v abi.EventView, label string, target types.UID, wildcard bool) *flightEvent {
 	c, _ := abi.ReadEvent(bytes.Clone(v.Bytes()))
-	return &flightEvent{view: c, res: v.Resource(), act: v.Action(), label: label, target: target, wildcard: wildcard}
+	return &flightEvent{view: c, bytes: len(c.Bytes()), res: v.Resource(), act: v.Action(), label: label, target: target, wildcard: wildcard}
 }
 
 // label is eventLabel, cached. mu held.

@@ -1018,3 +1018,87 @@ func TestMoveOnEventFor(t *testing.T) {
 	}
 	e.check(t)
 }
+
+// TestLazyEvent: a pod event sent with MoveOnLazyEvent is built only when
+// the queue reads it (an entity of the pool to decide on, a pod in flight
+// replaying it), at most once per reading, and then decides as MoveOnEvent
+// would.
+func TestLazyEvent(t *testing.T) {
+	const room = "Room"
+	// Room queues a pod on the deletion of an assigned pod from a node
+	// named fit-*, and skips otherwise.
+	h := policytest.NativeQueueingHint(hint.Plugin{Name: room,
+		Events: []hint.Event{{Resource: abi.ResourcePod, Actions: abi.ActionDelete}},
+		Hint: func(ev abi.EventView, _ abi.PodView) (abi.Hint, error) {
+			if p, ok := ev.OldPod(); ok && strings.HasPrefix(p.NodeName(), "fit-") {
+				return abi.HintQueue, nil
+			}
+			return abi.HintSkip, nil
+		}})
+	deletion := func(node string, builds *int) (abi.EventResource, abi.ActionType, func() abi.Event) {
+		gone := makePod("gone-" + node).node(node).obj()
+		return podview.PodEventResource(gone, nil), abi.ActionDelete, func() abi.Event {
+			*builds++
+			return podview.PodEvent(abi.ActionDelete, gone, nil, nil)
+		}
+	}
+
+	t.Run("recorded for a pod in flight that succeeds: never built", func(t *testing.T) {
+		e := newEnv(t, WithQueueingHint(h))
+		e.q.Add(makePod("p").obj())
+		p := e.popPod(t)
+		var builds int
+		e.q.MoveOnLazyEvent(deletion("fit-1", &builds))
+		if s := e.q.Stats(); s.InFlightEvents != 1 {
+			t.Fatalf("stats %+v, want the event recorded for the pod in flight", s)
+		}
+		e.q.Done(p.uid)
+		if builds != 0 {
+			t.Errorf("built %d times, want never", builds)
+		}
+		e.idle(t)
+	})
+	for _, tc := range []struct{ node, want string }{{"fit-1", "backoff"}, {"small", "unschedulable"}} {
+		t.Run("replayed by a pod in flight that fails, node "+tc.node, func(t *testing.T) {
+			e := newEnv(t, WithQueueingHint(h))
+			e.q.Add(makePod("p").obj())
+			p := e.popPod(t)
+			var builds int
+			e.q.MoveOnLazyEvent(deletion(tc.node, &builds))
+			if err := e.q.AddUnschedulableIfNotPresent(p, rejectedBy(room)); err != nil {
+				t.Fatal(err)
+			}
+			if got := e.where(p.uid); got != tc.want {
+				t.Errorf("the pod is %s, want %s", got, tc.want)
+			}
+			if builds != 1 {
+				t.Errorf("built %d times, want once", builds)
+			}
+			e.check(t)
+		})
+		t.Run("decided for the pool, node "+tc.node, func(t *testing.T) {
+			e := newEnv(t, WithQueueingHint(h))
+			p := e.failOnce(t, makePod("p").obj(), rejectedBy(room))
+			var builds int
+			e.q.MoveOnLazyEvent(deletion(tc.node, &builds))
+			if got := e.where(p.uid); got != tc.want {
+				t.Errorf("the pod is %s, want %s", got, tc.want)
+			}
+			if builds != 1 {
+				t.Errorf("built %d times, want once", builds)
+			}
+			if s := e.q.Stats(); s.InFlightEvents != 0 {
+				t.Errorf("stats %+v, want nothing recorded with no pod in flight", s)
+			}
+			e.check(t)
+		})
+	}
+	t.Run("empty pool, no pod in flight: not built", func(t *testing.T) {
+		e := newEnv(t, WithQueueingHint(h))
+		var builds int
+		e.q.MoveOnLazyEvent(deletion("fit-1", &builds))
+		if builds != 0 {
+			t.Errorf("built %d times, want never", builds)
+		}
+	})
+}
