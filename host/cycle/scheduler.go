@@ -116,7 +116,8 @@ type Scheduler struct {
 	// Read-only.
 	timed *framework.Profile
 
-	binds sync.WaitGroup // binding goroutines and API writes
+	binds   sync.WaitGroup // binding goroutines and API writes
+	binders *binders       // the goroutines the bindings run on
 
 	order victimOrder // the victim-order slot (SetVictimOrder)
 }
@@ -248,7 +249,12 @@ func New(q Queue, c Cache, api API, ev events.EventRecorder, opts ...Option) *Sc
 // Run schedules until ctx ends or the queue is closed, then waits for the
 // bindings in progress.
 func (s *Scheduler) Run(ctx context.Context) {
-	defer s.binds.Wait()
+	s.binders = newBinders()
+	defer func() {
+		s.binds.Wait()
+		s.binders.stop()
+		s.binders = nil
+	}()
 	// Pop hands out what activeQ holds even after ctx ended, so check ctx
 	// first: a cycle run with an ended ctx fails its pod with ctx's error.
 	for ctx.Err() == nil {
@@ -472,7 +478,7 @@ func (s *Scheduler) bind(ctx context.Context, p *queue.Pod, assumed *v1.Pod, pro
 		ps = nil // nothing reads it: let it go with the cycle
 	}
 	s.binds.Add(1)
-	go func() {
+	s.binders.Go(func() {
 		defer s.binds.Done()
 		pre, ok := s.preBind(ctx, prof, ps, assumed)
 		if !ok {
@@ -501,7 +507,7 @@ func (s *Scheduler) bind(ctx context.Context, p *queue.Pod, assumed *v1.Pod, pro
 			return
 		}
 		s.bindingFailed(ctx, prof, ps, p, assumed, failure{err: fmt.Errorf("binding rejected: %w", err), nominated: pre.nominated}, start)
-	}()
+	})
 }
 
 // fail hands a pod whose attempt failed back to the queue and tells its
