@@ -117,7 +117,7 @@ type Scheduler struct {
 	timed *framework.Profile
 
 	binds   sync.WaitGroup // binding goroutines and API writes
-	binders *binders       // the goroutines the bindings run on
+	binders *binders       // the goroutines Run's bindings run on; nil outside Run
 
 	order victimOrder // the victim-order slot (SetVictimOrder)
 }
@@ -594,8 +594,9 @@ func (s *Scheduler) report(ctx context.Context, pod *v1.Pod, reason, msg string)
 // parallelism, but no more than the Ps that can run them. Filters compute
 // and never wait (they read the snapshot), so a goroutine beyond
 // GOMAXPROCS only queues behind the others; upstream's default of 16 on 2
-// cores started 16 goroutines per pod, 8% of the process's CPU in memory
-// (RATIONALE). Read per cycle: GOMAXPROCS follows the container's CPU limit.
+// cores started 16 goroutines per pod: 6.8 s of CPU against 6.4 s with 2
+// for 20,000 plain pods in memory (RATIONALE). Read per cycle: GOMAXPROCS
+// follows the container's CPU limit.
 func filterWorkers(parallelism int) int {
 	return min(parallelism, runtime.GOMAXPROCS(0))
 }
