@@ -25,8 +25,10 @@ var shared struct {
 //
 // Main first makes sure the binaries are built (outside the -timeout
 // clock). No process starts until a test asks for one, so tests that need no
-// control plane (or a -run that selects none) cost nothing more.
-func Main(m *testing.M) {
+// control plane (or a -run that selects none) cost nothing more. The after
+// functions run once the tests are done and the servers stopped (removing
+// what the package built, say).
+func Main(m *testing.M, after ...func()) {
 	// Build what is missing before m.Run starts the -timeout clock: a cold
 	// build (about 10 minutes on 2 cores) would otherwise eat go test's
 	// default 10 minute timeout. With the binaries in place this costs a few
@@ -47,6 +49,9 @@ func Main(m *testing.M) {
 		shared.etcd.Stop()
 	}
 	shared.mu.Unlock()
+	for _, f := range after {
+		f()
+	}
 	os.Exit(code)
 }
 
