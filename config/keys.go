@@ -205,7 +205,7 @@ var keys = func() []key {
 		intKey("scheduling.percentageOfNodesToScore", 0, 0, 100, func(c *Config) *int32 { return &c.Scheduling.PercentageOfNodesToScore },
 			"share of the nodes to find feasible before scoring, in percent (0: adaptive, as upstream)"),
 		intKey("scheduling.parallelism", 16, 1, 1024, func(c *Config) *int { return &c.Scheduling.Parallelism },
-			"goroutines filtering and scoring nodes (upstream's default)"),
+			"most goroutines filtering a pod's nodes (no more than GOMAXPROCS) and dry-running its preemption (upstream's default)"),
 		durationKey("scheduling.assumedPodTTL", 30*time.Second, 0, time.Hour, func(c *Config) *time.Duration { return &c.Scheduling.AssumedPodTTL },
 			"how long an assumed pod whose binding finished waits for its informer update before it expires (0: never)"),
 

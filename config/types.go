@@ -72,7 +72,8 @@ type Scheduling struct {
 	// PercentageOfNodesToScore is the share of feasible nodes to find before
 	// scoring; 0 is upstream's adaptive default.
 	PercentageOfNodesToScore int32
-	// Parallelism bounds the goroutines filtering and scoring nodes.
+	// Parallelism bounds the goroutines filtering a pod's nodes (and no
+	// more than GOMAXPROCS do) and dry-running its preemption.
 	Parallelism int
 	// AssumedPodTTL is how long an assumed pod whose binding finished stays
 	// in the cache without its informer update; 0 keeps it until then.
