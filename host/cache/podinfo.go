@@ -42,10 +42,20 @@ const (
 // Claims are the keys of its persistentVolumeClaim volumes (podClaims).
 func NewPodInfo(pod *v1.Pod) *PodInfo {
 	opts := podview.RequestOptions(pod.Spec.NodeName != "")
-	reqs := resourcehelper.PodRequests(pod, opts)
-
-	pi := &PodInfo{Pod: pod, Requests: NewResource(reqs), HostPorts: podHostPorts(pod), Affinity: newPodAffinity(pod),
-		Claims: podClaims(pod)}
+	pi := &PodInfo{Pod: pod, HostPorts: podHostPorts(pod), Affinity: newPodAffinity(pod), Claims: podClaims(pod)}
+	// A pending pod with containers only is summed without PodRequests'
+	// maps (podview.ContainerRequests); reqs is then nil, which
+	// nonMissingContainerRequests does not read without pod-level requests.
+	var reqs v1.ResourceList
+	var buf [4]podview.ResourceSum
+	if sums, ok := podview.ContainerRequests(pod, buf[:0]); ok {
+		for _, s := range sums {
+			pi.Requests.addQuantity(s.Name, s.Sum)
+		}
+	} else {
+		reqs = resourcehelper.PodRequests(pod, opts)
+		pi.Requests = NewResource(reqs)
+	}
 	pi.Requests.Pods = 1
 
 	pi.NonZero = pi.Requests.Clone()

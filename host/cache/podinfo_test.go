@@ -1,11 +1,13 @@
 package cache
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/wasmsched/wasmsched/host/podview"
 )
@@ -281,5 +283,52 @@ func TestConfirmed(t *testing.T) {
 				t.Errorf("cpu request %dm, want %dm", got.Requests.MilliCPU, tc.wantCPU)
 			}
 		})
+	}
+}
+
+// TestNewPodInfoContainerRequests compares NewPodInfo's requests for
+// pending pods with containers only (summed by podview.ContainerRequests)
+// with PodRequests': every pod of no, one and two containers requesting
+// each of a few lists (cpu, memory, storage, pods, extended and hugepages
+// resources and a name NewResource drops, in whole, fractional and binary
+// amounts, zeros included, cpu or memory left out for NonZero's defaults).
+func TestNewPodInfoContainerRequests(t *testing.T) {
+	q := resource.MustParse
+	lists := []v1.ResourceList{
+		nil,
+		{v1.ResourceCPU: q("100m")},
+		{v1.ResourceMemory: q("200Mi")},
+		{v1.ResourceCPU: q("1.5"), v1.ResourceMemory: q("1Gi")},
+		{v1.ResourceCPU: q("7m"), "example.com/gpu": q("1")},
+		{"hugepages-2Mi": q("2Mi"), "notascalar": q("1"), v1.ResourcePods: q("3")},
+		{v1.ResourceEphemeralStorage: q("1.5Ki"), v1.ResourceCPU: q("0")},
+		{"example.com/gpu": q("0"), v1.ResourceMemory: q("0.5")},
+	}
+	container := func(i int) v1.Container {
+		return v1.Container{Name: fmt.Sprint("c", i), Resources: v1.ResourceRequirements{Requests: lists[i]}}
+	}
+	pods := []*v1.Pod{{}}
+	for i := range lists {
+		pods = append(pods, &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{container(i)}}})
+		for j := range lists {
+			pods = append(pods, &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{container(i), container(j)}}})
+		}
+	}
+	for _, pod := range pods {
+		opts := podview.RequestOptions(false)
+		want := NewResource(resourcehelper.PodRequests(pod, opts))
+		want.Pods = 1
+		wantNZ := want.Clone()
+		opts.NonMissingContainerRequests = containerDefaults
+		nz := resourcehelper.PodRequests(pod, opts)
+		wantNZ.MilliCPU, wantNZ.Memory = nz.Cpu().MilliValue(), nz.Memory().Value()
+
+		pi := NewPodInfo(pod)
+		if diff := cmp.Diff(want, pi.Requests); diff != "" {
+			t.Errorf("containers %v: Requests (-PodRequests, +NewPodInfo):\n%s", pod.Spec.Containers, diff)
+		}
+		if diff := cmp.Diff(wantNZ, pi.NonZero); diff != "" {
+			t.Errorf("containers %v: NonZero (-PodRequests, +NewPodInfo):\n%s", pod.Spec.Containers, diff)
+		}
 	}
 }

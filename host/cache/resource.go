@@ -20,22 +20,27 @@ import (
 func NewResource(rl v1.ResourceList) Resource {
 	var r Resource
 	for name, q := range rl {
-		switch name {
-		case v1.ResourceCPU:
-			r.MilliCPU += q.MilliValue()
-		case v1.ResourceMemory:
-			r.Memory += q.Value()
-		case v1.ResourceEphemeralStorage:
-			r.EphemeralStorage += q.Value()
-		case v1.ResourcePods:
-			r.Pods += q.Value()
-		default:
-			if isScalarResourceName(name) {
-				r.addScalar(name, q.Value())
-			}
-		}
+		r.addQuantity(name, q)
 	}
 	return r
+}
+
+// addQuantity adds q of name to r in NewResource's units.
+func (r *Resource) addQuantity(name v1.ResourceName, q resource.Quantity) {
+	switch name {
+	case v1.ResourceCPU:
+		r.MilliCPU += q.MilliValue()
+	case v1.ResourceMemory:
+		r.Memory += q.Value()
+	case v1.ResourceEphemeralStorage:
+		r.EphemeralStorage += q.Value()
+	case v1.ResourcePods:
+		r.Pods += q.Value()
+	default:
+		if isScalarResourceName(name) {
+			r.addScalar(name, q.Value())
+		}
+	}
 }
 
 // Get returns the amount of name, in the units of NewResource; 0 for a

@@ -163,43 +163,56 @@ func Requests(pod *v1.Pod) []abi.Quantity {
 	return quantities(resourcehelper.PodRequests(pod, RequestOptions(pod.Spec.NodeName != "")), true, 1)
 }
 
-// containerRequests is Requests of a pending pod whose sum is its
-// containers' alone (no init containers, pod-level resources or
-// overhead), summed without the maps PodRequests builds: every pod's
-// record is built when it enters the queue, and those maps were a tenth of
-// the process's allocations on plain pods. ok is false for any other pod.
-// TestContainerRequests compares it with PodRequests.
+// containerRequests is Requests of a pending pod whose requests are its
+// containers' alone (ContainerRequests); ok is false for any other pod.
 func containerRequests(pod *v1.Pod) (_ []abi.Quantity, ok bool) {
-	if pod.Spec.NodeName != "" || len(pod.Spec.InitContainers) > 0 || pod.Spec.Resources != nil || pod.Spec.Overhead != nil {
+	var buf [4]ResourceSum
+	sums, ok := ContainerRequests(pod, buf[:0])
+	if !ok {
 		return nil, false
-	}
-	type sum struct {
-		name v1.ResourceName
-		q    resource.Quantity
-	}
-	var buf [4]sum
-	sums := buf[:0]
-	for i := range pod.Spec.Containers {
-	next:
-		for name, q := range pod.Spec.Containers[i].Resources.Requests {
-			for j := range sums {
-				if sums[j].name == name {
-					sums[j].q.Add(q)
-					continue next
-				}
-			}
-			sums = append(sums, sum{name, q.DeepCopy()})
-		}
 	}
 	out := make([]abi.Quantity, 0, len(sums)+1)
 	for _, s := range sums {
-		if v := amount(s.name, s.q); v != 0 && s.name != v1.ResourcePods {
-			out = append(out, abi.Quantity{Name: string(s.name), Value: v})
+		if v := amount(s.Name, s.Sum); v != 0 && s.Name != v1.ResourcePods {
+			out = append(out, abi.Quantity{Name: string(s.Name), Value: v})
 		}
 	}
 	out = append(out, abi.Quantity{Name: resourcePods, Value: 1})
 	slices.SortFunc(out, func(a, b abi.Quantity) int { return strings.Compare(a.Name, b.Name) })
 	return out, true
+}
+
+// ResourceSum is a resource of ContainerRequests and its sum.
+type ResourceSum struct {
+	Name v1.ResourceName
+	Sum  resource.Quantity
+}
+
+// ContainerRequests appends to buf, for a pending pod whose requests are
+// its containers' alone (no init containers, pod-level resources or
+// overhead), the sum of their requests per resource in the order first
+// requested: what PodRequests sums, without the maps it builds. Every
+// pod's record and PodInfo are built when it is pending, and those maps
+// were a tenth of the process's allocations on plain pods. ok is false for
+// any other pod. TestContainerRequests compares it with PodRequests.
+func ContainerRequests(pod *v1.Pod, buf []ResourceSum) (_ []ResourceSum, ok bool) {
+	if pod.Spec.NodeName != "" || len(pod.Spec.InitContainers) > 0 || pod.Spec.Resources != nil || pod.Spec.Overhead != nil {
+		return buf, false
+	}
+	sums := buf
+	for i := range pod.Spec.Containers {
+	next:
+		for name, q := range pod.Spec.Containers[i].Resources.Requests {
+			for j := range sums {
+				if sums[j].Name == name {
+					sums[j].Sum.Add(q)
+					continue next
+				}
+			}
+			sums = append(sums, ResourceSum{name, q.DeepCopy()})
+		}
+	}
+	return sums, true
 }
 
 // RequestOptions are upstream's PodRequests options with the v1.37 default
