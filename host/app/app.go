@@ -628,11 +628,7 @@ func installPreEnqueue(q *queue.Queue, built framework.Built) error {
 // addedAffinity, which its pod records carry for the QueueingHint slot.
 func installAddedAffinity(q *queue.Queue, built framework.Built) {
 	for _, e := range built.Entries {
-		pl := e.Plugin
-		for w, ok := pl.(framework.PluginWrapper); ok; w, ok = pl.(framework.PluginWrapper) {
-			pl = w.Unwrap()
-		}
-		if a, ok := pl.(interface{ AddedAffinity() *v1.NodeSelector }); ok {
+		if a, ok := framework.Unwrap(e.Plugin).(interface{ AddedAffinity() *v1.NodeSelector }); ok {
 			q.SetAddedAffinity(a.AddedAffinity())
 			return
 		}

@@ -98,11 +98,11 @@ func NewProfile(entries ...Entry) (*Profile, error) {
 			// A wrapper's own PreScoreState (the timed profile's) first.
 			sp, ok := e.Plugin.(StatePreScorePlugin)
 			if !ok {
-				sp, _ = unwrapPlugin(e.Plugin).(StatePreScorePlugin)
+				sp, _ = Unwrap(e.Plugin).(StatePreScorePlugin)
 			}
 			p.preScores = append(p.preScores, weightedPreScore{s, e.Weight, sp})
 		}
-		inner := unwrapPlugin(e.Plugin)
+		inner := Unwrap(e.Plugin)
 		_, statePreScore := inner.(StatePreScorePlugin)
 		r, reserves := inner.(ReservePlugin)
 		if reserves && !e.NoReserve {
@@ -139,13 +139,16 @@ type PluginWrapper interface {
 	Unwrap() Plugin
 }
 
-func unwrapPlugin(p Plugin) Plugin {
+// Unwrap is what v wraps, through every wrapper (PluginWrapper,
+// FilterWrapper: a wrapper of a T whose Unwrap returns a T); v itself when
+// it wraps nothing.
+func Unwrap[T any](v T) T {
 	for {
-		w, ok := p.(PluginWrapper)
+		w, ok := any(v).(interface{ Unwrap() T })
 		if !ok {
-			return p
+			return v
 		}
-		p = w.Unwrap()
+		v = w.Unwrap()
 	}
 }
 

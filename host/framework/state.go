@@ -226,21 +226,10 @@ type FilterWrapper interface {
 func (ps *PodState) PluginFilter(plugin string) PodFilter {
 	for _, k := range ps.kept {
 		if k.plugin == plugin {
-			return unwrapFilter(k.filter)
+			return Unwrap(k.filter)
 		}
 	}
 	return nil
-}
-
-// unwrapFilter is the plugin's own filter inside f's wrappers.
-func unwrapFilter(f PodFilter) PodFilter {
-	for {
-		w, ok := f.(FilterWrapper)
-		if !ok {
-			return f
-		}
-		f = w.Unwrap()
-	}
 }
 
 // Write stores v under key for the pod (upstream's CycleState.Write):
@@ -311,7 +300,7 @@ func (ps *PodState) Clone() *PodState {
 // state after it changed the snapshot with Assume or Forget.
 func (ps *PodState) Detach() {
 	for _, f := range ps.filters {
-		if d, ok := unwrapFilter(f).(Detacher); ok {
+		if d, ok := Unwrap(f).(Detacher); ok {
 			d.Detach()
 		}
 	}
