@@ -79,14 +79,15 @@ func TestProvisioner(t *testing.T) {
 
 	name := "pvc-" + string(selected.UID)
 	var pv *corev1.PersistentVolume
+	// Wait on the provisioner's record, not on the volume: the record is
+	// written after the Create returns, so a volume seen first could race it.
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		pv, err = c.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return err == nil, err
+		return slices.Contains(p.Provisioned(), name), nil
 	})
 	if err != nil {
+		t.Fatalf("no volume %s provisioned for claim selected (provisioned %v): %v", name, p.Provisioned(), err)
+	}
+	if pv, err = c.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{}); err != nil {
 		t.Fatalf("volume %s for claim selected: %v", name, err)
 	}
 	if got := pv.Annotations[volume.AnnDynamicallyProvisioned]; got != testenv.ProvisionerName {
