@@ -189,7 +189,7 @@ var keys = func() []key {
 		stringKey("client.kubeconfig", "", nil, func(c *Config) *string { return &c.Client.Kubeconfig },
 			"kubeconfig file of the cluster (empty: the in-cluster service account); the run command's -kubeconfig flag wins over it"),
 		stringKey("client.contentType", "", checkContentType, func(c *Config) *string { return &c.Client.ContentType },
-			"content type of requests to the API server, "+jsonContentType+" or "+protobufContentType+" (empty: client-go's, JSON; a KubeSchedulerConfiguration defaults it to protobuf, as kube-scheduler)"),
+			"content type of requests to the API server, "+jsonContentType+" or "+protobufContentType+" (empty: client-go's default, protobuf for built-in kinds and JSON for custom resources; a KubeSchedulerConfiguration defaults it to protobuf, as kube-scheduler)"),
 		stringKey("client.acceptContentTypes", "", checkAcceptContentTypes, func(c *Config) *string { return &c.Client.AcceptContentTypes },
 			"Accept header of requests to the API server: content types separated by commas (empty: client-go's)"),
 

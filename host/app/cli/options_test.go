@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wasmsched/wasmsched/config"
@@ -54,5 +59,55 @@ current-context: c
 	}
 	if reflect.ValueOf(got[len(got)-1]).Pointer() != reflect.ValueOf(mine).Pointer() {
 		t.Errorf("the last option of app.New is not the caller's last")
+	}
+}
+
+// TestRunAsksNoCompression: the scheduler's requests do not accept gzip,
+// as kube-scheduler's (the apiserver compresses watch events and large
+// responses for clients that do).
+func TestRunAsksNoCompression(t *testing.T) {
+	var mu sync.Mutex
+	var encodings []string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		encodings = append(encodings, r.Header.Get("Accept-Encoding"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[]}`)
+	}))
+	defer srv.Close()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, fmt.Appendf(nil, `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+users: [{name: u, user: {}}]
+current-context: c
+`, srv.URL), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var listErr error
+	defer func(orig func(context.Context, *config.Config, kubernetes.Interface, ...app.Option) (*app.App, error)) {
+		newApp = orig
+	}(newApp)
+	newApp = func(ctx context.Context, _ *config.Config, c kubernetes.Interface, _ ...app.Option) (*app.App, error) {
+		_, listErr = c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+		return nil, errors.New("stop here")
+	}
+	if code, _, errOut := runCLI("run", "-kubeconfig", kubeconfig); code != 1 {
+		t.Fatalf("run: code %d, stderr %q; want 1 from the stubbed app.New", code, errOut)
+	}
+	if listErr != nil {
+		t.Fatalf("list pods through the command's client: %v", listErr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(encodings) == 0 {
+		t.Fatal("the server saw no request")
+	}
+	for _, e := range encodings {
+		if e != "" {
+			t.Errorf("request with Accept-Encoding %q, want none (no compression, as kube-scheduler)", e)
+		}
 	}
 }

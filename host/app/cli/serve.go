@@ -110,6 +110,10 @@ func serve(ctx context.Context, cfg *config.Config, src config.Source, kubeconfi
 	if err != nil {
 		return err
 	}
+	// No gzip, as kube-scheduler's createKubeConfig: on the control
+	// plane's network compressing every watch event and response only
+	// costs CPU, the apiserver's most (RATIONALE).
+	restCfg.DisableCompression = true
 	restCfg.QPS, restCfg.Burst = cfg.Client.QPS, cfg.Client.Burst
 	if cfg.Client.ContentType != "" {
 		restCfg.ContentType = cfg.Client.ContentType
