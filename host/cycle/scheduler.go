@@ -105,6 +105,7 @@ type Scheduler struct {
 	snap      *cache.Snapshot
 	nextStart int
 	scores    []int64
+	feasible  []*cache.NodeInfo // place's, reused: nothing keeps it past the cycle
 	// diag is the diagnosis of the last pod placed, reused by the next
 	// cycle (place); a pod that is not placed keeps its own.
 	diag *framework.Diagnosis
@@ -407,8 +408,11 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, *framework
 	}
 	want := int(framework.NumFeasibleNodesToFind(s.opts.percentage, int32(len(nodes))))
 	start = s.opts.clock.Now()
-	feasible, next := framework.FindFeasible(ctx, ps, nodes, s.nextStart, want, filterWorkers(s.opts.parallelism), diag)
+	feasible, next := framework.FindFeasibleInto(ctx, s.feasible, ps, nodes, s.nextStart, want, filterWorkers(s.opts.parallelism), diag)
 	s.nextStart = next
+	if cap(feasible) > cap(s.feasible) {
+		s.feasible = feasible[:0]
+	}
 	if err := diag.Err(); err != nil {
 		s.observe(ExtensionPointFilter, statusError, start)
 		return "", nil, failure{err: err}

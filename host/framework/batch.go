@@ -24,11 +24,11 @@ var accepted = &Status{}
 // The result is FindFeasible's: the first want nodes accepted in the order
 // found, the rejections in diag in round-robin order, and the next start
 // advanced by the nodes returned and rejected.
-func findWithBatch(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, numAll, start, offset, want, workers int, diag *Diagnosis) ([]*cache.NodeInfo, int) {
+func findWithBatch(ctx context.Context, buf []*cache.NodeInfo, ps *PodState, cands []*cache.NodeInfo, numAll, start, offset, want, workers int, diag *Diagnosis) ([]*cache.NodeInfo, int) {
 	n := len(cands)
 	results, release := statusScratch(n) // indexed from offset
 	defer release()
-	feasible := make([]*cache.NodeInfo, 0, want)
+	feasible := slices.Grow(buf[:0], want)
 	var round []int // indexes that passed the other filters this round
 	var nodes []*cache.NodeInfo
 	var verdicts []*Status

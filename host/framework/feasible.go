@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -58,6 +59,15 @@ var passed = &Status{}
 // A filter Error (a node info without a node) stops the search: FindFeasible
 // returns no nodes and diag.Err reports it. So does ctx being done.
 func FindFeasible(ctx context.Context, ps *PodState, nodes []*cache.NodeInfo, start int, want int, workers int, diag *Diagnosis) (feasible []*cache.NodeInfo, next int) {
+	return FindFeasibleInto(ctx, nil, ps, nodes, start, want, workers, diag)
+}
+
+// FindFeasibleInto is FindFeasible returning the feasible nodes in buf's
+// array when it is large enough: the scheduling loop keeps one slice for
+// every pod, where a new one per pod (want pointers, 420 for 1,000 nodes)
+// was 7% of the bytes it allocated per plain pod. The result is only valid
+// until the caller passes buf again.
+func FindFeasibleInto(ctx context.Context, buf []*cache.NodeInfo, ps *PodState, nodes []*cache.NodeInfo, start int, want int, workers int, diag *Diagnosis) (feasible []*cache.NodeInfo, next int) {
 	numAll := len(nodes)
 	if numAll == 0 {
 		return nil, 0
@@ -76,12 +86,12 @@ func FindFeasible(ctx context.Context, ps *PodState, nodes []*cache.NodeInfo, st
 	}
 	offset := start % n
 	if ps.batch != nil {
-		return findWithBatch(ctx, ps, cands, numAll, start, offset, want, workers, diag)
+		return findWithBatch(ctx, buf, ps, cands, numAll, start, offset, want, workers, diag)
 	}
 	done := ctx.Done()
 
 	if workers <= 1 || n == 1 {
-		feasible = make([]*cache.NodeInfo, 0, want)
+		feasible = slices.Grow(buf[:0], want)
 		processed := 0
 		for i := range n {
 			if done != nil && i%64 == 0 && ctx.Err() != nil {
@@ -110,7 +120,7 @@ func FindFeasible(ctx context.Context, ps *PodState, nodes []*cache.NodeInfo, st
 	defer release()
 	filterParallel(ctx, ps, cands, offset, n, want, workers, results)
 
-	feasible = make([]*cache.NodeInfo, 0, want)
+	feasible = slices.Grow(buf[:0], want)
 	processed := 0
 	var failed bool
 	for i, st := range results {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	. "github.com/wasmsched/wasmsched/host/framework"
@@ -165,6 +166,20 @@ func TestFindFeasibleWorkersAgree(t *testing.T) {
 			if diff := cmp.Diff(seq, run(workers, want)); diff != "" {
 				t.Errorf("workers=%d want=%d (-sequential, +parallel):\n%s", workers, want, diff)
 			}
+		}
+	}
+
+	// Into a slice used before (stale nodes in it, room for all): the same
+	// result, in that slice's array.
+	for _, workers := range []int{1, 4} {
+		buf := slices.Repeat([]*cache.NodeInfo{nodes[0]}, len(nodes))
+		var d Diagnosis
+		f, next := FindFeasibleInto(context.Background(), buf, ps, nodes, 123, 0, workers, &d)
+		if diff := cmp.Diff(seq, result{ft.Names(f), next, d.Message(len(nodes)), d.UnschedulablePlugins()}); diff != "" {
+			t.Errorf("into a used slice, workers=%d (-fresh, +reused):\n%s", workers, diff)
+		}
+		if &f[0] != &buf[0] {
+			t.Errorf("workers=%d: the feasible nodes are not in the slice passed", workers)
 		}
 	}
 
