@@ -218,3 +218,17 @@ func readProc(pid int) (procStat, error) {
 	}
 	return st, nil
 }
+
+// cpuSeconds is the user+system CPU time of the processes pids, summed
+// (e2e/perf's control plane: kube-apiserver and etcd).
+func cpuSeconds(pids []int) (float64, error) {
+	var total float64
+	for _, pid := range pids {
+		st, err := readProc(pid)
+		if err != nil {
+			return 0, err
+		}
+		total += st.cpuSeconds
+	}
+	return total, nil
+}

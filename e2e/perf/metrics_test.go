@@ -133,6 +133,27 @@ func TestReadProcOfSelf(t *testing.T) {
 	}
 }
 
+func TestCPUSecondsSumsTheProcesses(t *testing.T) {
+	if got, err := cpuSeconds(nil); got != 0 || err != nil {
+		t.Errorf("cpuSeconds(nil) = %v, %v; want 0, nil", got, err)
+	}
+	self, err := readProc(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Twice the same process: at least twice what it had used a moment ago.
+	got, err := cpuSeconds([]int{os.Getpid(), os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got < 2*self.cpuSeconds {
+		t.Errorf("cpuSeconds(self, self) = %v, want >= 2 × %v", got, self.cpuSeconds)
+	}
+	if _, err := cpuSeconds([]int{os.Getpid(), 1 << 30}); err == nil {
+		t.Error("cpuSeconds with a pid that cannot exist succeeded")
+	}
+}
+
 func TestRotateAlternatesTheOrder(t *testing.T) {
 	s := []string{schedUpstream, schedNative, schedWasm}
 	var firsts []string

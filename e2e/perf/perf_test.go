@@ -49,7 +49,7 @@ func TestHarnessEndToEnd(t *testing.T) {
 		byName[w.name] = w
 	}
 	seen := map[string]int{}
-	cpu := map[string]float64{}
+	cpu, cp := map[string]float64{}, map[string]float64{}
 	for _, r := range rep.Runs {
 		key := r.Workload + "/" + r.Scheduler
 		seen[key]++
@@ -74,10 +74,19 @@ func TestHarnessEndToEnd(t *testing.T) {
 		if r.CPUSeconds < 0 || r.PeakRSS < 10<<20 {
 			t.Errorf("%s: cpu %.3fs, peak RSS %d bytes: not the scheduler process's", key, r.CPUSeconds, r.PeakRSS)
 		}
+		// Likewise kube-apiserver's and etcd's, which the in-memory runs
+		// have none of.
+		cp[r.Scheduler] += r.ControlPlaneCPUSeconds
+		if r.ControlPlaneCPUSeconds < 0 || (r.Workload == inMemory && r.ControlPlaneCPUSeconds != 0) {
+			t.Errorf("%s: control plane cpu %.3fs", key, r.ControlPlaneCPUSeconds)
+		}
 	}
 	for s, c := range cpu {
 		if c <= 0 {
 			t.Errorf("%s: no CPU time over all its runs", s)
+		}
+		if cp[s] <= 0 {
+			t.Errorf("%s: no control-plane CPU time over all its runs", s)
 		}
 	}
 	for w := range want {
@@ -154,6 +163,9 @@ func TestChurnHints(t *testing.T) {
 	got := map[string]report.Run{}
 	for _, r := range rep.Runs {
 		got[r.Scheduler] = r
+		if r.ControlPlaneCPUSeconds <= 0 {
+			t.Errorf("%s: control plane cpu %.3fs: kube-apiserver and etcd not measured", r.Scheduler, r.ControlPlaneCPUSeconds)
+		}
 	}
 	// A hint call that fails (its deadline, on a machine stalled for
 	// 100 ms) falls back to Queue for its batch: those moves, at most one

@@ -138,6 +138,18 @@ func (h *harness) measureInto(ctx context.Context, w *workload, kind string, rou
 	if err != nil {
 		return err
 	}
+	// The control plane's CPU, read at the same two moments: what the
+	// scheduler's requests and watches cost kube-apiserver and etcd (the
+	// harness's own, creating the pods, is the same for every scheduler).
+	// The harness's etcd is its own: nothing else is stored in it.
+	cpPIDs := h.env.ControlPlanePIDs()
+	if len(cpPIDs) != 2 {
+		return fmt.Errorf("kube-apiserver and etcd: %d of them running (pids %v)", len(cpPIDs), cpPIDs)
+	}
+	cp0, err := cpuSeconds(cpPIDs)
+	if err != nil {
+		return fmt.Errorf("control plane: %w", err)
+	}
 	r.logf("measured phase: %d pods", w.measured)
 	mctx, stopMeasured := context.WithCancel(ctx)
 	defer stopMeasured()
@@ -174,14 +186,18 @@ func (h *harness) measureInto(ctx context.Context, w *workload, kind string, rou
 	})
 	elapsed := time.Since(start)
 	cpu1, perr := readProc(sched.pid())
+	cp1, cperr := cpuSeconds(cpPIDs)
 	page, merr := sched.metrics(ctx)
 	stopMeasured()
 	wg.Wait()
 	if err != nil {
 		return fail(err)
 	}
-	if perr != nil || merr != nil {
-		return errors.Join(perr, merr)
+	if cperr != nil {
+		cperr = fmt.Errorf("control plane: %w", cperr)
+	}
+	if perr != nil || cperr != nil || merr != nil {
+		return errors.Join(perr, cperr, merr)
 	}
 	after, err := parseMetrics(page)
 	if err != nil {
@@ -193,12 +209,13 @@ func (h *harness) measureInto(ctx context.Context, w *workload, kind string, rou
 	out.Throughput = <-samples
 	out.Latency = report.Quantiles{P50: lat.quantile(0.5), P90: lat.quantile(0.9), P99: lat.quantile(0.99)}
 	out.CPUSeconds = cpu1.cpuSeconds - cpu0.cpuSeconds
+	out.ControlPlaneCPUSeconds = cp1 - cp0
 	out.PeakRSS = cpu1.peakRSS
 	out.Attempts = after.sum(scheduleAttempts) - before.sum(scheduleAttempts)
 	out.Fallbacks = after.sum(policyFallbacks) - before.sum(policyFallbacks)
-	r.logf("%d pods in %.1fs (%.0f pods/s), attempt p50 %.1fms p99 %.1fms, cpu %.1fs, peak RSS %d MiB; %.0f attempts, %.0f policy fallbacks",
+	r.logf("%d pods in %.1fs (%.0f pods/s), attempt p50 %.1fms p99 %.1fms, cpu %.1fs, control plane cpu %.1fs, peak RSS %d MiB; %.0f attempts, %.0f policy fallbacks",
 		out.Pods, elapsed.Seconds(), float64(out.Pods)/elapsed.Seconds(), out.Latency.P50*1e3, out.Latency.P99*1e3,
-		out.CPUSeconds, out.PeakRSS>>20, out.Attempts, out.Fallbacks)
+		out.CPUSeconds, out.ControlPlaneCPUSeconds, out.PeakRSS>>20, out.Attempts, out.Fallbacks)
 	if n, sec := after.seriesSum(policyCallDuration, "slot", "queueingHint"); n > 0 {
 		n0, sec0 := before.seriesSum(policyCallDuration, "slot", "queueingHint")
 		// Wall time inside the calls: on a loaded machine more than

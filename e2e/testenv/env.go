@@ -238,6 +238,28 @@ func writeKubeconfig(path, host string, ca []byte, user *clientcmdapi.AuthInfo) 
 	return nil
 }
 
+// ControlPlanePIDs returns the PIDs of kube-apiserver and etcd, in that
+// order, leaving out either when it is not running: e2e/perf measures their
+// CPU over a measured phase. A shared etcd (Options.Etcd) is included, and
+// its CPU then counts the work of every environment stored in it, not this
+// one's alone.
+func (e *Env) ControlPlanePIDs() []int {
+	var procs []*Process
+	if e.apiserver != nil {
+		procs = append(procs, e.apiserver)
+	}
+	if e.etcd != nil && e.etcd.proc != nil {
+		procs = append(procs, e.etcd.proc)
+	}
+	var pids []int
+	for _, p := range procs {
+		if exited, _ := p.Exited(); !exited {
+			pids = append(pids, p.Pid())
+		}
+	}
+	return pids
+}
+
 // Dynamic is an admin dynamic client.
 func (e *Env) Dynamic() dynamic.Interface { return e.dyn }
 

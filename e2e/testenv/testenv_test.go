@@ -237,6 +237,17 @@ func TestNewStop(t *testing.T) {
 	if len(started) != 2 {
 		t.Errorf("New started %d processes (%v), want 2: etcd and kube-apiserver", len(started), started)
 	}
+	// ControlPlanePIDs names exactly those two, the live processes whose
+	// CPU e2e/perf reads.
+	pids := env.ControlPlanePIDs()
+	if !slices.Equal(slices.Sorted(slices.Values(pids)), slices.Sorted(slices.Values(started))) {
+		t.Errorf("ControlPlanePIDs = %v, want the processes New started, %v", pids, started)
+	}
+	for _, pid := range pids {
+		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid), "stat")); pid <= 0 || err != nil {
+			t.Errorf("ControlPlanePIDs: %d is not a live process (%v)", pid, err)
+		}
+	}
 	dir := env.Dir()
 
 	t1 := time.Now()
@@ -250,6 +261,9 @@ func TestNewStop(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("%s still exists after Stop (err %v)", dir, err)
+	}
+	if pids := env.ControlPlanePIDs(); len(pids) != 0 {
+		t.Errorf("ControlPlanePIDs after Stop = %v, want none", pids)
 	}
 	env.Stop() // idempotent
 }

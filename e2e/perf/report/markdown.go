@@ -62,10 +62,12 @@ func (r *Report) Markdown(w io.Writer) error {
 			"sorted samples) over every per-second sample of all successful rounds, first second dropped; P99 is near the best second. " +
 			"Overall = measured pods / measured time. Attempt latency: mean over rounds of the quantiles of " +
 			"`scheduler_scheduling_attempt_duration_seconds` (none for the ceiling, which makes no attempts). CPU: user+system of the scheduler process, mean per run and " +
-			"total CPU / total pods. Attempts/pod: growth of `scheduler_schedule_attempts_total` (every result) over the measured phase / measured pods bound, " +
+			"total CPU / total pods. Control plane CPU: user+system of kube-apiserver + etcd during the measured phase / measured pods bound, " +
+			"the cost each scheduler's requests and watches put on the shared control plane (it includes the harness's own requests creating the pods, the same for every scheduler; " +
+			"a dash where not measured: the in-memory runs have no control plane, older reports lack it). Attempts/pod: growth of `scheduler_schedule_attempts_total` (every result) over the measured phase / measured pods bound, " +
 			"1 when each pod is tried once and nothing else is retried. Peak RSS: largest VmHWM. Failed rounds are excluded.\n\n")
-		b.WriteString("| Workload | Scheduler | Avg pods/s | P50 | P90 | P99 | Overall pods/s | Latency p50 ms | p90 ms | p99 ms | CPU s/run | CPU ms/pod | Attempts/pod | Peak RSS MiB | Rounds |\n")
-		b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		b.WriteString("| Workload | Scheduler | Avg pods/s | P50 | P90 | P99 | Overall pods/s | Latency p50 ms | p90 ms | p99 ms | CPU s/run | CPU ms/pod | Control plane CPU ms/pod | Attempts/pod | Peak RSS MiB | Rounds |\n")
+		b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 		for _, row := range summaryRows(sums) {
 			b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 		}
@@ -115,16 +117,20 @@ func (r *Report) Markdown(w io.Writer) error {
 
 	if len(r.Runs) > 0 {
 		b.WriteString("\n## Runs\n\nEvery run in execution order within each workload; rounds alternate the schedulers.\n\n")
-		b.WriteString("| Workload | Round | Scheduler | Pods | Elapsed s | Avg pods/s | Latency p99 ms | CPU s | Attempts | Peak RSS MiB | Error |\n")
-		b.WriteString("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|---|\n")
+		b.WriteString("| Workload | Round | Scheduler | Pods | Elapsed s | Avg pods/s | Latency p99 ms | CPU s | Control plane CPU s | Attempts | Peak RSS MiB | Error |\n")
+		b.WriteString("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 		for _, run := range r.orderedRuns() {
 			attempts := "—"
 			if run.Attempts > 0 {
 				attempts = num(run.Attempts, 0)
 			}
-			fmt.Fprintf(&b, "| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n",
+			controlPlane := "—" // in-memory runs, older reports
+			if run.ControlPlaneCPUSeconds > 0 {
+				controlPlane = num(run.ControlPlaneCPUSeconds, 2)
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				cell(run.Workload), run.Round, cell(run.Scheduler), run.Pods, num(run.Elapsed.Seconds(), 1),
-				num(mean(run.Throughput), 1), num(run.Latency.P99*1000, 2), num(run.CPUSeconds, 2), attempts,
+				num(mean(run.Throughput), 1), num(run.Latency.P99*1000, 2), num(run.CPUSeconds, 2), controlPlane, attempts,
 				num(mib(float64(run.PeakRSS)), 1), cell(run.Err))
 		}
 	}
@@ -166,7 +172,7 @@ func (r *Report) Text(w io.Writer) error {
 		tw.Flush()
 	}
 	if len(sums) > 0 {
-		table("workload\tsched\tavg/s\tp50\tp90\tp99\toverall/s\tlat50ms\tlat90ms\tlat99ms\tcpu s\tcpu ms/pod\tattempts/pod\trss MiB\trounds", summaryRows(sums))
+		table("workload\tsched\tavg/s\tp50\tp90\tp99\toverall/s\tlat50ms\tlat90ms\tlat99ms\tcpu s\tcpu ms/pod\tcp ms/pod\tattempts/pod\trss MiB\trounds", summaryRows(sums))
 	}
 	if comps := Compare(sums); len(comps) > 0 {
 		b.WriteString("\nratios, >1 = first is better (overall pods/s first/second, CPU per pod second/first):")
@@ -203,7 +209,7 @@ func summaryRows(sums []Summary) [][]string {
 			cell(s.Workload), cell(s.Scheduler),
 			num(s.Average, 1), num(s.P50, 1), num(s.P90, 1), num(s.P99, 1), num(s.PodsPerSec, 1),
 			num(s.Latency.P50*1000, 2), num(s.Latency.P90*1000, 2), num(s.Latency.P99*1000, 2),
-			num(s.CPUSeconds, 2), num(s.CPUMsPerPod, 3), num(s.AttemptsPerPod, 2), rss, rounds,
+			num(s.CPUSeconds, 2), num(s.CPUMsPerPod, 3), num(s.ControlPlaneMsPerPod, 3), num(s.AttemptsPerPod, 2), rss, rounds,
 		})
 	}
 	return rows

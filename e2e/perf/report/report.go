@@ -39,6 +39,12 @@ type Run struct {
 	// scheduler_scheduling_attempt_duration_seconds over the measured phase.
 	Latency    Quantiles
 	CPUSeconds float64 // user+system CPU of the scheduler process during the measured phase
+	// ControlPlaneCPUSeconds is the user+system CPU of kube-apiserver and
+	// etcd during the measured phase: what the scheduler's requests and
+	// watches (and the harness's creation of the pods, the same for every
+	// scheduler) cost the control plane. 0 means not measured: the
+	// in-memory runs have no control plane, older reports lack it.
+	ControlPlaneCPUSeconds float64 `json:",omitempty"`
 	// Attempts is the growth of scheduler_schedule_attempts_total (every
 	// result) over the measured phase: with Pods, how often the scheduler
 	// retried pods that could not fit (0: not recorded, older reports).

@@ -37,7 +37,7 @@ func sampleReport() *Report {
 			// The ceiling binds 100 pods/s at 5 ms each, no latency: wasm
 			// (50 pods/s, 10 ms) reaches half of it.
 			Run{Workload: "SchedulingBasic", Scheduler: Ceiling, Round: 1, Pods: 100, Elapsed: time.Second,
-				Throughput: []float64{100}, Latency: Quantiles{math.NaN(), math.NaN(), math.NaN()}, CPUSeconds: 0.5, PeakRSS: 40 * mebi}),
+				Throughput: []float64{100}, Latency: Quantiles{math.NaN(), math.NaN(), math.NaN()}, CPUSeconds: 0.5, ControlPlaneCPUSeconds: 0.5, PeakRSS: 40 * mebi}),
 		Soak:  soak,
 		Notes: []string{"Numbers from a shared CI runner."},
 	}
@@ -58,11 +58,16 @@ func TestMarkdown(t *testing.T) {
 		"| SchedulingBasic | 500 nodes, 1000 pods \\| no constraints | upstream, native, wasm, ceiling |\n",
 		"| NeverRan | only failed runs | wasm |\n",
 		"| Other | in-memory policy loop | native, wasm (in memory, no upstream) |\n",
-		// Results: hand-computed in TestSummarise.
-		"| SchedulingBasic | upstream | 25.0 | 20.0 | 40.0 | 40.0 | 20.0 | 2.00 | 3.00 | 6.00 | 1.00 | 20.000 | 1.50 | 120.0 | 2 + 1 failed |\n",
-		"| SchedulingBasic | wasm | 50.0 | 50.0 | 70.0 | 70.0 | 50.0 | 1.00 | 2.00 | 3.00 | 1.00 | 10.000 | — | 90.0 | 2 |\n",
-		"| NeverRan | wasm | — | — | — | — | — | — | — | — | — | — | — | — | 0 + 1 failed |\n",
-		"| SchedulingBasic | ceiling | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | — | — | — | 0.50 | 5.000 | — | 40.0 | 1 |\n",
+		// Results: hand-computed in TestSummarise; the control plane's
+		// CPU per pod right after the scheduler's.
+		"| CPU s/run | CPU ms/pod | Control plane CPU ms/pod | Attempts/pod |",
+		"Control plane CPU: user+system of kube-apiserver + etcd during the measured phase / measured pods bound",
+		"| SchedulingBasic | upstream | 25.0 | 20.0 | 40.0 | 40.0 | 20.0 | 2.00 | 3.00 | 6.00 | 1.00 | 20.000 | 40.000 | 1.50 | 120.0 | 2 + 1 failed |\n",
+		"| SchedulingBasic | wasm | 50.0 | 50.0 | 70.0 | 70.0 | 50.0 | 1.00 | 2.00 | 3.00 | 1.00 | 10.000 | 20.000 | — | 90.0 | 2 |\n",
+		"| NeverRan | wasm | — | — | — | — | — | — | — | — | — | — | — | — | — | 0 + 1 failed |\n",
+		"| SchedulingBasic | ceiling | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | — | — | — | 0.50 | 5.000 | 5.000 | — | 40.0 | 1 |\n",
+		// In memory: no control plane, a dash rather than 0.
+		"| Other | native | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 1.00 | 1.00 | 1.00 | 0.20 | 2.000 | — | — | 50.0 | 1 |\n",
 		// Ratios with targets, wasm/ceiling beside wasm/upstream.
 		"| SchedulingBasic | 3.000 | 2.500 ✓ (≥ 1.20) | 0.500 ✗ (≥ 1.00) | 0.833 ✗ (≥ 0.95) | 2.000 | 2.000 | 0.500 | 1.000 |\n",
 		"| Other | n/a | n/a (≥ 1.00) | n/a | 0.960 ✓ (≥ 0.95) | — | — | — | 0.960 |\n",
@@ -72,8 +77,11 @@ func TestMarkdown(t *testing.T) {
 		"![Throughput SchedulingBasic](throughput-SchedulingBasic.png)",
 		"![Throughput Other](throughput-Other.png)",
 		"![Memory soak](soak.png)",
-		"| SchedulingBasic | 3 | upstream | 5 | 1.0 | 1000.0 | 9000.00 | 99.00 | 9999 | 999.0 | timeout after 10m |\n",
-		"| NeverRan | 1 | wasm | 0 | 0.0 | — | 0.00 | 0.00 | — | 0.0 | apiserver down |\n",
+		"| Latency p99 ms | CPU s | Control plane CPU s | Attempts |",
+		"| SchedulingBasic | 1 | upstream | 60 | 3.0 | 20.0 | 4.00 | 1.50 | 3.00 | 90 | 100.0 |  |\n",
+		"| SchedulingBasic | 3 | upstream | 5 | 1.0 | 1000.0 | 9000.00 | 99.00 | 99.00 | 9999 | 999.0 | timeout after 10m |\n",
+		"| Other | 1 | wasm | 96 | 1.0 | 96.0 | 1.00 | 0.20 | — | — | 60.0 |  |\n",
+		"| NeverRan | 1 | wasm | 0 | 0.0 | — | 0.00 | 0.00 | — | — | 0.0 | apiserver down |\n",
 		"- SchedulingBasic: wasm/native throughput 0.833 < 0.95\n",
 		"- SchedulingBasic: wasm/ceiling throughput 0.500 < 1.00\n",
 		"- Targets: 6 missed or failed (see below)\n",
@@ -100,6 +108,8 @@ func TestText(t *testing.T) {
 	for _, want := range []string{
 		"wasmsched vs kube-scheduler  (2026-03-04 05:06:07 UTC",
 		"20.000", // upstream CPU ms/pod
+		"cp ms/pod",
+		"40.000", // upstream control-plane CPU ms/pod
 		"0.833 ✗ (>= 0.95)",
 		"2.500 ✓ (>= 1.20)",
 		"0.500 ✗ (>= 1.00)", // wasm/ceiling
@@ -302,5 +312,47 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := Load(bad); err == nil {
 		t.Error("Load of invalid JSON: want an error")
+	}
+}
+
+// TestLoadOlderReport: a results.json written before the control plane's
+// CPU was measured loads with it 0, and the page shows a dash for it, not 0.
+func TestLoadOlderReport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JSONFile)
+	old := `{"Title": "old", "Runs": [{"Workload": "SchedulingBasic", "Scheduler": "wasm", "Round": 1, "Pods": 100,
+		"Elapsed": 2000000000, "Throughput": [50, 50], "Latency": {"P50": 0.001, "P90": 0.002, "P99": 0.003},
+		"CPUSeconds": 1, "PeakRSS": 83886080, "Err": ""}]}`
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Runs[0].ControlPlaneCPUSeconds; got != 0 {
+		t.Errorf("ControlPlaneCPUSeconds of an older report = %v, want 0", got)
+	}
+	if got := r.Summaries()[0].ControlPlaneMsPerPod; !math.IsNaN(got) {
+		t.Errorf("ControlPlaneMsPerPod of an older report = %v, want NaN", got)
+	}
+	var b bytes.Buffer
+	if err := r.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| SchedulingBasic | wasm | 50.0 | 50.0 | 50.0 | 50.0 | 50.0 | 1.00 | 2.00 | 3.00 | 1.00 | 10.000 | — | — | 80.0 | 1 |\n",
+		"| SchedulingBasic | 1 | wasm | 100 | 2.0 | 50.0 | 3.00 | 1.00 | — | — | 80.0 |  |\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, b.String())
+		}
+	}
+	// An unmeasured run is written without the field, as older reports were.
+	var js bytes.Buffer
+	if err := r.writeJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(js.String(), "ControlPlaneCPUSeconds") {
+		t.Errorf("results.json names ControlPlaneCPUSeconds for a run without it:\n%s", js.String())
 	}
 }

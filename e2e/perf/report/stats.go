@@ -32,6 +32,11 @@ type Summary struct {
 	CPUSeconds float64
 	// CPUMsPerPod is total CPU over total pods, in milliseconds.
 	CPUMsPerPod float64
+	// ControlPlaneMsPerPod is total control-plane CPU (kube-apiserver and
+	// etcd, Run.ControlPlaneCPUSeconds) over total pods, in milliseconds;
+	// NaN when no successful round measured it (in-memory runs, older
+	// reports).
+	ControlPlaneMsPerPod float64
 	// AttemptsPerPod is total attempts over total pods: 1 when each pod
 	// was tried once and nothing else was retried; NaN when no round
 	// recorded attempts.
@@ -110,7 +115,7 @@ func schedulerLess(a, b string) bool {
 func summariseGroup(workload, scheduler string, runs []Run) Summary {
 	s := Summary{Workload: workload, Scheduler: scheduler}
 	var samples []float64
-	var cpu, attempts float64
+	var cpu, controlPlane, attempts float64
 	var lat [3]meanAcc
 	for _, run := range runs {
 		if run.Err != "" {
@@ -122,6 +127,7 @@ func summariseGroup(workload, scheduler string, runs []Run) Summary {
 		s.Pods += run.Pods
 		s.Elapsed += run.Elapsed
 		cpu += run.CPUSeconds
+		controlPlane += run.ControlPlaneCPUSeconds
 		attempts += run.Attempts
 		s.PeakRSS = max(s.PeakRSS, run.PeakRSS)
 		lat[0].add(run.Latency.P50)
@@ -138,6 +144,10 @@ func summariseGroup(workload, scheduler string, runs []Run) Summary {
 	s.Latency = Quantiles{lat[0].mean(), lat[1].mean(), lat[2].mean()}
 	s.CPUSeconds = ratio(cpu, float64(s.Rounds))
 	s.CPUMsPerPod = ratio(cpu*1000, float64(s.Pods))
+	s.ControlPlaneMsPerPod = math.NaN()
+	if controlPlane > 0 {
+		s.ControlPlaneMsPerPod = ratio(controlPlane*1000, float64(s.Pods))
+	}
 	s.AttemptsPerPod = math.NaN()
 	if attempts > 0 {
 		s.AttemptsPerPod = ratio(attempts, float64(s.Pods))

@@ -44,23 +44,24 @@ func TestPercentile(t *testing.T) {
 }
 
 // sampleRuns: SchedulingBasic with all three schedulers (one failed upstream
-// round, one wasm round without latency), Other with native and wasm only.
+// round, one wasm round without latency), Other with native and wasm only,
+// in memory: no control-plane CPU.
 func sampleRuns() []Run {
 	nan := math.NaN()
 	return []Run{
 		{Workload: "SchedulingBasic", Scheduler: Upstream, Round: 1, Pods: 60, Elapsed: 3 * time.Second,
-			Throughput: []float64{10, 20, 30}, Latency: Quantiles{0.001, 0.002, 0.004}, CPUSeconds: 1.5, Attempts: 90, PeakRSS: 100 * mebi},
+			Throughput: []float64{10, 20, 30}, Latency: Quantiles{0.001, 0.002, 0.004}, CPUSeconds: 1.5, ControlPlaneCPUSeconds: 3, Attempts: 90, PeakRSS: 100 * mebi},
 		{Workload: "SchedulingBasic", Scheduler: Wasm, Round: 1, Pods: 100, Elapsed: 2 * time.Second,
-			Throughput: []float64{50, 50}, Latency: Quantiles{0.001, 0.002, 0.003}, CPUSeconds: 1, PeakRSS: 80 * mebi},
+			Throughput: []float64{50, 50}, Latency: Quantiles{0.001, 0.002, 0.003}, CPUSeconds: 1, ControlPlaneCPUSeconds: 2.5, PeakRSS: 80 * mebi},
 		{Workload: "SchedulingBasic", Scheduler: Native, Round: 1, Pods: 120, Elapsed: 2 * time.Second,
-			Throughput: []float64{60, 60}, Latency: Quantiles{0.0005, 0.001, 0.002}, CPUSeconds: 1.2, PeakRSS: 70 * mebi},
+			Throughput: []float64{60, 60}, Latency: Quantiles{0.0005, 0.001, 0.002}, CPUSeconds: 1.2, ControlPlaneCPUSeconds: 1.2, PeakRSS: 70 * mebi},
 		{Workload: "SchedulingBasic", Scheduler: Upstream, Round: 2, Pods: 40, Elapsed: 2 * time.Second,
-			Throughput: []float64{40}, Latency: Quantiles{0.003, 0.004, 0.008}, CPUSeconds: 0.5, Attempts: 60, PeakRSS: 120 * mebi},
+			Throughput: []float64{40}, Latency: Quantiles{0.003, 0.004, 0.008}, CPUSeconds: 0.5, ControlPlaneCPUSeconds: 1, Attempts: 60, PeakRSS: 120 * mebi},
 		{Workload: "SchedulingBasic", Scheduler: Wasm, Round: 2, Pods: 100, Elapsed: 2 * time.Second,
-			Throughput: []float64{70, 30}, Latency: Quantiles{nan, nan, nan}, CPUSeconds: 1, PeakRSS: 90 * mebi},
+			Throughput: []float64{70, 30}, Latency: Quantiles{nan, nan, nan}, CPUSeconds: 1, ControlPlaneCPUSeconds: 1.5, PeakRSS: 90 * mebi},
 		// Failed: every number is absurd so that including it would show.
 		{Workload: "SchedulingBasic", Scheduler: Upstream, Round: 3, Pods: 5, Elapsed: time.Second,
-			Throughput: []float64{1000}, Latency: Quantiles{9, 9, 9}, CPUSeconds: 99, Attempts: 9999, PeakRSS: 999 * mebi, Err: "timeout after 10m"},
+			Throughput: []float64{1000}, Latency: Quantiles{9, 9, 9}, CPUSeconds: 99, ControlPlaneCPUSeconds: 99, Attempts: 9999, PeakRSS: 999 * mebi, Err: "timeout after 10m"},
 		{Workload: "Other", Scheduler: Wasm, Round: 1, Pods: 96, Elapsed: time.Second,
 			Throughput: []float64{96}, Latency: Quantiles{0.001, 0.001, 0.001}, CPUSeconds: 0.2, PeakRSS: 60 * mebi},
 		{Workload: "Other", Scheduler: Native, Round: 1, Pods: 100, Elapsed: time.Second,
@@ -69,23 +70,23 @@ func sampleRuns() []Run {
 }
 
 func TestSummarise(t *testing.T) {
-	nan := math.NaN() // no attempts recorded
+	nan := math.NaN() // no attempts, no control-plane CPU recorded
 	want := []Summary{
 		{Workload: "SchedulingBasic", Scheduler: Upstream, Rounds: 2, Failed: 1, Samples: 4, Pods: 100, Elapsed: 5 * time.Second,
 			Average: 25, P50: 20, P90: 40, P99: 40, PodsPerSec: 20, Latency: Quantiles{0.002, 0.003, 0.006},
-			CPUSeconds: 1, CPUMsPerPod: 20, AttemptsPerPod: 1.5, PeakRSS: 120 * mebi},
+			CPUSeconds: 1, CPUMsPerPod: 20, ControlPlaneMsPerPod: 40, AttemptsPerPod: 1.5, PeakRSS: 120 * mebi},
 		{Workload: "SchedulingBasic", Scheduler: Native, Rounds: 1, Samples: 2, Pods: 120, Elapsed: 2 * time.Second,
 			Average: 60, P50: 60, P90: 60, P99: 60, PodsPerSec: 60, Latency: Quantiles{0.0005, 0.001, 0.002},
-			CPUSeconds: 1.2, CPUMsPerPod: 10, AttemptsPerPod: nan, PeakRSS: 70 * mebi},
+			CPUSeconds: 1.2, CPUMsPerPod: 10, ControlPlaneMsPerPod: 10, AttemptsPerPod: nan, PeakRSS: 70 * mebi},
 		{Workload: "SchedulingBasic", Scheduler: Wasm, Rounds: 2, Samples: 4, Pods: 200, Elapsed: 4 * time.Second,
 			Average: 50, P50: 50, P90: 70, P99: 70, PodsPerSec: 50, Latency: Quantiles{0.001, 0.002, 0.003},
-			CPUSeconds: 1, CPUMsPerPod: 10, AttemptsPerPod: nan, PeakRSS: 90 * mebi},
+			CPUSeconds: 1, CPUMsPerPod: 10, ControlPlaneMsPerPod: 20, AttemptsPerPod: nan, PeakRSS: 90 * mebi},
 		{Workload: "Other", Scheduler: Native, Rounds: 1, Samples: 1, Pods: 100, Elapsed: time.Second,
 			Average: 100, P50: 100, P90: 100, P99: 100, PodsPerSec: 100, Latency: Quantiles{0.001, 0.001, 0.001},
-			CPUSeconds: 0.2, CPUMsPerPod: 2, AttemptsPerPod: nan, PeakRSS: 50 * mebi},
+			CPUSeconds: 0.2, CPUMsPerPod: 2, ControlPlaneMsPerPod: nan, AttemptsPerPod: nan, PeakRSS: 50 * mebi},
 		{Workload: "Other", Scheduler: Wasm, Rounds: 1, Samples: 1, Pods: 96, Elapsed: time.Second,
 			Average: 96, P50: 96, P90: 96, P99: 96, PodsPerSec: 96, Latency: Quantiles{0.001, 0.001, 0.001},
-			CPUSeconds: 0.2, CPUMsPerPod: 0.2 * 1000 / 96, AttemptsPerPod: nan, PeakRSS: 60 * mebi},
+			CPUSeconds: 0.2, CPUMsPerPod: 0.2 * 1000 / 96, ControlPlaneMsPerPod: nan, AttemptsPerPod: nan, PeakRSS: 60 * mebi},
 	}
 	if diff := cmp.Diff(want, Summarise(sampleRuns()), approx); diff != "" {
 		t.Errorf("Summarise (-want, +got):\n%s", diff)
