@@ -7,8 +7,6 @@ import (
 	"flag"
 	"log"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -24,16 +22,7 @@ import (
 // library's klog line, at the verbosity of -v, and the error that stops
 // the command, which is not printed a second time in plain text.
 func TestRunLogsJSON(t *testing.T) {
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-users: [{name: u, user: {}}]
-current-context: c
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := writeKubeconfig(t, "https://127.0.0.1:1")
 	def, w, flags := slog.Default(), log.Writer(), log.Flags()
 	defer func(orig func(context.Context, *config.Config, kubernetes.Interface, ...app.Option) (*app.App, error)) {
 		newApp = orig

@@ -23,25 +23,13 @@ import (
 // TestRunPassesOptions: the options of Run's caller reach app.New, after
 // the command's own, so a binary built around Run can add to the scheduler.
 func TestRunPassesOptions(t *testing.T) {
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-users: [{name: u, user: {}}]
-current-context: c
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := writeKubeconfig(t, "https://127.0.0.1:1")
 	stop := errors.New("stop here")
 	var got []app.Option
-	defer func(orig func(context.Context, *config.Config, kubernetes.Interface, ...app.Option) (*app.App, error)) {
-		newApp = orig
-	}(newApp)
-	newApp = func(_ context.Context, _ *config.Config, _ kubernetes.Interface, opts ...app.Option) (*app.App, error) {
+	stubNewApp(t, func(_ context.Context, _ *config.Config, _ kubernetes.Interface, opts ...app.Option) (*app.App, error) {
 		got = opts
 		return nil, stop
-	}
+	})
 	args := []string{"run", "-kubeconfig", kubeconfig}
 	if code, _, errOut := runCLI(args...); code != 1 {
 		t.Fatalf("run: code %d, stderr %q; want 1 from the stubbed app.New", code, errOut)
@@ -76,24 +64,12 @@ func TestRunAsksNoCompression(t *testing.T) {
 		fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[]}`)
 	}))
 	defer srv.Close()
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, fmt.Appendf(nil, `apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: true}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-users: [{name: u, user: {}}]
-current-context: c
-`, srv.URL), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := writeKubeconfig(t, srv.URL)
 	var listErr error
-	defer func(orig func(context.Context, *config.Config, kubernetes.Interface, ...app.Option) (*app.App, error)) {
-		newApp = orig
-	}(newApp)
-	newApp = func(ctx context.Context, _ *config.Config, c kubernetes.Interface, _ ...app.Option) (*app.App, error) {
+	stubNewApp(t, func(ctx context.Context, _ *config.Config, c kubernetes.Interface, _ ...app.Option) (*app.App, error) {
 		_, listErr = c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 		return nil, errors.New("stop here")
-	}
+	})
 	if code, _, errOut := runCLI("run", "-kubeconfig", kubeconfig); code != 1 {
 		t.Fatalf("run: code %d, stderr %q; want 1 from the stubbed app.New", code, errOut)
 	}
@@ -110,4 +86,29 @@ current-context: c
 			t.Errorf("request with Accept-Encoding %q, want none (no compression, as kube-scheduler)", e)
 		}
 	}
+}
+
+// writeKubeconfig writes a kubeconfig for server (its certificate not
+// verified, no credentials) and returns its path.
+func writeKubeconfig(t *testing.T, server string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, fmt.Appendf(nil, `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+users: [{name: u, user: {}}]
+current-context: c
+`, server), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// stubNewApp makes the run command call f in place of app.New until the
+// test ends.
+func stubNewApp(t *testing.T, f func(context.Context, *config.Config, kubernetes.Interface, ...app.Option) (*app.App, error)) {
+	orig := newApp
+	t.Cleanup(func() { newApp = orig })
+	newApp = f
 }
