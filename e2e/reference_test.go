@@ -1,8 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Reference scenarios: each Test* below, in this file, preemption_test.go
@@ -28,5 +33,32 @@ func TestReferenceBindsAPod(t *testing.T) {
 			t.Errorf("bound to %q, want %q", node, nodes[0])
 		}
 		s.logf(t, "plain pod bound after %v", time.Since(t0).Round(time.Millisecond))
+	})
+}
+
+// TestReferenceFinishedPodFreesItsNode: a pod that succeeds frees its node.
+// Both implementations watch only pods that have not finished, so the
+// finished pod leaves the cache (a pod deletion to the queue) and the pod
+// waiting for its room is bound by that event, not by the flush of
+// unschedulable pods.
+func TestReferenceFinishedPodFreesItsNode(t *testing.T) {
+	forEachScheduler(t, func(t *testing.T, s *scheduler) {
+		nodes := fakeNodes(t, s, 1, "2", nil)
+		runOn(t, s.c, newPod(s.ns, "job", "2"), nodes[0], time.Now())
+		s.start(t)
+		submit(t, s.c, newPod(s.ns, "waiting", "2"))
+		waitCondition(t, s, "waiting", v1.PodReasonUnschedulable, 60*time.Second)
+
+		t0 := time.Now()
+		patch := []byte(`{"status":{"phase":"Succeeded"}}`)
+		if _, err := s.c.CoreV1().Pods(s.ns).Patch(context.Background(), "job", types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+			t.Fatalf("mark pod job Succeeded: %v", err)
+		}
+		// Well within the suite's 20 s in unschedulable pods, so only the
+		// event can have moved it (startScheduler also fails a flush rescue).
+		if node := waitBound(t, s.c, s.ns, "waiting", 15*time.Second); node != nodes[0] {
+			t.Errorf("pod waiting bound to %q, want %q", node, nodes[0])
+		}
+		s.logf(t, "pod waiting bound %v after pod job succeeded", time.Since(t0).Round(time.Millisecond))
 	})
 }

@@ -249,7 +249,7 @@ func New(ctx context.Context, cfg *config.Config, client kubernetes.Interface, o
 	}
 	// What the profiles' plugins share, over the informers the cluster
 	// watches through: built once, here, before the informers start.
-	informerFactory := informers.NewSharedInformerFactory(client, 0)
+	informerFactory := cluster.NewInformerFactory(client)
 	handle := framework.NewHandle(framework.HandleOptions{Listers: Listers(informerFactory, client), Claims: draRec,
 		Parallelism: cfg.Scheduling.Parallelism})
 	claimEvents, err := handle.DRA()

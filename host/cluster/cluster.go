@@ -23,8 +23,10 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	schedv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	policylisters "k8s.io/client-go/listers/policy/v1"
@@ -83,9 +85,10 @@ func WithPodGroupsServed(served bool) Option { return func(cl *Cluster) { cl.pod
 // WithNominator feeds n with every pod change.
 func WithNominator(n Nominator) Option { return func(cl *Cluster) { cl.nominator = n } }
 
-// WithInformerFactory has the cluster watch through f (not started yet)
-// instead of an informer factory of its own: the scheduler's plugins read
-// the same informers (framework.Handle's listers).
+// WithInformerFactory has the cluster watch through f (not started yet,
+// made by NewInformerFactory) instead of an informer factory of its own:
+// the scheduler's plugins read the same informers (framework.Handle's
+// listers).
 func WithInformerFactory(f informers.SharedInformerFactory) Option {
 	return func(cl *Cluster) { cl.factory = f }
 }
@@ -138,7 +141,7 @@ func New(ctx context.Context, client kubernetes.Interface, c Cache, queues map[s
 		o(cl)
 	}
 	if cl.factory == nil {
-		cl.factory = informers.NewSharedInformerFactory(client, 0)
+		cl.factory = NewInformerFactory(client)
 	}
 	if cl.podGroups == nil {
 		served, err := ServesPodGroups(client)
@@ -156,6 +159,42 @@ func New(ctx context.Context, client kubernetes.Interface, c Cache, queues map[s
 		return nil, err
 	}
 	return cl, nil
+}
+
+// NewInformerFactory returns the informer factory the scheduler watches
+// through. Its pod informer is upstream's (kube-scheduler's
+// newPodInformer): it leaves out pods that have finished, so a pod that
+// succeeds or fails leaves the cache (a Delete) and frees its node's room
+// for the pods waiting on it, and it drops managedFields, which nothing in
+// the scheduler reads, from every pod it keeps. Every user of the
+// factory's pod informer or lister gets this one.
+func NewInformerFactory(client kubernetes.Interface) informers.SharedInformerFactory {
+	f := informers.NewSharedInformerFactory(client, 0)
+	f.InformerFor(&v1.Pod{}, newPodInformer)
+	return f
+}
+
+// notFinished is the pod informer's field selector, upstream's.
+const notFinished = "status.phase!=" + string(v1.PodSucceeded) + ",status.phase!=" + string(v1.PodFailed)
+
+func newPodInformer(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+	inf := coreinformers.NewFilteredPodInformer(client, metav1.NamespaceAll, resync,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		func(o *metav1.ListOptions) { o.FieldSelector = notFinished })
+	if err := inf.SetTransform(dropManagedFields); err != nil {
+		panic(fmt.Sprintf("pod informer: set its transform before it starts: %v", err)) // a new informer has not started
+	}
+	return inf
+}
+
+// dropManagedFields is the pod informer's transform: the informer's store
+// and the cache would otherwise keep every pod's managedFields, which
+// nothing in the scheduler reads.
+func dropManagedFields(o any) (any, error) {
+	if p, ok := o.(*v1.Pod); ok {
+		p.ManagedFields = nil
+	}
+	return o, nil
 }
 
 // ServesPodGroups asks discovery whether scheduling.k8s.io/v1beta1 serves

@@ -20,8 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/wasmsched/wasmsched/abi"
 	"github.com/wasmsched/wasmsched/host/cache"
@@ -938,4 +940,60 @@ func TestDRAEvents(t *testing.T) {
 		}
 		return dra.DeviceTaintRules().Delete(e.ctx, "drain", metav1.DeleteOptions{})
 	}, "DeviceTaintRule Add /drain", "DeviceTaintRule Delete /drain")
+}
+
+// TestInformerFactoryPods: the factory's pod informer, whoever asks for it
+// first, lists and watches only pods that have not finished (upstream's
+// field selector) and keeps them without their managedFields.
+func TestInformerFactoryPods(t *testing.T) {
+	p := makePod("running").node("n1").phase(v1.PodRunning).obj()
+	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate}}
+	client := fake.NewClientset(p)
+	var mu sync.Mutex
+	var selectors []string
+	record := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		selectors = append(selectors, s)
+	}
+	client.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		record("list " + a.(k8stesting.ListAction).GetListRestrictions().Fields.String())
+		return false, nil, nil
+	})
+	client.PrependWatchReactor("pods", func(a k8stesting.Action) (bool, watch.Interface, error) {
+		record("watch " + a.(k8stesting.WatchAction).GetWatchRestrictions().Fields.String())
+		return false, nil, nil
+	})
+	f := cluster.NewInformerFactory(client)
+	lister := f.Core().V1().Pods().Lister() // the default accessor gets the same informer
+	ctx, cancel := context.WithCancel(context.Background())
+	f.Start(ctx.Done())
+	defer f.Shutdown()
+	defer cancel() // before Shutdown, which waits for the informers to stop
+	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			t.Fatalf("%v informer did not sync", typ)
+		}
+	}
+	got, err := lister.Pods("default").Get("running")
+	if err != nil {
+		t.Fatalf("the pod lister does not have the running pod: %v", err)
+	}
+	if got.ManagedFields != nil {
+		t.Errorf("the cached pod kept its managedFields %v; want them dropped", got.ManagedFields)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(selectors) >= 2, nil
+	}); err != nil {
+		t.Fatalf("the informer did not list and watch: %v", selectors)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The fake client parses the selector, which sorts its terms.
+	want := []string{"list status.phase!=Failed,status.phase!=Succeeded", "watch status.phase!=Failed,status.phase!=Succeeded"}
+	if diff := cmp.Diff(want, selectors[:2]); diff != "" {
+		t.Errorf("pod informer's requests (-want +got):\n%s", diff)
+	}
 }
