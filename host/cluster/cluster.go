@@ -493,6 +493,16 @@ func (cl *Cluster) groupInfo(pod *v1.Pod) *podview.GroupInfo {
 
 // podChanged dispatches one pod change (old nil: added; pod nil: deleted).
 func (cl *Cluster) podChanged(old, pod *v1.Pod) {
+	if old != nil && pod != nil && old.UID != pod.UID {
+		// A pod deleted and created again under its name while the watch
+		// was down: the relist delivers an update from one to the other.
+		// Everything below keys pods by UID, so it is the old one's
+		// deletion and the new one's addition (upstream's cache does the
+		// same by key).
+		cl.podChanged(old, nil)
+		cl.podChanged(nil, pod)
+		return
+	}
 	counted := cl.members.set(old, pod)
 	// An assumed pod is binding: its room is held by the cache, and a
 	// nomination from a stale status would count it twice.

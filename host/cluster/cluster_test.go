@@ -441,6 +441,42 @@ func TestAssignedPodsGoToTheCache(t *testing.T) {
 	}
 }
 
+// A pod the informer reports replaced under its name (a relist after the
+// pod was deleted and created again) is the old pod's deletion and the new
+// one's addition, in the cache and in the queue: the old one must not
+// keep its node's room.
+func TestPodReplacedUnderItsName(t *testing.T) {
+	e := newCluster(t, false)
+	e.createPod(makePod("assigned").node("n1").obj())
+	e.createPod(makePod("pending").obj())
+	e.expect([]string{"cache AddPod default/assigned n1"}, "cache")
+	e.expect([]string{"q1 Move Pod Add default/assigned", "q1 Add default/pending", "q1 Move UnscheduledPod Add default/pending"}, "q1")
+
+	again := makePod("assigned").node("n2").obj()
+	again.UID = "uid-assigned-2"
+	e.updatePod(again)
+	pending := makePod("pending").obj()
+	pending.UID = "uid-pending-2"
+	e.updatePod(pending)
+	e.expect([]string{
+		"cache AddPod default/assigned n1",
+		"cache RemovePod default/assigned",
+		"cache AddPod default/assigned n2",
+	}, "cache")
+	e.expect([]string{
+		"q1 Move Pod Add default/assigned", "q1 Add default/pending", "q1 Move UnscheduledPod Add default/pending",
+		"q1 Move Pod Delete default/assigned", "q1 Move Pod Add default/assigned",
+		"q1 Delete default/pending", "q1 Move UnscheduledPod Delete default/pending",
+		"q1 Add default/pending", "q1 Move UnscheduledPod Add default/pending",
+	}, "q1")
+	if _, ok := e.cache.GetPod("uid-assigned"); ok {
+		t.Error("the replaced pod is still in the cache")
+	}
+	if _, ok := e.cache.GetPod("uid-assigned-2"); !ok {
+		t.Error("the new pod is not in the cache")
+	}
+}
+
 // A pod that gets bound leaves its queue and enters the cache, as with
 // upstream's handler (cache first), and its binding is one event, an
 // assigned pod's Add: not also an unscheduled pod's Delete, since the pod
