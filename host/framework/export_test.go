@@ -1,6 +1,9 @@
 package framework
 
 import (
+	"testing"
+	"time"
+
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -10,7 +13,16 @@ import (
 var (
 	MustProfile = mustProfile
 	EntryFor    = entryFor
+	HandOff     = handOff
 )
+
+// SetHandOffWorth sets filterParallel's hand-off threshold for t (0: the
+// helpers start after the first chunk).
+func SetHandOffWorth(t testing.TB, d time.Duration) {
+	old := handOffWorth
+	handOffWorth = d
+	t.Cleanup(func() { handOffWorth = old })
+}
 
 // Effective is r's merged plugin sets and each point's effective plugins.
 func (r *Registry) Effective(c Config) (eff [numPoints][]string, err error) {

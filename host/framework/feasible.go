@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/wasmsched/wasmsched/host/cache"
 )
@@ -146,11 +147,18 @@ func FindFeasibleInto(ctx context.Context, buf []*cache.NodeInfo, ps *PodState, 
 	return feasible, (start + processed) % numAll
 }
 
-// filterParallel filters count of cands round robin from offset with
-// workers goroutines, each taking chunks in order, and stores each node's
+// filterParallel filters count of cands round robin from offset with up
+// to workers goroutines, each taking chunks in order, and stores each node's
 // verdict in results, indexed from offset (passed for a feasible node, nil
 // for one not looked at); nodes whose result is already set are skipped. It
 // stops once want nodes passed, at an Error, or when ctx is done.
+//
+// The calling goroutine is the first worker, and it starts the others only
+// once the chunks left would take it longer than handOffWorth at the pace of
+// those it has done: waking a goroutine on another P costs CPU (its start, a
+// futex wake, its park), which only pays when it shortens a long search. A
+// plain pod's 420 nodes (SchedulingBasic) take about 20 µs, so it is
+// filtered on the scheduling goroutine alone.
 func filterParallel(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, offset, count, want, workers int, results []*Status) {
 	n := count
 	all := len(cands)
@@ -160,44 +168,78 @@ func filterParallel(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, 
 	chunk := chunkSize(n, workers)
 	chunks := (n + chunk - 1) / chunk
 	var nextChunk atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, chunks) {
-		wg.Go(func() {
-			for {
-				c := int(nextChunk.Add(1) - 1)
-				if c >= chunks {
+	// work filters chunks until none is left or the search stops; after
+	// each chunk it asks more whether to start the helpers.
+	work := func(more func(chunksDone int) bool) {
+		for doneChunks := 1; ; doneChunks++ {
+			c := int(nextChunk.Add(1) - 1)
+			if c >= chunks {
+				return
+			}
+			for i := c * chunk; i < min((c+1)*chunk, n); i++ {
+				if stop.Load() {
 					return
 				}
-				for i := c * chunk; i < min((c+1)*chunk, n); i++ {
-					if stop.Load() {
-						return
-					}
-					if results[i] != nil {
-						continue
-					}
-					select {
-					case <-done:
-						return
-					default:
-					}
-					st := filterNative(ps, cands[(offset+i)%all])
-					switch {
-					case st == nil:
-						results[i] = passed
-						if found.Add(1) >= int64(want) {
-							stop.Store(true)
-						}
-					case st.Code == Error:
-						results[i] = st
+				if results[i] != nil {
+					continue
+				}
+				select {
+				case <-done:
+					return
+				default:
+				}
+				st := filterNative(ps, cands[(offset+i)%all])
+				switch {
+				case st == nil:
+					results[i] = passed
+					if found.Add(1) >= int64(want) {
 						stop.Store(true)
-					default:
-						results[i] = st
 					}
+				case st.Code == Error:
+					results[i] = st
+					stop.Store(true)
+				default:
+					results[i] = st
 				}
 			}
-		})
+			if more != nil && !more(doneChunks) {
+				more = nil
+			}
+		}
 	}
+	helpers := min(workers, chunks) - 1
+	if helpers <= 0 {
+		work(nil)
+		return
+	}
+	var wg sync.WaitGroup
+	began := time.Now()
+	work(func(chunksDone int) bool {
+		left := chunks - int(nextChunk.Load())
+		if left <= 0 {
+			return false
+		}
+		if !handOff(time.Since(began), chunksDone, left) {
+			return true // ask again after the next chunk
+		}
+		for range min(helpers, left) {
+			wg.Go(func() { work(nil) })
+		}
+		return false
+	})
 	wg.Wait()
+}
+
+// handOffWorth is the filtering time left, at the pace so far, from which
+// filterParallel starts its other workers. Starting a helper goroutine,
+// waking a thread for it and parking it again cost a few microseconds of
+// CPU on each of two threads.
+var handOffWorth = 50 * time.Microsecond
+
+// handOff reports whether the left chunks, at the pace of done chunks in
+// elapsed, would take handOffWorth or more.
+func handOff(elapsed time.Duration, done, left int) bool {
+	return left > 0 && elapsed*time.Duration(left) >= handOffWorth*time.Duration(max(done, 1))
 }
 
 // chunkSize is upstream's parallelizer chunk size: √n, but no more than

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	. "github.com/wasmsched/wasmsched/host/framework"
 	ft "github.com/wasmsched/wasmsched/host/framework/frameworktest"
@@ -60,6 +61,7 @@ func evenNodes(n int) []*cache.NodeInfo {
 }
 
 func TestFindFeasible(t *testing.T) {
+	SetHandOffWorth(t, 0) // with workers > 1, the helpers start after the first chunk
 	tests := []struct {
 		name         string
 		pod          *ft.PodBuilder
@@ -161,13 +163,19 @@ func TestFindFeasibleWorkersAgree(t *testing.T) {
 	if len(seq.Feasible) == 0 || len(seq.Feasible) == len(nodes) {
 		t.Fatalf("bad fixture: %d feasible", len(seq.Feasible))
 	}
-	for _, workers := range []int{2, 4, 16} {
-		for _, want := range []int{0, len(nodes)} {
-			if diff := cmp.Diff(seq, run(workers, want)); diff != "" {
-				t.Errorf("workers=%d want=%d (-sequential, +parallel):\n%s", workers, want, diff)
+	// Whether the helpers start after the first chunk (0) or never (an
+	// hour) or as the pace says, the result is the same.
+	for _, worth := range []time.Duration{0, time.Hour, 50 * time.Microsecond} {
+		SetHandOffWorth(t, worth)
+		for _, workers := range []int{2, 4, 16} {
+			for _, want := range []int{0, len(nodes)} {
+				if diff := cmp.Diff(seq, run(workers, want)); diff != "" {
+					t.Errorf("hand-off at %v, workers=%d want=%d (-sequential, +parallel):\n%s", worth, workers, want, diff)
+				}
 			}
 		}
 	}
+	SetHandOffWorth(t, 0)
 
 	// Into a slice used before (stale nodes in it, room for all): the same
 	// result, in that slice's array.
@@ -203,6 +211,7 @@ func TestFindFeasibleWorkersAgree(t *testing.T) {
 }
 
 func TestFindFeasibleErrors(t *testing.T) {
+	SetHandOffWorth(t, 0)
 	nodes := evenNodes(4)
 	nodes[2] = ft.MakeNode("n2").InfoWithoutNode()
 	for _, workers := range []int{1, 4} {
@@ -253,5 +262,27 @@ func TestSelectHost(t *testing.T) {
 	}
 	if got := SelectHost(nodes[:1], []int64{-1}, rnd); got != nodes[0] {
 		t.Errorf("one node with a negative score: %v", got)
+	}
+}
+
+// TestHandOff: filterParallel starts its helpers once the chunks left
+// would take handOffWorth (50 µs) or more at the pace so far.
+func TestHandOff(t *testing.T) {
+	tests := []struct {
+		elapsed    time.Duration
+		done, left int
+		want       bool
+	}{
+		{time.Microsecond, 1, 20, false},     // a plain pod: 20 µs left
+		{10 * time.Microsecond, 1, 20, true}, // 200 µs left
+		{10 * time.Microsecond, 4, 20, true}, // 50 µs left
+		{10 * time.Microsecond, 5, 20, false},
+		{time.Hour, 1, 0, false}, // nothing left
+		{0, 0, 3, false},
+	}
+	for _, tc := range tests {
+		if got := HandOff(tc.elapsed, tc.done, tc.left); got != tc.want {
+			t.Errorf("HandOff(%v, %d done, %d left) = %v, want %v", tc.elapsed, tc.done, tc.left, got, tc.want)
+		}
 	}
 }
