@@ -168,65 +168,61 @@ func filterParallel(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, 
 	chunk := chunkSize(n, workers)
 	chunks := (n + chunk - 1) / chunk
 	var nextChunk atomic.Int64
-	// work filters chunks until none is left or the search stops; after
-	// each chunk it asks more whether to start the helpers.
-	work := func(more func(chunksDone int) bool) {
-		for doneChunks := 1; ; doneChunks++ {
-			c := int(nextChunk.Add(1) - 1)
-			if c >= chunks {
-				return
+	next := func() int { return int(nextChunk.Add(1) - 1) }
+	// filterChunk filters chunk c and reports whether the search goes on.
+	filterChunk := func(c int) bool {
+		for i := c * chunk; i < min((c+1)*chunk, n); i++ {
+			if stop.Load() {
+				return false
 			}
-			for i := c * chunk; i < min((c+1)*chunk, n); i++ {
-				if stop.Load() {
-					return
-				}
-				if results[i] != nil {
-					continue
-				}
-				select {
-				case <-done:
-					return
-				default:
-				}
-				st := filterNative(ps, cands[(offset+i)%all])
-				switch {
-				case st == nil:
-					results[i] = passed
-					if found.Add(1) >= int64(want) {
-						stop.Store(true)
-					}
-				case st.Code == Error:
-					results[i] = st
+			if results[i] != nil {
+				continue
+			}
+			select {
+			case <-done:
+				return false
+			default:
+			}
+			st := filterNative(ps, cands[(offset+i)%all])
+			switch {
+			case st == nil:
+				results[i] = passed
+				if found.Add(1) >= int64(want) {
 					stop.Store(true)
-				default:
-					results[i] = st
 				}
+			case st.Code == Error:
+				results[i] = st
+				stop.Store(true)
+			default:
+				results[i] = st
 			}
-			if more != nil && !more(doneChunks) {
-				more = nil
-			}
+		}
+		return true
+	}
+	// worker takes chunks until none is left or the search stops.
+	worker := func() {
+		for c := next(); c < chunks && filterChunk(c); c = next() {
 		}
 	}
 	helpers := min(workers, chunks) - 1
 	if helpers <= 0 {
-		work(nil)
+		worker()
 		return
 	}
 	var wg sync.WaitGroup
 	began := time.Now()
-	work(func(chunksDone int) bool {
-		left := chunks - int(nextChunk.Load())
-		if left <= 0 {
-			return false
+	for doneChunks := 1; ; doneChunks++ {
+		if c := next(); c >= chunks || !filterChunk(c) {
+			break
 		}
-		if !handOff(time.Since(began), chunksDone, left) {
-			return true // ask again after the next chunk
+		if left := chunks - int(nextChunk.Load()); handOff(time.Since(began), doneChunks, left) {
+			for range min(helpers, left) {
+				wg.Go(worker)
+			}
+			worker()
+			break
 		}
-		for range min(helpers, left) {
-			wg.Go(func() { work(nil) })
-		}
-		return false
-	})
+	}
 	wg.Wait()
 }
 
