@@ -67,7 +67,9 @@ func buildProfiles(o *options) (plain, timed *framework.Profile, err error) {
 	if timed.HasReserve() || timed.HasPreBind() {
 		timed = timed.WithPluginTimer(&pluginClock{rec: o.rec, clock: o.clock})
 	}
-	return plain, timed, nil
+	// Timing changes no verdict or score: the scheduling loop's Memo
+	// serves sampled cycles and the others alike.
+	return plain, timed.SameResultsAs(plain), nil
 }
 
 // Indexes of pluginTimer.obs.
@@ -274,6 +276,10 @@ type timedScorer struct {
 	inner framework.PodScorer
 	t     *pluginTimer
 }
+
+// Unwrap lets a framework.Memo ask the plugin's scorer whether it is
+// NodeLocal.
+func (w *timedScorer) Unwrap() framework.PodScorer { return w.inner }
 
 func (w *timedScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 	start := w.t.clock.Now()

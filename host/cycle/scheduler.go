@@ -106,6 +106,7 @@ type Scheduler struct {
 	nextStart int
 	scores    []int64
 	feasible  []*cache.NodeInfo // place's, reused: nothing keeps it past the cycle
+	memo      framework.Memo    // place's: what the last pods' node-local filters and scorers found
 	// diag is the diagnosis of the last pod placed, reused by the next
 	// cycle (place); a pod that is not placed keeps its own.
 	diag *framework.Diagnosis
@@ -408,6 +409,8 @@ func (s *Scheduler) place(ctx context.Context, pl placement) (string, *framework
 	}
 	want := int(framework.NumFeasibleNodesToFind(s.opts.percentage, int32(len(nodes))))
 	start = s.opts.clock.Now()
+	ps.UseMemo(&s.memo, nodes)
+	defer ps.UseMemo(nil, nil) // the memo is this loop's, not the binding's
 	feasible, next := framework.FindFeasibleInto(ctx, s.feasible, ps, nodes, s.nextStart, want, filterWorkers(s.opts.parallelism), diag)
 	s.nextStart = next
 	if cap(feasible) > cap(s.feasible) {

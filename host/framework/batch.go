@@ -27,7 +27,7 @@ var accepted = &Status{}
 func findWithBatch(ctx context.Context, buf []*cache.NodeInfo, ps *PodState, cands []*cache.NodeInfo, numAll, start, offset, want, workers int, diag *Diagnosis) ([]*cache.NodeInfo, int) {
 	n := len(cands)
 	results, release := statusScratch(n) // indexed from offset
-	defer release()
+	defer release(n)
 	feasible := slices.Grow(buf[:0], want)
 	var round []int // indexes that passed the other filters this round
 	var nodes []*cache.NodeInfo

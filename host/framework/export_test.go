@@ -53,3 +53,14 @@ func (ps *PodState) Absent() *Status     { return ps.absent }
 
 // Rejected reports whether d recorded node name.
 func (d *Diagnosis) Rejected(name string) bool { d.index(); _, ok := d.nodes[name]; return ok }
+
+// MemoVerdicts counts the node verdicts m holds for its current spec.
+func MemoVerdicts(m *Memo) int {
+	n := 0
+	for i := range m.entries {
+		if e := &m.entries[i]; e.epoch == m.epoch && e.filtered {
+			n++
+		}
+	}
+	return n
+}

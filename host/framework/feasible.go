@@ -98,10 +98,12 @@ func FindFeasibleInto(ctx context.Context, buf []*cache.NodeInfo, ps *PodState, 
 			if done != nil && i%64 == 0 && ctx.Err() != nil {
 				break
 			}
-			ni := cands[(offset+i)%n]
-			st := filterNative(ps, ni)
+			j := (offset + i) % n
+			ni := cands[j]
+			st := ps.filterAt(j, ni)
 			if st == nil {
 				processed++
+				ps.feasibleAt(j)
 				if feasible = append(feasible, ni); len(feasible) == want {
 					break
 				}
@@ -118,18 +120,20 @@ func FindFeasibleInto(ctx context.Context, buf []*cache.NodeInfo, ps *PodState, 
 	}
 
 	results, release := statusScratch(n)
-	defer release()
-	filterParallel(ctx, ps, cands, offset, n, want, workers, results)
+	touched := filterParallel(ctx, ps, cands, offset, n, want, workers, results)
+	defer release(touched)
 
 	feasible = slices.Grow(buf[:0], want)
 	processed := 0
 	var failed bool
-	for i, st := range results {
+	for i, st := range results[:touched] {
 		switch {
 		case st == nil:
 		case st == passed:
 			if len(feasible) < want {
-				feasible = append(feasible, cands[(offset+i)%n])
+				j := (offset + i) % n
+				feasible = append(feasible, cands[j])
+				ps.feasibleAt(j)
 				processed++
 			}
 		default:
@@ -151,7 +155,10 @@ func FindFeasibleInto(ctx context.Context, buf []*cache.NodeInfo, ps *PodState, 
 // to workers goroutines, each taking chunks in order, and stores each node's
 // verdict in results, indexed from offset (passed for a feasible node, nil
 // for one not looked at); nodes whose result is already set are skipped. It
-// stops once want nodes passed, at an Error, or when ctx is done.
+// stops once want nodes passed, at an Error, or when ctx is done, and
+// returns how many results from the first it may have set: the chunks
+// taken. The rest are left as they were (nil in a fresh scratch), and
+// clearing 1,000 pointers while the collector runs costs write barriers.
 //
 // The calling goroutine is the first worker, and it starts the others only
 // once the chunks left would take it longer than handOffWorth at the pace of
@@ -159,7 +166,7 @@ func FindFeasibleInto(ctx context.Context, buf []*cache.NodeInfo, ps *PodState, 
 // futex wake, its park), which only pays when it shortens a long search. A
 // plain pod's 420 nodes (SchedulingBasic) take about 20 µs, so it is
 // filtered on the scheduling goroutine alone.
-func filterParallel(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, offset, count, want, workers int, results []*Status) {
+func filterParallel(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, offset, count, want, workers int, results []*Status) (touched int) {
 	n := count
 	all := len(cands)
 	done := ctx.Done()
@@ -183,7 +190,8 @@ func filterParallel(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, 
 				return false
 			default:
 			}
-			st := filterNative(ps, cands[(offset+i)%all])
+			j := (offset + i) % all
+			st := ps.filterAt(j, cands[j])
 			switch {
 			case st == nil:
 				results[i] = passed
@@ -204,6 +212,7 @@ func filterParallel(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, 
 		for c := next(); c < chunks && filterChunk(c); c = next() {
 		}
 	}
+	defer func() { touched = min(int(min(nextChunk.Load(), int64(chunks)))*chunk, n) }()
 	helpers := min(workers, chunks) - 1
 	if helpers <= 0 {
 		worker()
@@ -224,6 +233,7 @@ func filterParallel(ctx context.Context, ps *PodState, cands []*cache.NodeInfo, 
 		}
 	}
 	wg.Wait()
+	return
 }
 
 // handOffWorth is the filtering time left, at the pace so far, from which
@@ -254,16 +264,17 @@ func chunkSize(n, workers int) int {
 var statusPool = sync.Pool{New: func() any { return new([]*Status) }}
 
 // statusScratch returns a zeroed slice of n statuses from statusPool and
-// the function that gives it back. Slices go back cleared (so that the pool
-// holds no statuses), so they come out zeroed.
-func statusScratch(n int) ([]*Status, func()) {
+// the function that gives it back with the first used of them set.
+// Slices go back cleared (so that the pool holds no statuses), so they come
+// out zeroed.
+func statusScratch(n int) ([]*Status, func(used int)) {
 	sp := statusPool.Get().(*[]*Status)
 	if cap(*sp) < n {
 		*sp = make([]*Status, n)
 	}
 	results := (*sp)[:n]
-	return results, func() {
-		clear(results)
+	return results, func(used int) {
+		clear(results[:used])
 		statusPool.Put(sp)
 	}
 }

@@ -52,6 +52,26 @@ type Profile struct {
 	preEnqueues []PreEnqueuePlugin
 	// timer times Reserve, Unreserve and PreBind (WithPluginTimer).
 	timer PluginTimer
+	// same is the profile whose plugins find what this one's do
+	// (SameResultsAs); nil for itself.
+	same *Profile
+}
+
+// SameResultsAs declares that p's plugins find, for every pod and node,
+// what base's find (the cycle's timed profile wraps the plain one's
+// plugins to time them), so that a Memo filled under one serves the other.
+// It returns p.
+func (p *Profile) SameResultsAs(base *Profile) *Profile {
+	p.same = base.results()
+	return p
+}
+
+// results is the profile a Memo is filled for on behalf of p.
+func (p *Profile) results() *Profile {
+	if p.same != nil {
+		return p.same
+	}
+	return p
 }
 
 type weightedPreScore struct {

@@ -45,7 +45,9 @@ func Score(ps *PodState, nodes []*cache.NodeInfo, out []int64) ([]int64, *Status
 	}
 	raw := (*scratch)[:len(nodes)]
 	for _, s := range ps.scorers {
-		s.scorer.Score(nodes, raw)
+		if !ps.scoreMemo(s, nodes, raw) {
+			s.scorer.Score(nodes, raw)
+		}
 		if s.normalize {
 			s.scorer.(ScoreNormalizer).NormalizeScores(raw)
 		}

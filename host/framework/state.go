@@ -39,6 +39,9 @@ type PodState struct {
 	// them added and a state that saw them added (AddNominated); nil when
 	// none.
 	nominated map[string]nominatedNode
+	// memo is the scheduling loop's Memo when the pod may reuse it
+	// (UseMemo); nil otherwise.
+	memo *Memo
 
 	// nodeNames restricts the nodes worth filtering (sorted): the
 	// intersection of the PreFilters' node names. nil means every node;
@@ -82,6 +85,8 @@ type weightedScorer struct {
 	scorer    PodScorer
 	weight    int64
 	normalize bool // scorer is a ScoreNormalizer
+	local     bool // scorer is NodeLocal: a Memo may keep its raw scores
+	slot      int  // index of its plugin in the profile's PreScores
 }
 
 // emptySnapshot is what Prepare works with when given no snapshot: a
@@ -151,7 +156,7 @@ func (p *Profile) Prepare(pod *cache.PodInfo, snap *cache.Snapshot) (*PodState, 
 // to be scored, into ps.scorers.
 func (ps *PodState) preScore(nodes []*cache.NodeInfo) *Status {
 	ps.scorers = ps.scorerArr[:0]
-	for _, s := range ps.profile.preScores {
+	for slot, s := range ps.profile.preScores {
 		var sc PodScorer
 		var st *Status
 		if s.state != nil {
@@ -164,7 +169,9 @@ func (ps *PodState) preScore(nodes []*cache.NodeInfo) *Status {
 		}
 		if sc != nil {
 			_, n := sc.(ScoreNormalizer)
-			ps.scorers = append(ps.scorers, weightedScorer{scorer: sc, weight: s.weight, normalize: n})
+			ws := weightedScorer{scorer: sc, weight: s.weight, normalize: n, slot: slot}
+			ws.local = ps.memo != nil && nodeLocal(sc)
+			ps.scorers = append(ps.scorers, ws)
 		}
 	}
 	return nil

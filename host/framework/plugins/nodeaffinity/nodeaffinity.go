@@ -112,6 +112,14 @@ type affinityFilter struct {
 	addedOnly bool
 }
 
+// NodeLocal: the verdict reads the pod's spec, the profile's added
+// affinity and the node alone; so do the scores.
+func (*affinityFilter) NodeLocal() bool { return true }
+
+func (*affinityScorer) NodeLocal() bool { return true }
+
+func (*addedAffinityScorer) NodeLocal() bool { return true }
+
 func (f *affinityFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	if f.added != nil && !f.added.Match(ni.Node()) {
 		return statusEnforcedNodeAffinity

@@ -64,6 +64,10 @@ type featuresFilter struct {
 // Filter maps the node's declared features here (upstream keeps them mapped
 // in its NodeInfo): only pods that need a feature reach it, so that costs
 // nothing to the others.
+// NodeLocal: the features come from the pod's spec, the match from the
+// node alone.
+func (*featuresFilter) NodeLocal() bool { return true }
+
 func (f *featuresFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	node := ni.Node()
 	m, err := ndf.DefaultFramework.MatchNode(f.features, node)

@@ -41,6 +41,9 @@ func (nodeName) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (framework.PodF
 // pod itself, so binding it allocates nothing.
 type nodeNameFilter cache.PodInfo
 
+// NodeLocal: the verdict reads the pod's spec and the node alone.
+func (*nodeNameFilter) NodeLocal() bool { return true }
+
 func (f *nodeNameFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	if f.Pod.Spec.NodeName != ni.Node().Name {
 		return statusNodeName

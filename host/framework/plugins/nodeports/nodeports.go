@@ -40,6 +40,10 @@ func (nodePorts) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (framework.Pod
 // nodePortsFilter's state is the pod itself.
 type nodePortsFilter cache.PodInfo
 
+// NodeLocal: the verdict reads the pod's spec and the node's used ports
+// alone.
+func (*nodePortsFilter) NodeLocal() bool { return true }
+
 func (f *nodePortsFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	for _, p := range f.HostPorts {
 		if ni.PortConflict(p) {

@@ -57,6 +57,9 @@ func (pl nodeResourcesBalancedAllocation) PreScore(pod *cache.PodInfo, _ []*cach
 // balancedScorer's state is the pod itself.
 type balancedScorer cache.PodInfo
 
+// NodeLocal: the score reads the pod's requests and the node alone.
+func (*balancedScorer) NodeLocal() bool { return true }
+
 func (s *balancedScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 	for i, ni := range nodes {
 		scores[i] = 0

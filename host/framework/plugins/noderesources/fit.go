@@ -127,6 +127,10 @@ type fitScalar struct {
 // the pod itself.
 type fitFilter cache.PodInfo
 
+// NodeLocal: the verdict reads the pod's requests and the node's
+// allocatable and requested resources alone.
+func (*fitFilter) NodeLocal() bool { return true }
+
 func (f *fitFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	return fit((*cache.PodInfo)(f), nil, ni)
 }
@@ -136,6 +140,12 @@ type fitScalarsFilter struct {
 	pod     *cache.PodInfo
 	scalars []fitScalar // requested, sorted by name; in arr for up to two
 	arr     [2]fitScalar
+}
+
+// NodeLocal reports whether no requested resource is left to a DeviceClass:
+// whether one is depends on the DeviceClasses, not on the node.
+func (f *fitScalarsFilter) NodeLocal() bool {
+	return !slices.ContainsFunc(f.scalars, func(s fitScalar) bool { return s.dra })
 }
 
 func (f *fitScalarsFilter) Filter(ni *cache.NodeInfo) *framework.Status {
@@ -245,6 +255,9 @@ func (pl nodeResourcesFit) PreScore(pod *cache.PodInfo, _ []*cache.NodeInfo, _ *
 
 // leastAllocatedScorer's state is the pod itself.
 type leastAllocatedScorer cache.PodInfo
+
+// NodeLocal: the score reads the pod's requests and the node alone.
+func (*leastAllocatedScorer) NodeLocal() bool { return true }
 
 func (s *leastAllocatedScorer) Score(nodes []*cache.NodeInfo, scores []int64) {
 	for i, ni := range nodes {

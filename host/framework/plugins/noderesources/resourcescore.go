@@ -190,6 +190,9 @@ type resourceScorerState struct {
 	reqs []int64
 }
 
+// NodeLocal: the score reads the pod's requests and the node alone.
+func (*resourceScorerState) NodeLocal() bool { return true }
+
 func (st *resourceScorerState) Score(nodes []*cache.NodeInfo, scores []int64) {
 	for i, ni := range nodes {
 		scores[i] = 0
@@ -205,6 +208,9 @@ type balancedResourcesState struct {
 	resources []scoredResource
 	reqs      []int64
 }
+
+// NodeLocal: the score reads the pod's requests and the node alone.
+func (*balancedResourcesState) NodeLocal() bool { return true }
 
 func (st *balancedResourcesState) Score(nodes []*cache.NodeInfo, scores []int64) {
 	for i, ni := range nodes {

@@ -55,6 +55,9 @@ func (nodeUnschedulable) PreFilter(pod *cache.PodInfo, _ *cache.Snapshot) (frame
 
 // Filter is the filter of a pod that does not tolerate the taint: it needs
 // no state.
+// NodeLocal: the verdict reads the node alone.
+func (nodeUnschedulable) NodeLocal() bool { return true }
+
 func (nodeUnschedulable) Filter(ni *cache.NodeInfo) *framework.Status {
 	if ni.Node().Spec.Unschedulable {
 		return statusUnschedulable

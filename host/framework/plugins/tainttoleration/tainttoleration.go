@@ -63,6 +63,12 @@ type taintFilter cache.PodInfo
 // (upstream's FindMatchingUntoleratedTaint with
 // DoNotScheduleTaintsFilterFunc, which copies the filtered taints on every
 // call; this loops over them in place with the same toleration check).
+// NodeLocal: the verdict reads the pod's tolerations and the node's taints
+// alone; so does the score.
+func (*taintFilter) NodeLocal() bool { return true }
+
+func (*taintScorer) NodeLocal() bool { return true }
+
 func (f *taintFilter) Filter(ni *cache.NodeInfo) *framework.Status {
 	if !helper.ToleratesScheduleTaints(f.Pod.Spec.Tolerations, ni.Node().Spec.Taints) {
 		return statusTaint

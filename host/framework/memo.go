@@ -1,0 +1,210 @@
+package framework
+
+import (
+	"bytes"
+
+	"github.com/wasmsched/wasmsched/host/cache"
+)
+
+// NodeLocal is implemented by a PodFilter or PodScorer whose verdict or raw
+// score for a node is a function of the pod's spec and of that node's info
+// alone: not of other nodes, other pods' placements elsewhere, the list it
+// is scored in, or anything outside the cache (a DeviceClass, a claim).
+// NodeLocal reports whether this pod's filter or scorer is, since that can
+// depend on what the pod asks for. A Memo reuses what such filters and
+// scorers found on an unchanged node for the next pod with the same spec.
+type NodeLocal interface {
+	NodeLocal() bool
+}
+
+// ScorerWrapper is implemented by a PodScorer that wraps another (the
+// cycle's timed scorers), so that the memo can ask the plugin's own scorer
+// whether it is NodeLocal.
+type ScorerWrapper interface {
+	Unwrap() PodScorer
+}
+
+func nodeLocal(v any) bool {
+	for {
+		switch w := v.(type) {
+		case FilterWrapper:
+			v = w.Unwrap()
+		case ScorerWrapper:
+			v = w.Unwrap()
+		case NodeLocal:
+			return w.NodeLocal()
+		default:
+			return false
+		}
+	}
+}
+
+// maxMemoSlots bounds the profile's PreScore plugins whose raw scores a
+// memo keeps (a bit each in memoEntry.scored).
+const maxMemoSlots = 64
+
+// Memo keeps, per node of the snapshot, the verdict of a pod's filters and
+// the raw score of each of its scorers, for the next pods with the same
+// spec: a node whose info has not changed (same NodeInfo, same generation)
+// gets the same verdict and scores again without running them. Pods of a
+// Deployment or Job have one spec, and placing one changes only its node,
+// so the next pod of the same spec filters and scores one node afresh
+// instead of all of them. It is exact, not a heuristic: it is used only
+// when every filter of the pod is NodeLocal (so no inter-pod affinity,
+// spreading, volumes, claims or Wasm filter), the pod's nodes are not
+// restricted and it carries no container statuses; nodes with nominated
+// pods are filtered afresh; only NodeLocal scorers are reused; and a change
+// of spec or profile forgets everything.
+//
+// The scheduling loop keeps one Memo and hands it to each pod's state
+// (PodState.UseMemo); a Memo is not safe for concurrent use by two cycles.
+// Its zero value is ready.
+type Memo struct {
+	prof       *Profile
+	spec, next []byte // the spec the entries are for; the one being compared
+	epoch      uint64 // entries of another epoch are empty
+	entries    []memoEntry
+	raw        []int64 // raw scores, slots per entry
+	slots      int
+
+	// at holds, for each feasible node FindFeasible returned, its index
+	// in entries; missNodes, missAt and missRaw are Score's scratch.
+	at        []int32
+	missNodes []*cache.NodeInfo
+	missAt    []int32
+	missRaw   []int64
+}
+
+// memoEntry is what a node's filters and scorers found for the memo's spec
+// at one generation of the node's info.
+type memoEntry struct {
+	epoch    uint64
+	ni       *cache.NodeInfo
+	gen      int64
+	st       *Status // the filters' verdict when filtered
+	filtered bool
+	scored   uint64 // bit i: raw score of PreScore slot i is kept
+}
+
+// current reports whether e holds what was found on ni in this epoch, and
+// makes it empty for ni otherwise.
+func (m *Memo) current(e *memoEntry, ni *cache.NodeInfo) bool {
+	if e.epoch == m.epoch && e.ni == ni && e.gen == ni.Generation() {
+		return true
+	}
+	*e = memoEntry{epoch: m.epoch, ni: ni, gen: ni.Generation()}
+	return false
+}
+
+// UseMemo lets FindFeasible and Score reuse m for the pod over nodes (the
+// snapshot's list FindFeasible is given), if the pod qualifies (see Memo);
+// it reports whether it does. It costs one encoding of the pod's spec.
+func (ps *PodState) UseMemo(m *Memo, nodes []*cache.NodeInfo) bool {
+	ps.memo = nil
+	if m == nil || ps.batch != nil || ps.updaters != nil || ps.nodeNames != nil || ps.pod.Pod == nil {
+		return false
+	}
+	st := &ps.pod.Pod.Status
+	if len(st.ContainerStatuses)+len(st.InitContainerStatuses)+len(st.EphemeralContainerStatuses) > 0 {
+		return false
+	}
+	for _, f := range ps.filters {
+		if !nodeLocal(f) {
+			return false
+		}
+	}
+	spec := &ps.pod.Pod.Spec
+	n := spec.Size()
+	if cap(m.next) < n {
+		m.next = make([]byte, n)
+	}
+	m.next = m.next[:n]
+	if _, err := spec.MarshalToSizedBuffer(m.next); err != nil {
+		return false
+	}
+	slots := len(ps.profile.preScores)
+	if prof := ps.profile.results(); m.prof != prof || m.slots != slots || !bytes.Equal(m.spec, m.next) {
+		m.prof, m.slots = prof, slots
+		m.spec, m.next = m.next, m.spec
+		m.epoch++
+	}
+	if more := len(nodes) - len(m.entries); more > 0 {
+		m.entries = append(m.entries, make([]memoEntry, more)...)
+	}
+	if more := len(nodes)*slots - len(m.raw); more > 0 {
+		m.raw = append(m.raw, make([]int64, more)...)
+	}
+	m.at = m.at[:0]
+	ps.memo = m
+	return true
+}
+
+// filterAt is filterNative for nodes[i] of the list FindFeasible was
+// given, through the memo when the pod uses one. Workers call it for
+// distinct i at once.
+func (ps *PodState) filterAt(i int, ni *cache.NodeInfo) *Status {
+	m := ps.memo
+	if m == nil || ni.Node() == nil {
+		return filterNative(ps, ni)
+	}
+	if ps.nominated != nil {
+		if _, ok := ps.nominated[ni.Node().Name]; ok {
+			return filterNative(ps, ni)
+		}
+	}
+	e := &m.entries[i]
+	if m.current(e, ni) && e.filtered {
+		return e.st
+	}
+	st := filterNative(ps, ni)
+	if st == nil || st.Code != Error {
+		e.st, e.filtered = st, true
+	}
+	return st
+}
+
+// feasibleAt records that the next feasible node returned is nodes[i].
+func (ps *PodState) feasibleAt(i int) {
+	if m := ps.memo; m != nil {
+		m.at = append(m.at, int32(i))
+	}
+}
+
+// scoreMemo writes s's raw scores for nodes into raw: those kept for an
+// unchanged node, the others from one call of s over the rest, which it
+// keeps. It reports false, writing nothing, when s is not NodeLocal or the
+// memo cannot say where nodes are (a list FindFeasible did not return); an
+// entry is only ever used for the NodeInfo it was found on, so a wrong
+// place costs reuse, never a wrong score.
+func (ps *PodState) scoreMemo(s weightedScorer, nodes []*cache.NodeInfo, raw []int64) bool {
+	m := ps.memo
+	if m == nil || !s.local || s.slot >= maxMemoSlots || len(m.at) != len(nodes) {
+		return false
+	}
+	bit := uint64(1) << s.slot
+	m.missNodes, m.missAt = m.missNodes[:0], m.missAt[:0]
+	for k, ni := range nodes {
+		i := int(m.at[k])
+		if e := &m.entries[i]; m.current(e, ni) && e.scored&bit != 0 {
+			raw[k] = m.raw[i*m.slots+s.slot]
+			continue
+		}
+		m.missNodes = append(m.missNodes, ni)
+		m.missAt = append(m.missAt, int32(k))
+	}
+	if len(m.missNodes) == 0 {
+		return true
+	}
+	if cap(m.missRaw) < len(m.missNodes) {
+		m.missRaw = make([]int64, len(m.missNodes))
+	}
+	got := m.missRaw[:len(m.missNodes)]
+	s.scorer.Score(m.missNodes, got)
+	for j, k := range m.missAt {
+		i := int(m.at[k])
+		raw[k] = got[j]
+		m.raw[i*m.slots+s.slot] = got[j]
+		m.entries[i].scored |= bit
+	}
+	return true
+}
