@@ -184,6 +184,12 @@ func (s *Snapshot) Generation() int64 { return s.generation }
 // unchanged.
 func (s *Snapshot) Changes() uint64 { return s.changes }
 
+// Altered reports whether Assume or Forget changed a node since the last
+// UpdateSnapshot: that node's info is then the snapshot's private clone,
+// which later calls change in place. Every other node info it hands out
+// never changes, so its pointer identifies its contents.
+func (s *Snapshot) Altered() bool { return len(s.shared) > 0 }
+
 // Assume places pi on node pi.Pod.Spec.NodeName in this snapshot only, so
 // that a pod group's later members are filtered with the earlier ones in
 // place before anything is assumed in the cache. The node info the snapshot

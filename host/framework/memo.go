@@ -45,8 +45,13 @@ const maxMemoSlots = 64
 
 // Memo keeps, per node of the snapshot, the verdict of a pod's filters and
 // the raw score of each of its scorers, for the next pods with the same
-// spec: a node whose info has not changed (same NodeInfo, same generation)
-// gets the same verdict and scores again without running them. Pods of a
+// spec: a node whose info has not changed gets the same verdict and scores
+// again without running them. A snapshot's node infos never change once
+// handed out unless it was Altered (a pod group's members assumed in it),
+// when the memo is not used; so the NodeInfo pointer identifies a node's
+// contents, and the memo compares pointers without reading the node infos
+// (reading each one's generation was a cache miss per node, as long as the
+// filters it saved). Pods of a
 // Deployment or Job have one spec, and placing one changes only its node,
 // so the next pod of the same spec filters and scores one node afresh
 // instead of all of them. It is exact, not a heuristic: it is used only
@@ -79,9 +84,8 @@ type Memo struct {
 // at one generation of the node's info.
 type memoEntry struct {
 	epoch    uint64
-	ni       *cache.NodeInfo
-	gen      int64
-	st       *Status // the filters' verdict when filtered
+	ni       *cache.NodeInfo // kept alive, so no other node info gets its address
+	st       *Status         // the filters' verdict when filtered
 	filtered bool
 	scored   uint64 // bit i: raw score of PreScore slot i is kept
 }
@@ -89,10 +93,10 @@ type memoEntry struct {
 // current reports whether e holds what was found on ni in this epoch, and
 // makes it empty for ni otherwise.
 func (m *Memo) current(e *memoEntry, ni *cache.NodeInfo) bool {
-	if e.epoch == m.epoch && e.ni == ni && e.gen == ni.Generation() {
+	if e.epoch == m.epoch && e.ni == ni {
 		return true
 	}
-	*e = memoEntry{epoch: m.epoch, ni: ni, gen: ni.Generation()}
+	*e = memoEntry{epoch: m.epoch, ni: ni}
 	return false
 }
 
@@ -101,7 +105,7 @@ func (m *Memo) current(e *memoEntry, ni *cache.NodeInfo) bool {
 // it reports whether it does. It costs one encoding of the pod's spec.
 func (ps *PodState) UseMemo(m *Memo, nodes []*cache.NodeInfo) bool {
 	ps.memo = nil
-	if m == nil || ps.batch != nil || ps.updaters != nil || ps.nodeNames != nil || ps.pod.Pod == nil {
+	if m == nil || ps.batch != nil || ps.updaters != nil || ps.nodeNames != nil || ps.pod.Pod == nil || ps.snap.Altered() {
 		return false
 	}
 	st := &ps.pod.Pod.Status
@@ -144,17 +148,23 @@ func (ps *PodState) UseMemo(m *Memo, nodes []*cache.NodeInfo) bool {
 // distinct i at once.
 func (ps *PodState) filterAt(i int, ni *cache.NodeInfo) *Status {
 	m := ps.memo
-	if m == nil || ni.Node() == nil {
+	if m == nil {
+		return filterNative(ps, ni)
+	}
+	e := &m.entries[i]
+	if m.current(e, ni) && e.filtered && ps.nominated == nil {
+		return e.st
+	}
+	if ni.Node() == nil {
 		return filterNative(ps, ni)
 	}
 	if ps.nominated != nil {
 		if _, ok := ps.nominated[ni.Node().Name]; ok {
 			return filterNative(ps, ni)
 		}
-	}
-	e := &m.entries[i]
-	if m.current(e, ni) && e.filtered {
-		return e.st
+		if e.filtered {
+			return e.st
+		}
 	}
 	st := filterNative(ps, ni)
 	if st == nil || st.Code != Error {

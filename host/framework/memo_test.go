@@ -48,7 +48,8 @@ func memoSpecs() []func() *ft.PodBuilder {
 
 // TestMemoAgrees places pods one after another on a cache whose nodes also
 // change under them (taints, labels, cordons, capacity, pods leaving), with
-// a pod nominated to a node now and then, each
+// a pod nominated to a node now and then, and pod groups assumed in the
+// snapshot, each
 // pod twice over the same snapshot: once through a Memo kept across pods,
 // once without. The feasible nodes, the next start, the diagnosis and the
 // scores must be the same; and the memo must have been used.
@@ -78,7 +79,7 @@ func TestMemoAgrees(t *testing.T) {
 	specs := memoSpecs()
 	var memo Memo
 	var placed []*v1.Pod
-	start, used, offered := 0, 0, 0
+	start, runs, used, offered := 0, 0, 0, 0
 	spec, last := 0, -1
 	for step := range 400 {
 		if err := c.UpdateSnapshot(snap); err != nil {
@@ -103,8 +104,11 @@ func TestMemoAgrees(t *testing.T) {
 			if nominatedTo != nil {
 				ps.AddNominated(nominatedTo, []*cache.PodInfo{nominee})
 			}
-			if m != nil && ps.UseMemo(m, snap.List()) {
-				used++
+			if m != nil {
+				runs++
+				if ps.UseMemo(m, snap.List()) {
+					used++
+				}
 			}
 			var d Diagnosis
 			f, next := FindFeasible(context.Background(), ps, snap.List(), start, want, workers, &d)
@@ -128,6 +132,7 @@ func TestMemoAgrees(t *testing.T) {
 		}
 		last = spec
 		want := 20 + rnd.IntN(30)
+		var firstFit string
 		for _, workers := range []int{1, 3} {
 			if workers > 1 {
 				want = 0 // a parallel search that stops early looks at nodes by timing
@@ -140,7 +145,10 @@ func TestMemoAgrees(t *testing.T) {
 			}
 			if workers == 1 {
 				start = got.Next
-				if len(got.Names) > 0 { // bind to the first feasible node
+				if len(got.Names) > 0 {
+					firstFit = got.Names[0]
+				}
+				if len(got.Names) > 0 && rnd.IntN(5) > 0 { // bind to the first feasible node
 					p := pod.DeepCopy()
 					p.UID = types.UID(fmt.Sprintf("placed-%d", step))
 					p.Spec.NodeName = got.Names[0]
@@ -148,6 +156,24 @@ func TestMemoAgrees(t *testing.T) {
 						t.Fatal(err)
 					}
 					placed = append(placed, p)
+				}
+			}
+		}
+		// Or a pod group: its members are assumed in the snapshot one after
+		// another, changing the node's private clone in place.
+		if firstFit != "" && !snap.Altered() && rnd.IntN(4) == 0 {
+			for k := range 10 {
+				p := pod.DeepCopy()
+				p.UID = types.UID(fmt.Sprintf("member-%d-%d", step, k))
+				p.Spec.NodeName = firstFit
+				if err := snap.Assume(cache.NewPodInfo(p)); err != nil {
+					t.Fatal(err)
+				}
+				var got, fresh result
+				got.Names, got.Next, got.Msg, got.Scores = run(&memo, 1, 0)
+				fresh.Names, fresh.Next, fresh.Msg, fresh.Scores = run(nil, 1, 0)
+				if diff := cmp.Diff(fresh, got); diff != "" {
+					t.Fatalf("step %d, member %d on %s (-fresh, +memo):\n%s", step, k, firstFit, diff)
 				}
 			}
 		}
@@ -182,10 +208,10 @@ func TestMemoAgrees(t *testing.T) {
 	if offered == 0 {
 		t.Error("no pod was offered a verdict the memo kept: the runs did not exercise it")
 	}
-	if used == 0 || used == 2*400 {
-		t.Errorf("the memo was used for %d of %d pod runs: want some, not all (anti-affinity, a named node)", used, 2*400)
+	if used == 0 || used == runs {
+		t.Errorf("the memo was used for %d of %d pod runs: want some, not all (anti-affinity, a named node, pod groups)", used, runs)
 	}
-	t.Logf("memo used for %d of %d pod runs; %d verdicts kept for pods of the spec before", used, 2*400, offered)
+	t.Logf("memo used for %d of %d pod runs; %d verdicts kept for pods of the spec before", used, runs, offered)
 }
 
 // TestUseMemoRefuses checks the pods that must not use a memo: those with
