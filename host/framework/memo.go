@@ -46,20 +46,20 @@ const maxMemoSlots = 64
 // Memo keeps, per node of the snapshot, the verdict of a pod's filters and
 // the raw score of each of its scorers, for the next pods with the same
 // spec: a node whose info has not changed gets the same verdict and scores
-// again without running them. A snapshot's node infos never change once
-// handed out unless it was Altered (a pod group's members assumed in it),
-// when the memo is not used; so the NodeInfo pointer identifies a node's
-// contents, and the memo compares pointers without reading the node infos
-// (reading each one's generation was a cache miss per node, as long as the
-// filters it saved). Pods of a
-// Deployment or Job have one spec, and placing one changes only its node,
-// so the next pod of the same spec filters and scores one node afresh
-// instead of all of them. It is exact, not a heuristic: it is used only
-// when every filter of the pod is NodeLocal (so no inter-pod affinity,
-// spreading, volumes, claims or Wasm filter), the pod's nodes are not
-// restricted and it carries no container statuses; nodes with nominated
-// pods are filtered afresh; only NodeLocal scorers are reused; and a change
-// of spec or profile forgets everything.
+// again without running them. Pods of a Deployment or Job have one spec,
+// and placing one changes only its node, so the next pod of the same spec
+// filters and scores one node afresh instead of all of them.
+//
+// It is exact, not a heuristic: it is used only when every filter of the
+// pod is NodeLocal (so no inter-pod affinity, spreading, volumes, claims or
+// Wasm filter), the pod's nodes are not restricted, it carries no container
+// statuses and the snapshot is not Altered; nodes with nominated pods are
+// filtered afresh; only NodeLocal scorers are reused; and a change of spec
+// or profile forgets everything. A snapshot's node infos never change once
+// handed out unless it is Altered, so a NodeInfo pointer identifies a
+// node's contents: the memo compares pointers and reads no node info
+// (reading each one's generation was a cache miss per node, as costly as
+// the filters it saved). It holds on to up to one stale NodeInfo per node.
 //
 // The scheduling loop keeps one Memo and hands it to each pod's state
 // (PodState.UseMemo); a Memo is not safe for concurrent use by two cycles.
@@ -80,8 +80,8 @@ type Memo struct {
 	missRaw   []int64
 }
 
-// memoEntry is what a node's filters and scorers found for the memo's spec
-// at one generation of the node's info.
+// memoEntry is what a node's filters and scorers found on one node info
+// for the memo's spec.
 type memoEntry struct {
 	epoch    uint64
 	ni       *cache.NodeInfo // kept alive, so no other node info gets its address
