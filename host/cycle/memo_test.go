@@ -32,7 +32,8 @@ func (f countingFilter) Filter(*cache.NodeInfo) *framework.Status {
 // TestMemoAcrossPods checks that the scheduling loop keeps its memo across
 // pods, sampled cycles (timed plugins) or not: each pod of a spec after the
 // first is filtered on the one node the pod before took, a pod of another
-// spec on every node.
+// spec on every node, and a pod of the first spec after it only on the
+// nodes taken since.
 func TestMemoAcrossPods(t *testing.T) {
 	for _, sample := range []int{0, 50, 100} {
 		t.Run(fmt.Sprintf("sample %d%%", sample), func(t *testing.T) {
@@ -64,6 +65,11 @@ func TestMemoAcrossPods(t *testing.T) {
 			}
 			if n := filtered(makePod("c").req("cpu", "2")); n != 20 {
 				t.Errorf("pod of another spec filtered on %d nodes, want all 20", n)
+			}
+			// The first spec's verdicts are still kept: only the nodes the
+			// last two pods took changed since.
+			if n := filtered(makePod("d").req("cpu", "1")); n < 1 || n > 2 {
+				t.Errorf("pod of the first spec again filtered on %d nodes, want the 1 or 2 the last two pods took", n)
 			}
 		})
 	}

@@ -54,12 +54,14 @@ func (ps *PodState) Absent() *Status     { return ps.absent }
 // Rejected reports whether d recorded node name.
 func (d *Diagnosis) Rejected(name string) bool { d.index(); _, ok := d.nodes[name]; return ok }
 
-// MemoVerdicts counts the node verdicts m holds for its current spec.
+// MemoVerdicts counts the node verdicts m holds for its specs.
 func MemoVerdicts(m *Memo) int {
 	n := 0
-	for i := range m.entries {
-		if e := &m.entries[i]; e.epoch == m.epoch && e.filtered {
-			n++
+	for _, set := range m.sets {
+		for i := range set.entries {
+			if e := &set.entries[i]; e.epoch == set.epoch && e.filtered {
+				n++
+			}
 		}
 	}
 	return n

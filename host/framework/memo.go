@@ -61,16 +61,32 @@ const maxMemoSlots = 64
 // (reading each one's generation was a cache miss per node, as costly as
 // the filters it saved). It holds on to up to one stale NodeInfo per node.
 //
+// It keeps what it found for the last memoSpecs specs, so that pods of a
+// few Deployments arriving interleaved (or the kinds of a mix) do not make
+// each other start over.
+//
 // The scheduling loop keeps one Memo and hands it to each pod's state
 // (PodState.UseMemo); a Memo is not safe for concurrent use by two cycles.
 // Its zero value is ready.
 type Memo struct {
-	prof       *Profile
-	spec, next []byte // the spec the entries are for; the one being compared
-	epoch      uint64 // entries of another epoch are empty
-	entries    []memoEntry
-	raw        []int64 // raw scores, slots per entry
-	slots      int
+	sets [memoSpecs]memoSet
+	next []byte // the spec being looked up
+	tick uint64 // counts lookups, for the least recently used set
+}
+
+// memoSpecs is how many specs a Memo keeps what it found for: a set costs
+// about 40 bytes per node plus 8 per node and scorer.
+const memoSpecs = 4
+
+// memoSet is what a Memo keeps for one spec.
+type memoSet struct {
+	prof    *Profile
+	spec    []byte // the spec the entries are for
+	used    uint64 // Memo.tick when last used
+	epoch   uint64 // entries of another epoch are empty
+	entries []memoEntry
+	raw     []int64 // raw scores, slots per entry
+	slots   int
 
 	// at holds, for each feasible node FindFeasible returned, its index
 	// in entries; missNodes, missAt and missRaw are Score's scratch.
@@ -92,7 +108,7 @@ type memoEntry struct {
 
 // current reports whether e holds what was found on ni in this epoch, and
 // makes it empty for ni otherwise.
-func (m *Memo) current(e *memoEntry, ni *cache.NodeInfo) bool {
+func (m *memoSet) current(e *memoEntry, ni *cache.NodeInfo) bool {
 	if e.epoch == m.epoch && e.ni == ni {
 		return true
 	}
@@ -103,9 +119,9 @@ func (m *Memo) current(e *memoEntry, ni *cache.NodeInfo) bool {
 // UseMemo lets FindFeasible and Score reuse m for the pod over nodes (the
 // snapshot's list FindFeasible is given), if the pod qualifies (see Memo);
 // it reports whether it does. It costs one encoding of the pod's spec.
-func (ps *PodState) UseMemo(m *Memo, nodes []*cache.NodeInfo) bool {
+func (ps *PodState) UseMemo(memo *Memo, nodes []*cache.NodeInfo) bool {
 	ps.memo = nil
-	if m == nil || ps.batch != nil || ps.updaters != nil || ps.nodeNames != nil || ps.pod.Pod == nil || ps.snap.Altered() {
+	if memo == nil || ps.batch != nil || ps.updaters != nil || ps.nodeNames != nil || ps.pod.Pod == nil || ps.snap.Altered() {
 		return false
 	}
 	st := &ps.pod.Pod.Status
@@ -119,19 +135,32 @@ func (ps *PodState) UseMemo(m *Memo, nodes []*cache.NodeInfo) bool {
 	}
 	spec := &ps.pod.Pod.Spec
 	n := spec.Size()
-	if cap(m.next) < n {
-		m.next = make([]byte, n)
+	if cap(memo.next) < n {
+		memo.next = make([]byte, n)
 	}
-	m.next = m.next[:n]
-	if _, err := spec.MarshalToSizedBuffer(m.next); err != nil {
+	memo.next = memo.next[:n]
+	if _, err := spec.MarshalToSizedBuffer(memo.next); err != nil {
 		return false
 	}
 	slots := len(ps.profile.preScores)
-	if prof := ps.profile.results(); m.prof != prof || m.slots != slots || !bytes.Equal(m.spec, m.next) {
+	prof := ps.profile.results()
+	m := &memo.sets[0]
+	for i := range memo.sets {
+		if s := &memo.sets[i]; s.prof == prof && s.slots == slots && bytes.Equal(s.spec, memo.next) {
+			m = s
+			break
+		} else if s.used < m.used {
+			m = s
+		}
+	}
+	if m.prof != prof || m.slots != slots || !bytes.Equal(m.spec, memo.next) {
+		// The least recently used set starts over for this spec.
 		m.prof, m.slots = prof, slots
-		m.spec, m.next = m.next, m.spec
+		m.spec, memo.next = memo.next, m.spec
 		m.epoch++
 	}
+	memo.tick++
+	m.used = memo.tick
 	if more := len(nodes) - len(m.entries); more > 0 {
 		m.entries = append(m.entries, make([]memoEntry, more)...)
 	}

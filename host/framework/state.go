@@ -39,9 +39,9 @@ type PodState struct {
 	// them added and a state that saw them added (AddNominated); nil when
 	// none.
 	nominated map[string]nominatedNode
-	// memo is the scheduling loop's Memo when the pod may reuse it
+	// memo is what the scheduling loop's Memo keeps for the pod's spec
 	// (UseMemo); nil otherwise.
-	memo *Memo
+	memo *memoSet
 
 	// nodeNames restricts the nodes worth filtering (sorted): the
 	// intersection of the PreFilters' node names. nil means every node;
