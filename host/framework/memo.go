@@ -134,6 +134,14 @@ func (ps *PodState) UseMemo(memo *Memo, nodes []*cache.NodeInfo) bool {
 		}
 	}
 	spec := &ps.pod.Pod.Spec
+	// Encoding a resource.Quantity caches its string in it: the requests
+	// are encoded from copies (map values), but an emptyDir's size limit
+	// is a pointer into the informer's pod, which nothing here may write.
+	for i := range spec.Volumes {
+		if ed := spec.Volumes[i].EmptyDir; ed != nil && ed.SizeLimit != nil {
+			return false
+		}
+	}
 	n := spec.Size()
 	if cap(memo.next) < n {
 		memo.next = make([]byte, n)

@@ -216,7 +216,8 @@ func TestMemoAgrees(t *testing.T) {
 
 // TestUseMemoRefuses checks the pods that must not use a memo: those with
 // a filter that reads beyond the node (inter-pod anti-affinity), restricted
-// nodes (spec.nodeName), container statuses (requests from a resize), and
+// nodes (spec.nodeName), container statuses (requests from a resize), an
+// emptyDir size limit (encoding it would write to the informer's pod), and
 // that a nil memo stops the use.
 func TestUseMemoRefuses(t *testing.T) {
 	nodes := ft.Infos(ft.MakeNode("n1", "cpu", "1"), ft.MakeNode("n7", "cpu", "1"))
@@ -224,6 +225,11 @@ func TestUseMemoRefuses(t *testing.T) {
 	specs := memoSpecs()
 	withStatus := specs[0]().P
 	withStatus.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "c"}}
+	limit := resource.MustParse("1.5Gi") // not canonical: no string cached
+	sized := specs[0]().P
+	sized.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{SizeLimit: &limit}}}}
+	unsized := specs[0]().P
+	unsized.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
 	for name, tc := range map[string]struct {
 		pod  *v1.Pod
 		want bool
@@ -234,6 +240,8 @@ func TestUseMemoRefuses(t *testing.T) {
 		"anti-affinity":    {specs[7]().P, false},
 		"named node":       {specs[8]().P, false},
 		"container status": {withStatus, false},
+		"emptyDir limit":   {sized, false},
+		"emptyDir":         {unsized, true},
 		"host port":        {specs[6]().P, true},
 		"toleration":       {specs[5]().P, true},
 		"node selector":    {specs[3]().P, true},
