@@ -53,17 +53,18 @@ const maxMemoSlots = 64
 // It is exact, not a heuristic: it is used only when every filter of the
 // pod is NodeLocal (so no inter-pod affinity, spreading, volumes, claims or
 // Wasm filter), the pod's nodes are not restricted, it carries no container
-// statuses and the snapshot is not Altered; nodes with nominated pods are
-// filtered afresh; only NodeLocal scorers are reused; and a change of spec
-// or profile forgets everything. A snapshot's node infos never change once
-// handed out unless it is Altered, so a NodeInfo pointer identifies a
-// node's contents: the memo compares pointers and reads no node info
-// (reading each one's generation was a cache miss per node, as costly as
-// the filters it saved). It holds on to up to one stale NodeInfo per node.
+// statuses and no emptyDir size limit, and the snapshot is not Altered;
+// nodes with nominated pods are filtered afresh; only NodeLocal scorers are
+// reused. A snapshot's node infos never change once handed out unless it is
+// Altered, so a NodeInfo pointer identifies a node's contents: the memo
+// compares pointers and reads no node info (reading each one's generation
+// was a cache miss per node, as costly as the filters it saved).
 //
 // It keeps what it found for the last memoSpecs specs, so that pods of a
 // few Deployments arriving interleaved (or the kinds of a mix) do not make
-// each other start over.
+// each other start over; a new spec or profile takes the least recently
+// used one's place. It holds on to up to one stale NodeInfo per node and
+// spec.
 //
 // The scheduling loop keeps one Memo and hands it to each pod's state
 // (PodState.UseMemo); a Memo is not safe for concurrent use by two cycles.
