@@ -81,13 +81,12 @@ const memoSpecs = 4
 
 // memoSet is what a Memo keeps for one spec.
 type memoSet struct {
-	prof    *Profile
-	spec    []byte // the spec the entries are for
-	used    uint64 // Memo.tick when last used
-	epoch   uint64 // entries of another epoch are empty
+	prof    *Profile // the profile the entries are for (its results)
+	spec    []byte   // the spec the entries are for
+	used    uint64   // Memo.tick when last used
+	epoch   uint64   // entries of another epoch are empty
 	entries []memoEntry
-	raw     []int64 // raw scores, slots per entry
-	slots   int
+	raw     []int64 // raw scores, one per entry and PreScore of prof
 
 	// at holds, for each feasible node FindFeasible returned, its index
 	// in entries; missNodes, missAt and missRaw are Score's scratch.
@@ -151,20 +150,21 @@ func (ps *PodState) UseMemo(memo *Memo, nodes []*cache.NodeInfo) bool {
 	if _, err := spec.MarshalToSizedBuffer(memo.next); err != nil {
 		return false
 	}
-	slots := len(ps.profile.preScores)
 	prof := ps.profile.results()
-	m := &memo.sets[0]
+	m, found := &memo.sets[0], false
 	for i := range memo.sets {
-		if s := &memo.sets[i]; s.prof == prof && s.slots == slots && bytes.Equal(s.spec, memo.next) {
+		s := &memo.sets[i]
+		if found = s.prof == prof && bytes.Equal(s.spec, memo.next); found {
 			m = s
 			break
-		} else if s.used < m.used {
+		}
+		if s.used < m.used {
 			m = s
 		}
 	}
-	if m.prof != prof || m.slots != slots || !bytes.Equal(m.spec, memo.next) {
+	if !found {
 		// The least recently used set starts over for this spec.
-		m.prof, m.slots = prof, slots
+		m.prof = prof
 		m.spec, memo.next = memo.next, m.spec
 		m.epoch++
 	}
@@ -173,7 +173,7 @@ func (ps *PodState) UseMemo(memo *Memo, nodes []*cache.NodeInfo) bool {
 	if more := len(nodes) - len(m.entries); more > 0 {
 		m.entries = append(m.entries, make([]memoEntry, more)...)
 	}
-	if more := len(nodes)*slots - len(m.raw); more > 0 {
+	if more := len(nodes)*len(prof.preScores) - len(m.raw); more > 0 {
 		m.raw = append(m.raw, make([]int64, more)...)
 	}
 	m.at = m.at[:0]
@@ -189,20 +189,16 @@ func (ps *PodState) filterAt(i int, ni *cache.NodeInfo) *Status {
 	if m == nil {
 		return filterNative(ps, ni)
 	}
-	e := &m.entries[i]
-	if m.current(e, ni) && e.filtered && ps.nominated == nil {
-		return e.st
-	}
-	if ni.Node() == nil {
-		return filterNative(ps, ni)
-	}
-	if ps.nominated != nil {
+	if ps.nominated != nil && ni.Node() != nil {
 		if _, ok := ps.nominated[ni.Node().Name]; ok {
 			return filterNative(ps, ni)
 		}
-		if e.filtered {
-			return e.st
-		}
+	}
+	// A verdict is kept only for a node info with a node (without one,
+	// filterNative's verdict is an Error).
+	e := &m.entries[i]
+	if m.current(e, ni) && e.filtered {
+		return e.st
 	}
 	st := filterNative(ps, ni)
 	if st == nil || st.Code != Error {
@@ -226,15 +222,15 @@ func (ps *PodState) feasibleAt(i int) {
 // place costs reuse, never a wrong score.
 func (ps *PodState) scoreMemo(s weightedScorer, nodes []*cache.NodeInfo, raw []int64) bool {
 	m := ps.memo
-	if m == nil || !s.local || s.slot >= maxMemoSlots || len(m.at) != len(nodes) {
+	if m == nil || !s.local || len(m.at) != len(nodes) {
 		return false
 	}
-	bit := uint64(1) << s.slot
+	bit, slots := uint64(1)<<s.slot, len(m.prof.preScores)
 	m.missNodes, m.missAt = m.missNodes[:0], m.missAt[:0]
 	for k, ni := range nodes {
 		i := int(m.at[k])
 		if e := &m.entries[i]; m.current(e, ni) && e.scored&bit != 0 {
-			raw[k] = m.raw[i*m.slots+s.slot]
+			raw[k] = m.raw[i*slots+s.slot]
 			continue
 		}
 		m.missNodes = append(m.missNodes, ni)
@@ -251,7 +247,7 @@ func (ps *PodState) scoreMemo(s weightedScorer, nodes []*cache.NodeInfo, raw []i
 	for j, k := range m.missAt {
 		i := int(m.at[k])
 		raw[k] = got[j]
-		m.raw[i*m.slots+s.slot] = got[j]
+		m.raw[i*slots+s.slot] = got[j]
 		m.entries[i].scored |= bit
 	}
 	return true

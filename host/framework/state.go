@@ -85,7 +85,7 @@ type weightedScorer struct {
 	scorer    PodScorer
 	weight    int64
 	normalize bool // scorer is a ScoreNormalizer
-	local     bool // scorer is NodeLocal: a Memo may keep its raw scores
+	local     bool // a Memo keeps its raw scores: NodeLocal, slot < maxMemoSlots
 	slot      int  // index of its plugin in the profile's PreScores
 }
 
@@ -170,7 +170,7 @@ func (ps *PodState) preScore(nodes []*cache.NodeInfo) *Status {
 		if sc != nil {
 			_, n := sc.(ScoreNormalizer)
 			ws := weightedScorer{scorer: sc, weight: s.weight, normalize: n, slot: slot}
-			ws.local = ps.memo != nil && nodeLocal(sc)
+			ws.local = ps.memo != nil && slot < maxMemoSlots && nodeLocal(sc)
 			ps.scorers = append(ps.scorers, ws)
 		}
 	}
