@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/wasmsched/wasmsched/host/cache"
@@ -554,6 +555,13 @@ func newEnv(t *testing.T, opts ...cycle.Option) *env {
 
 func newEnvWithQueue(t *testing.T, qopts []queue.Option, opts ...cycle.Option) *env {
 	t.Helper()
+	return newEnvWithEvents(t, nil, qopts, opts...)
+}
+
+// newEnvWithEvents is newEnvWithQueue whose scheduler records events with
+// ev (e.events when nil).
+func newEnvWithEvents(t *testing.T, ev events.EventRecorder, qopts []queue.Option, opts ...cycle.Option) *env {
+	t.Helper()
 	clk := testingclock.NewFakeClock(t0)
 	e := &env{
 		t:      t,
@@ -572,7 +580,10 @@ func newEnvWithQueue(t *testing.T, qopts []queue.Option, opts ...cycle.Option) *
 		cycle.WithClock(clk), cycle.WithRecorder(e.rec), cycle.WithSeed(1),
 		cycle.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 	}, opts...)
-	e.s = cycle.New(e.q, e.cache, e.api, e.events, all...)
+	if ev == nil {
+		ev = e.events
+	}
+	e.s = cycle.New(e.q, e.cache, e.api, ev, all...)
 	return e
 }
 

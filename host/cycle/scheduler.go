@@ -508,8 +508,7 @@ func (s *Scheduler) bind(ctx context.Context, p *queue.Pod, assumed *v1.Pod, pro
 			now := s.opts.clock.Now()
 			s.opts.rec.Attempt(s.opts.profile, ResultScheduled, now.Sub(start))
 			s.opts.rec.Scheduled(s.opts.profile, p.Attempts(), now.Sub(p.InitialAttemptTime()))
-			s.events.Eventf(assumed, nil, v1.EventTypeNormal, "Scheduled", "Binding",
-				"Successfully assigned %s/%s to %s", assumed.Namespace, assumed.Name, node)
+			s.scheduledEvent(ctx, assumed, node)
 			s.opts.log.Debug("bound", "pod", klogRef(assumed), "node", node)
 			return
 		}
