@@ -254,7 +254,7 @@ var keys = func() []key {
 		intKey("sandbox.poolSize", 4, 0, 1024, func(c *Config) *int { return &c.Sandbox.PoolSize },
 			"idle instances kept per policy module for the next call; a call that finds none instantiates the module, and an instance released to a full pool is closed (0: a new instance for every call)"),
 		durationKey("sandbox.watchdogTick", time.Millisecond, 100*time.Microsecond, time.Second, func(c *Config) *time.Duration { return &c.Sandbox.WatchdogTick },
-			"how often the watchdog looks for calls past their deadline"),
+			"the finest resolution of the watchdog that stops calls past their deadline: it looks for them every tenth of the shortest deadline of the modules loaded, or every tick if that is longer, so a call is stopped within its deadline plus two such periods"),
 		intKey("sandbox.breakerFailures", 5, 0, 1000, func(c *Config) *int { return &c.Sandbox.BreakerFailures },
 			"failed calls within sandbox.breakerWindow that open a slot's circuit breaker: the native default then answers, without calling the module, until a new module is loaded (0: no breaker)"),
 		durationKey("sandbox.breakerWindow", 10*time.Second, time.Second, time.Hour, func(c *Config) *time.Duration { return &c.Sandbox.BreakerWindow },

@@ -162,8 +162,10 @@ type Sandbox struct {
 	// PoolSize is how many idle instances of a module are kept for reuse
 	// (wasm.Limits.PoolSize): a bound on the pool, not on the instances.
 	PoolSize int
-	// WatchdogTick is how often the watchdog checks for overrunning calls; a
-	// call is stopped within Deadline plus two ticks.
+	// WatchdogTick is the watchdog's finest resolution: it checks for
+	// overrunning calls every tenth of the shortest deadline of the modules
+	// loaded, or every tick if that is longer; a call is stopped within its
+	// deadline plus two such periods.
 	WatchdogTick time.Duration
 	// BreakerFailures failed calls within BreakerWindow open a slot's
 	// circuit breaker: the slot then answers with its native default, without

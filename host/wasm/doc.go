@@ -30,16 +30,18 @@
 // which adds an exported mutable i32 global and checks it at every function
 // entry and loop header (`global.get; if; unreachable; end`).
 //
-// One watchdog goroutine per Runtime ticks on a coarse interval
-// ([WithWatchdogTick], default 1 ms) while calls come (it parks when they
-// stop; see below). A call only marks its instance busy,
+// One watchdog goroutine per Runtime scans on a coarse interval while calls
+// come (it parks when they stop; see below): a tenth of the shortest
+// deadline of the instances it watches, in whole ticks of [WithWatchdogTick]
+// (default 1 ms), at least one tick. A call only marks its instance busy,
 // with one atomic store of a per-call sequence number (no time.Now on the
 // call path); the watchdog notes the tick at which it first sees each call
 // and, once the call has been running longer than its module's deadline, sets
 // that instance's global to 1 through api.MutableGlobal.Set. The guest traps
 // at its next check and the call returns a KindDeadline error. A call is
 // never interrupted before its deadline, and is interrupted within the
-// deadline plus two ticks when the watchdog gets the CPU on time (its tick
+// deadline plus two scan periods, a fifth more at most, when the watchdog
+// gets the CPU on time (its tick
 // count comes from the monotonic clock, so a late watchdog catches up).
 // Tests replace that clock with [WithClock].
 //
@@ -93,8 +95,8 @@
 //   - The Output slice aliases guest memory: it is valid until the next call
 //     into the same instance, which may grow (and so move) that memory.
 //   - proc_exit, even with code 0, ends the call with a KindExit error.
-//   - The watchdog wakes every tick while calls come; after 64 ticks without
-//     a call running it parks, and the next call wakes it (one atomic load
+//   - The watchdog wakes every scan period while calls come; after 64 scans
+//     without a call running it parks, and the next call wakes it (one atomic load
 //     on the call path, a channel send when it is parked). An idle
 //     scheduler's watchdog costs nothing.
 package wasm

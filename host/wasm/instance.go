@@ -167,7 +167,7 @@ func (m *Module) newInstance(ctx context.Context) (*Instance, error) {
 			return nil, fmt.Errorf("load module %q: %s failed: %w", m.name, abi.ExportInitialize, err)
 		}
 	}
-	inst.deadlineTicks.Store(m.rt.deadlineTicks(m.limits.Deadline))
+	m.rt.setDeadline(inst, m.rt.deadlineTicks(m.limits.Deadline))
 	return inst, nil
 }
 

@@ -20,7 +20,8 @@ type Limits struct {
 	// [MaxMemoryPages].
 	MemoryPages uint32
 	// Deadline bounds every call into the guest; the watchdog interrupts a call
-	// within Deadline plus two watchdog ticks. Instantiation (the reactor's
+	// within Deadline plus two of its scan periods (a tenth of the shortest
+	// deadline it watches, at least a tick). Instantiation (the reactor's
 	// _initialize) gets at least [minInitDeadline].
 	Deadline time.Duration
 	// PoolSize is how many idle instances the module keeps for reuse; 0 keeps

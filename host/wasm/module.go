@@ -148,7 +148,7 @@ func (rt *Runtime) Load(ctx context.Context, name string, bin []byte, limits Lim
 // probeVersion reads the module's ABI version and refuses another major.
 func (m *Module) probeVersion(inst *Instance) error {
 	inst.deadlineTicks.Store(m.rt.deadlineTicks(max(m.limits.Deadline, minInitDeadline)))
-	defer inst.deadlineTicks.Store(m.rt.deadlineTicks(m.limits.Deadline))
+	defer m.rt.setDeadline(inst, m.rt.deadlineTicks(m.limits.Deadline))
 	r, err := inst.Call(FuncABIVersion, 0, 0)
 	if err != nil {
 		return fmt.Errorf("load module %q: read its ABI version: %w", m.name, err)

@@ -171,3 +171,55 @@ func TestWatchdogParks(t *testing.T) {
 		t.Error("the watchdog is still parked after a call ran")
 	}
 }
+
+// TestWatchdogPeriod: the watchdog scans every tenth of the shortest
+// deadline it watches (a tick at least), so a spinning call is stopped
+// after its deadline and within two such periods of it; an instance whose
+// deadline is shorter than the period it finds has the watchdog rescan at
+// once, with no tick of the clock, and its calls are stopped as tightly.
+func TestWatchdogPeriod(t *testing.T) {
+	rt, _, clk := newFakeClockRuntime(t)
+	waitPeriod := func(want int64) {
+		t.Helper()
+		for step := 0; rt.period.Load() != want; step++ {
+			if step > 10000 {
+				t.Fatalf("scan period %d ticks, want %d", rt.period.Load(), want)
+			}
+			if step%100 == 99 {
+				clk.Step(rt.tick) // a scan may be needed, not a retune
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	slow := load(t, rt, "valid", testLimits()) // generousDeadline: 10 s
+	busy := acquire(t, slow)
+	defer slow.Release(busy)
+	long := periodTicks(rt.deadlineTicks(generousDeadline))
+	if long != 1000 {
+		t.Fatalf("periodTicks for %v with a %v tick = %d, want 1000", generousDeadline, rt.tick, long)
+	}
+	waitPeriod(long)
+
+	// No clock step from here to the call: only the retune can shorten it.
+	spin := load(t, rt, "spin", spinLimits())
+	short := periodTicks(rt.deadlineTicks(spinDeadline))
+	if short != 5 {
+		t.Fatalf("periodTicks for %v with a %v tick = %d, want 5", spinDeadline, rt.tick, short)
+	}
+	for start := time.Now(); rt.period.Load() != short; time.Sleep(100 * time.Microsecond) {
+		if time.Since(start) > stopBound {
+			t.Fatalf("scan period %d ticks after an instance with a %v deadline came, want %d at once", rt.period.Load(), spinDeadline, short)
+		}
+	}
+	inst := acquire(t, spin)
+	stepped, err := callStopped(t, clk, inst, FuncQueueSortLess, 0, 0)
+	if KindOf(err) != KindDeadline {
+		t.Fatalf("spinning call: %v, want a deadline error", err)
+	}
+	// callStopped steps a tick at a time: the call is seen by the first
+	// scan, a period at most after it began.
+	if lo, hi := spinDeadline, spinDeadline+time.Duration(2*short+1)*rt.tick; stepped < lo || stepped > hi {
+		t.Errorf("stopped after %v of the fake clock, want between its deadline %v and %v (two periods of %d ticks more)", stepped, lo, hi, short)
+	}
+	spin.Release(inst)
+}
