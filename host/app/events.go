@@ -103,12 +103,11 @@ func (s *eventSink) Create(ctx context.Context, ev *eventsv1.Event) (*eventsv1.E
 
 // writingRecorder is client-go's recorder plus WriteEventf, which writes the
 // event on the calling goroutine. The scheduler writes a bound pod's
-// Scheduled event so, from the goroutine that bound it: through the
-// broadcaster an event costs two goroutines started (the recorder's and the
-// sink's), three hand-offs between goroutines and three copies, and the
-// broadcaster keeps every event for six minutes to fold repeats into a
-// series, which a pod bound once never makes (docs/RATIONALE.md, "The
-// Scheduled event is written by the goroutine that bound the pod").
+// Scheduled event so, from the goroutine that bound it: client-go's
+// broadcaster keeps every event it writes for six to twelve minutes, to
+// fold repeats into a series, and a pod bound once never repeats its
+// Scheduled event (docs/RATIONALE.md, "The Scheduled event is written by
+// the goroutine that bound the pod").
 type writingRecorder struct {
 	events.EventRecorderLogger
 	sink                 events.EventSink

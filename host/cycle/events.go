@@ -9,10 +9,11 @@ import (
 
 // EventWriter is an event recorder that can also write an event on the
 // calling goroutine (host/app's, when the cluster serves events.k8s.io/v1).
-// The goroutine that bound a pod writes its Scheduled event so: it is about
-// to wait for nothing else, and client-go's broadcaster would cost two
-// goroutines started and three hand-offs per pod (docs/RATIONALE.md, "The
-// Scheduled event is written by the goroutine that bound the pod").
+// The goroutine that bound a pod writes its Scheduled event so: it has
+// nothing else left to wait for, and client-go's broadcaster would keep the
+// event for minutes in case it repeats, which it never does
+// (docs/RATIONALE.md, "The Scheduled event is written by the goroutine that
+// bound the pod").
 type EventWriter interface {
 	// WriteEventf writes the event Eventf would record, and hands it to
 	// the recorder's broadcaster if the write fails. The error says why no
