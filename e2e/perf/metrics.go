@@ -90,6 +90,24 @@ func (s scrape) sum(name string) float64 {
 	return total
 }
 
+// counterWhere adds the counter series of family name whose label key is
+// value (0 when there is none).
+func (s scrape) counterWhere(name, key, value string) float64 {
+	f, ok := s[name]
+	if !ok {
+		return 0
+	}
+	var total float64
+	for _, m := range f.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == key && l.GetValue() == value {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}
+
 // histogram is a cumulative histogram summed over label sets.
 type histogram struct {
 	bounds []float64 // upper bounds, ascending, +Inf last

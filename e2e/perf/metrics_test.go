@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -243,4 +244,69 @@ func mustGetwd(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return wd
+}
+
+// lagging is a running scheduler whose attempts counter is incremented by
+// each scrape until it reaches its target, as a binding goroutine counts
+// its pod's attempt after the harness saw the pod bound.
+type lagging struct {
+	running
+	t        *testing.T
+	reg      *prometheus.Registry
+	attempts *prometheus.CounterVec
+	left     int // increments still to come, one per scrape
+	scrapes  int
+}
+
+func (l *lagging) metrics(context.Context) ([]byte, error) {
+	l.scrapes++
+	p := page(l.t, l.reg)
+	if l.left > 0 {
+		l.left--
+		l.attempts.WithLabelValues("scheduled", "p").Inc()
+	}
+	return p, nil
+}
+
+// TestCountedMetricsWaitsForTheAttempts: the page the harness keeps counts
+// the scheduled attempts of every bound pod when they come late, and the
+// wait gives up (with the page it has) when they never come.
+func TestCountedMetricsWaitsForTheAttempts(t *testing.T) {
+	newLagging := func(before, late int) *lagging {
+		reg := prometheus.NewRegistry()
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: scheduleAttempts}, []string{"result", "profile"})
+		reg.MustRegister(c)
+		c.WithLabelValues("scheduled", "p").Add(float64(before))
+		c.WithLabelValues("unschedulable", "p").Add(50) // never enough by themselves
+		return &lagging{t: t, reg: reg, attempts: c, left: late}
+	}
+	l := newLagging(10, 3)
+	before, err := parseMetrics(page(t, l.reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.attempts.WithLabelValues("scheduled", "p").Add(97) // 100 pods bound, 3 attempts still to count
+	p, err := countedMetrics(context.Background(), l, before, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := parseMetrics(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.counterWhere(scheduleAttempts, "result", "scheduled") - before.counterWhere(scheduleAttempts, "result", "scheduled"); got != 100 {
+		t.Errorf("scheduled attempts on the kept page: %v, want 100 (after %d scrapes)", got, l.scrapes)
+	}
+
+	if testing.Short() {
+		return
+	}
+	never := newLagging(0, 0)
+	before, _ = parseMetrics(page(t, never.reg))
+	if _, err := countedMetrics(context.Background(), never, before, 1); err != nil {
+		t.Fatalf("countedMetrics with attempts that never come: %v, want the last page", err)
+	}
+	if never.scrapes < 2 {
+		t.Errorf("%d scrapes before giving up, want it to have waited", never.scrapes)
+	}
 }

@@ -187,7 +187,10 @@ func (h *harness) measureInto(ctx context.Context, w *workload, kind string, rou
 	elapsed := time.Since(start)
 	cpu1, perr := readProc(sched.pid())
 	cp1, cperr := cpuSeconds(cpPIDs)
-	page, merr := sched.metrics(ctx)
+	var merr error
+	if err == nil {
+		page, merr = countedMetrics(ctx, sched, before, r.pods.boundCount(phaseMeasured))
+	}
 	stopMeasured()
 	wg.Wait()
 	if err != nil {
@@ -340,5 +343,34 @@ func (h *harness) profile(ctx context.Context, sched running, id string) {
 	}
 	if err != nil {
 		h.logf("[%s] CPU profile: %v", id, err)
+	}
+}
+
+// attemptsCounted bounds countedMetrics' wait.
+const attemptsCounted = 5 * time.Second
+
+// countedMetrics scrapes sched's metrics once its scheduled attempts have
+// grown by bound since before, or after attemptsCounted. A scheduler
+// counts a pod's attempt when its binding call returns (upstream,
+// wasmsched and the ceiling alike), and the harness's watch can see the pod
+// bound first: the page scraped at once could miss the last pods' attempts
+// (TestChurnHints saw 99 attempts for 100 pods).
+func countedMetrics(ctx context.Context, sched running, before scrape, bound int) ([]byte, error) {
+	want := before.counterWhere(scheduleAttempts, "result", "scheduled") + float64(bound)
+	deadline := time.Now().Add(attemptsCounted)
+	for {
+		page, err := sched.metrics(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s, err := parseMetrics(page)
+		if err != nil || s.counterWhere(scheduleAttempts, "result", "scheduled") >= want || time.Now().After(deadline) {
+			return page, nil // a page that does not parse fails where it is parsed
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
