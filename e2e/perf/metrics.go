@@ -37,23 +37,26 @@ const (
 // seriesSum is the sample count and sum of the histogram series of family
 // name whose label key is value (0, 0 when there is none).
 func (s scrape) seriesSum(name, key, value string) (count, sum float64) {
-	f, ok := s[name]
-	if !ok {
-		return 0, 0
-	}
-	for _, m := range f.GetMetric() {
-		hm := m.GetHistogram()
-		if hm == nil {
-			continue
-		}
-		for _, l := range m.GetLabel() {
-			if l.GetName() == key && l.GetValue() == value {
-				count += float64(hm.GetSampleCount())
-				sum += hm.GetSampleSum()
-			}
+	for _, m := range s.where(name, key, value) {
+		if hm := m.GetHistogram(); hm != nil {
+			count += float64(hm.GetSampleCount())
+			sum += hm.GetSampleSum()
 		}
 	}
 	return count, sum
+}
+
+// where is the series of family name whose label key is value.
+func (s scrape) where(name, key, value string) []*dto.Metric {
+	var out []*dto.Metric
+	for _, m := range s[name].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == key && l.GetValue() == value {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
 }
 
 // scrape is one parse of a /metrics page.
@@ -93,17 +96,9 @@ func (s scrape) sum(name string) float64 {
 // counterWhere adds the counter series of family name whose label key is
 // value (0 when there is none).
 func (s scrape) counterWhere(name, key, value string) float64 {
-	f, ok := s[name]
-	if !ok {
-		return 0
-	}
 	var total float64
-	for _, m := range f.GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == key && l.GetValue() == value {
-				total += m.GetCounter().GetValue()
-			}
-		}
+	for _, m := range s.where(name, key, value) {
+		total += m.GetCounter().GetValue()
 	}
 	return total
 }

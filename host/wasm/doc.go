@@ -96,7 +96,7 @@
 //     into the same instance, which may grow (and so move) that memory.
 //   - proc_exit, even with code 0, ends the call with a KindExit error.
 //   - The watchdog wakes every scan period while calls come; after 64 scans
-//     without a call running it parks, and the next call wakes it (one atomic load
-//     on the call path, a channel send when it is parked). An idle
+//     without a call running it parks, and the next call wakes it (one
+//     atomic load on the call path, a channel send when it is parked). An idle
 //     scheduler's watchdog costs nothing.
 package wasm

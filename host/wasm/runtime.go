@@ -211,9 +211,9 @@ func (rt *Runtime) Close(ctx context.Context) error {
 }
 
 // watchdog wakes every scan period (periodTicks) and interrupts the calls
-// that have run past their deadline (see scan). The tick count comes from the clock rather than
-// from counting wake-ups, so a watchdog that was starved of CPU catches up on
-// its first run.
+// that have run past their deadline (see scan). The tick count comes from
+// the clock rather than from counting wake-ups, so a watchdog that was
+// starved of CPU catches up on its first run.
 //
 // After parkAfter ticks without a call running it parks until a call wakes
 // it (wakeWatchdog). It sets parked before its last scan and a call marks
