@@ -508,8 +508,9 @@ func (s *Scheduler) bind(ctx context.Context, p *queue.Pod, assumed *v1.Pod, pro
 			now := s.opts.clock.Now()
 			s.opts.rec.Attempt(s.opts.profile, ResultScheduled, now.Sub(start))
 			s.opts.rec.Scheduled(s.opts.profile, p.Attempts(), now.Sub(p.InitialAttemptTime()))
-			s.scheduledEvent(ctx, assumed, node)
+			// Logged before the event's write, which waits for the apiserver.
 			s.opts.log.Debug("bound", "pod", klogRef(assumed), "node", node)
+			s.scheduledEvent(ctx, assumed, node)
 			return
 		}
 		s.bindingFailed(ctx, prof, ps, p, assumed, failure{err: fmt.Errorf("binding rejected: %w", err), nominated: pre.nominated}, start)
